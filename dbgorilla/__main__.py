@@ -1,0 +1,3 @@
+from dbgorilla.cli import main
+
+main()

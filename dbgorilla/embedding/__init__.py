@@ -1,0 +1,1 @@
+"""Local stand-in for Weaviate's text2vec-transformers inference container."""

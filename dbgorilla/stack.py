@@ -1,0 +1,190 @@
+"""`dbgorilla up/down/status`: one Weaviate with text2vec-transformers, on any of three backends.
+
+- url:    an existing Weaviate (`WEAVIATE_URL`, `WEAVIATE_API_KEY`): a cluster or Weaviate Cloud.
+- docker: docker/docker-compose.yml, Weaviate plus the t2v-transformers inference container.
+- binary: the pinned weaviate-server built from the Go module proxy, plus our ONNX embedder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from dbgorilla.config import WEAVIATE_VERSION, Settings
+from dbgorilla.errors import ConfigError, MissingDependency, StartupTimeout
+from dbgorilla.services import EmbedderService, Echo, ServiceStatus, WeaviateService
+from dbgorilla.weaviate_build import build_weaviate
+
+BACKENDS = ("auto", "url", "docker", "binary")
+COMPOSE_FILE = Path(__file__).resolve().parents[1] / "docker" / "docker-compose.yml"
+COMPOSE_PROJECT = "dbgorilla"
+
+
+@dataclass
+class StackStatus:
+    backend: str | None
+    weaviate: ServiceStatus
+    services: list[ServiceStatus] = field(default_factory=list)
+    weaviate_version: str | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.weaviate.running
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "backend": self.backend,
+            "ready": self.ready,
+            "weaviate": self.weaviate.to_dict(),
+            "weaviate_version": self.weaviate_version,
+            "services": [service.to_dict() for service in self.services],
+        }
+
+
+def docker_engine_available() -> bool:
+    if shutil.which("docker") is None:
+        return False
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=10).returncode == 0
+    except (subprocess.TimeoutExpired, OSError):
+        return False
+
+
+def resolve_backend(name: str) -> str:
+    if name not in BACKENDS:
+        raise ConfigError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
+    if name != "auto":
+        return name
+    if os.environ.get("WEAVIATE_URL"):
+        return "url"
+    return "docker" if docker_engine_available() else "binary"
+
+
+def _stack_file(settings: Settings) -> Path:
+    return settings.run_dir / "stack.json"
+
+
+def _remember(settings: Settings, backend: str, url: str) -> None:
+    settings.run_dir.mkdir(parents=True, exist_ok=True)
+    _stack_file(settings).write_text(json.dumps({"backend": backend, "url": url}))
+
+
+def _remembered_backend(settings: Settings) -> str | None:
+    try:
+        return json.loads(_stack_file(settings).read_text())["backend"]
+    except (FileNotFoundError, json.JSONDecodeError, KeyError):
+        return None
+
+
+def remote_url() -> str:
+    url = os.environ.get("WEAVIATE_URL", "").rstrip("/")
+    if not url:
+        raise ConfigError("the url backend needs WEAVIATE_URL (and WEAVIATE_API_KEY for an authenticated cluster)")
+    return url if "://" in url else f"https://{url}"
+
+
+def _auth_headers() -> dict[str, str]:
+    key = os.environ.get("WEAVIATE_API_KEY")
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def _probe(url: str) -> ServiceStatus:
+    try:
+        response = httpx.get(f"{url}/v1/.well-known/ready", headers=_auth_headers(), timeout=5)
+        if response.status_code < 300:
+            return ServiceStatus("weaviate", "running", url)
+        return ServiceStatus("weaviate", "stopped", url, detail=f"ready check answered {response.status_code}")
+    except httpx.HTTPError as error:
+        return ServiceStatus("weaviate", "stopped", url, detail=f"unreachable: {error}")
+
+
+def server_version(url: str) -> str | None:
+    try:
+        return httpx.get(f"{url}/v1/meta", headers=_auth_headers(), timeout=5).json().get("version")
+    except (httpx.HTTPError, ValueError):
+        return None
+
+
+def up(backend: str = "auto", settings: Settings | None = None, echo: Echo = print) -> StackStatus:
+    settings = settings or Settings()
+    chosen = resolve_backend(backend)
+    echo(f"backend: {chosen}")
+    if chosen == "url":
+        url = remote_url()
+        weaviate = _probe(url)
+        if not weaviate.running:
+            raise StartupTimeout(f"Weaviate at {url} is not ready: {weaviate.detail}")
+        _remember(settings, "url", url)
+        return StackStatus("url", weaviate, [], server_version(url))
+    if chosen == "docker":
+        return _docker_up(settings, echo)
+    build_weaviate(echo=echo)
+    embedder, _ = EmbedderService(settings).start(echo)
+    weaviate, _ = WeaviateService(settings).start(echo)
+    _remember(settings, "binary", weaviate.url)
+    return StackStatus("binary", weaviate, [embedder], server_version(weaviate.url))
+
+
+def down(settings: Settings | None = None, echo: Echo = print) -> None:
+    settings = settings or Settings()
+    backend = _remembered_backend(settings)
+    if backend == "docker":
+        _compose("down", settings=settings)
+        echo("docker: stack stopped")
+    elif backend == "url":
+        echo("url backend: the remote Weaviate is not ours to stop; forgetting it")
+    else:
+        WeaviateService(settings).stop(echo)
+        EmbedderService(settings).stop(echo)
+    _stack_file(settings).unlink(missing_ok=True)
+
+
+def status(settings: Settings | None = None) -> StackStatus:
+    settings = settings or Settings()
+    backend = _remembered_backend(settings)
+    if backend == "url" or (backend is None and os.environ.get("WEAVIATE_URL")):
+        url = remote_url()
+        weaviate = _probe(url)
+        return StackStatus("url", weaviate, [], server_version(url) if weaviate.running else None)
+    if backend == "docker":
+        weaviate = _probe(settings.weaviate_http_url)
+        return StackStatus("docker", weaviate, [], server_version(weaviate.url) if weaviate.running else None)
+    weaviate = WeaviateService(settings).status()
+    embedder = EmbedderService(settings).status()
+    version = server_version(weaviate.url) if weaviate.running else None
+    return StackStatus("binary" if backend or weaviate.state != "stopped" else None, weaviate, [embedder], version)
+
+
+def _compose(*args: str, settings: Settings) -> subprocess.CompletedProcess[str]:
+    if shutil.which("docker") is None:
+        raise MissingDependency("the docker backend needs the `docker` CLI and a running engine")
+    env = {
+        **os.environ,
+        "WEAVIATE_VERSION": WEAVIATE_VERSION,
+        "DBGORILLA_WEAVIATE_PORT": str(settings.ports.weaviate_http),
+        "DBGORILLA_WEAVIATE_GRPC_PORT": str(settings.ports.weaviate_grpc),
+    }
+    command = ["docker", "compose", "-f", str(COMPOSE_FILE), "-p", COMPOSE_PROJECT, *args]
+    result = subprocess.run(command, env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise StartupTimeout(f"`{' '.join(command)}` failed: {result.stderr[-2000:]}")
+    return result
+
+
+def _docker_up(settings: Settings, echo: Echo) -> StackStatus:
+    if not docker_engine_available():
+        raise MissingDependency("no working Docker engine (`docker info` failed); use --backend binary")
+    _compose("up", "-d", settings=settings)
+    from dbgorilla._process import wait_until
+
+    url = settings.weaviate_http_url
+    wait_until(lambda: _probe(url).running, 300, f"weaviate (docker) at {url}")
+    _remember(settings, "docker", url)
+    echo(f"docker: Weaviate v{WEAVIATE_VERSION} ready at {url}")
+    return StackStatus("docker", _probe(url), [], server_version(url))

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The test command of the README: set everything up, lint, then run every test tier.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/bootstrap.sh
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+set +e
+.venv/bin/python -m pytest "$@"
+code=$?
+set -e
+if [ "$code" -eq 5 ]; then
+    echo "pytest collected no tests" >&2
+    exit 1
+fi
+exit "$code"

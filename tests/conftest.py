@@ -1,0 +1,122 @@
+"""Session fixtures: one live Weaviate (binary backend here, Docker where an engine works).
+
+Every test stack lives in its own temporary state folder on free ports, so a developer's own
+`dbgorilla up` on the default ports is never touched.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from dbgorilla.config import Ports, Settings
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def free_ports(count: int) -> list[int]:
+    sockets, ports = [], []
+    for _ in range(count):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        sockets.append(sock)
+        ports.append(sock.getsockname()[1])
+    for sock in sockets:
+        sock.close()
+    return ports
+
+
+def fresh_settings(state_dir: Path) -> Settings:
+    p = free_ports(10)
+    ports = Ports(
+        weaviate_http=p[0], weaviate_grpc=p[1], embedder=p[2], model=p[3], gossip=p[4], data=p[5],
+        raft=p[6], raft_rpc=p[7], profiling=p[8],
+    )
+    return Settings(state_dir=state_dir, ports=ports)
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    """Environment that makes a `dbgorilla` subprocess use exactly these settings."""
+    p = settings.ports
+    env = {k: v for k, v in os.environ.items() if k not in ("WEAVIATE_URL", "WEAVIATE_API_KEY")}
+    env.update({
+        "DBGORILLA_STATE": str(settings.state_dir),
+        "DBGORILLA_WEAVIATE_PORT": str(p.weaviate_http),
+        "DBGORILLA_WEAVIATE_GRPC_PORT": str(p.weaviate_grpc),
+        "DBGORILLA_EMBEDDER_PORT": str(p.embedder),
+        "DBGORILLA_MODEL_PORT": str(p.model),
+        "DBGORILLA_GOSSIP_PORT": str(p.gossip),
+        "DBGORILLA_DATA_PORT": str(p.data),
+        "DBGORILLA_RAFT_PORT": str(p.raft),
+        "DBGORILLA_RAFT_RPC_PORT": str(p.raft_rpc),
+        "DBGORILLA_PROFILING_PORT": str(p.profiling),
+    })
+    return env
+
+
+def run_cli(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dbgorilla", *args], env=env, capture_output=True, text=True, timeout=timeout,
+    )
+
+
+@dataclass
+class Stack:
+    settings: Settings
+    env: dict[str, str]
+    backend: str
+
+
+def docker_works() -> bool:
+    from dbgorilla.stack import docker_engine_available
+
+    return docker_engine_available()
+
+
+@pytest.fixture(scope="session")
+def weaviate_stack(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Stack]:
+    """A live Weaviate with text2vec-transformers for the whole session."""
+    if docker_works() and os.environ.get("DBGORILLA_TEST_BACKEND", "docker") == "docker":
+        yield request.getfixturevalue("docker_stack")
+        return
+    settings = fresh_settings(tmp_path_factory.mktemp("stack"))
+    env = settings_env(settings)
+    result = run_cli("up", "--backend", "binary", env=env)
+    assert result.returncode == 0, result.stderr
+    try:
+        yield Stack(settings, env, "binary")
+    finally:
+        run_cli("down", env=env)
+
+
+@pytest.fixture(scope="session")
+def docker_compose_file() -> str:
+    return str(REPO / "docker" / "docker-compose.yml")
+
+
+@pytest.fixture(scope="session")
+def docker_stack(docker_services, docker_ip: str, tmp_path_factory: pytest.TempPathFactory) -> Stack:  # type: ignore[no-untyped-def]
+    """pytest-docker path: the compose file's Weaviate, used only where `docker info` works."""
+    from dbgorilla._process import http_ok
+
+    port = docker_services.port_for("weaviate", 8080)
+    grpc = docker_services.port_for("weaviate", 50051)
+    url = f"http://{docker_ip}:{port}"
+    docker_services.wait_until_responsive(lambda: http_ok(url + "/v1/.well-known/ready"), timeout=300, pause=1)
+    settings = Settings(state_dir=tmp_path_factory.mktemp("docker"), ports=Ports(weaviate_http=port, weaviate_grpc=grpc), host=docker_ip)
+    return Stack(settings, settings_env(settings), "docker")
+
+
+@pytest.fixture()
+def client(weaviate_stack: Stack) -> Iterator[object]:
+    from dbgorilla.connection import connect
+
+    with connect(weaviate_stack.settings) as live:
+        yield live
