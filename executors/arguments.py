@@ -1,0 +1,220 @@
+"""The `query_database` tool arguments (the paper's Appendix A) as pydantic v2 models.
+
+These models are the single source of truth: the agent derives the JSON schema the LLM sees
+from them (`tool_parameters_schema`), the executor consumes them, the benchmark's ground truth
+is stored in their shape, and the scorer compares them. Operators and metrics are enums kept in
+one table per property kind, so richer operators (`!=`, `contains_any`, ranges, AND/OR trees,
+sort, limit) are added by extending these tables and the translator, not by new tool builders.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class PropertyKind(str, Enum):
+    """The three property kinds the tool distinguishes (Weaviate: text, number/int, boolean)."""
+
+    TEXT = "text"
+    NUMBER = "number"
+    BOOLEAN = "boolean"
+
+
+class NumberOperator(str, Enum):
+    EQUAL = "="
+    LESS = "<"
+    GREATER = ">"
+    LESS_EQUAL = "<="
+    GREATER_EQUAL = ">="
+
+
+class TextOperator(str, Enum):
+    EQUAL = "="
+    LIKE = "LIKE"
+
+
+class BooleanOperator(str, Enum):
+    EQUAL = "="
+    NOT_EQUAL = "!="
+
+
+class NumberMetric(str, Enum):
+    COUNT = "COUNT"
+    TYPE = "TYPE"
+    MIN = "MIN"
+    MAX = "MAX"
+    MEAN = "MEAN"
+    MEDIAN = "MEDIAN"
+    MODE = "MODE"
+    SUM = "SUM"
+
+
+class TextMetric(str, Enum):
+    COUNT = "COUNT"
+    TYPE = "TYPE"
+    TOP_OCCURRENCES = "TOP_OCCURRENCES"
+
+
+class BooleanMetric(str, Enum):
+    COUNT = "COUNT"
+    TYPE = "TYPE"
+    TOTAL_TRUE = "TOTAL_TRUE"
+    TOTAL_FALSE = "TOTAL_FALSE"
+    PERCENTAGE_TRUE = "PERCENTAGE_TRUE"
+    PERCENTAGE_FALSE = "PERCENTAGE_FALSE"
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, use_enum_values=False)
+
+
+class IntPropertyFilter(_Strict):
+    """Filter numeric properties using comparison operators."""
+
+    property_name: str
+    operator: NumberOperator
+    value: float
+
+
+class TextPropertyFilter(_Strict):
+    """Filter text properties using equality or LIKE operators (`*` and `?` are wildcards)."""
+
+    property_name: str
+    operator: TextOperator
+    value: str
+
+
+class BooleanPropertyFilter(_Strict):
+    """Filter boolean properties using equality operators."""
+
+    property_name: str
+    operator: BooleanOperator
+    value: bool
+
+
+class IntAggregation(_Strict):
+    """Aggregate numeric properties using statistical functions."""
+
+    property_name: str
+    metrics: NumberMetric
+
+
+class TextAggregation(_Strict):
+    """Aggregate text properties using frequency analysis."""
+
+    property_name: str
+    metrics: TextMetric
+    top_occurrences_limit: int | None = Field(default=None, ge=1, le=100)
+
+
+class BooleanAggregation(_Strict):
+    """Aggregate boolean properties using statistical functions."""
+
+    property_name: str
+    metrics: BooleanMetric
+
+
+FILTER_FIELDS = ("integer_property_filter", "text_property_filter", "boolean_property_filter")
+AGGREGATION_FIELDS = ("integer_property_aggregation", "text_property_aggregation", "boolean_property_aggregation")
+COMPONENT_FIELDS = ("search_query", *FILTER_FIELDS, *AGGREGATION_FIELDS, "groupby_property")
+FIELD_KIND: dict[str, PropertyKind] = {
+    "integer_property_filter": PropertyKind.NUMBER,
+    "text_property_filter": PropertyKind.TEXT,
+    "boolean_property_filter": PropertyKind.BOOLEAN,
+    "integer_property_aggregation": PropertyKind.NUMBER,
+    "text_property_aggregation": PropertyKind.TEXT,
+    "boolean_property_aggregation": PropertyKind.BOOLEAN,
+}
+
+
+class QueryDatabaseArguments(_Strict):
+    """Query a database with an optional search query or optional filters or aggregations on the results."""
+
+    collection_name: str = Field(description="The collection to query.")
+    search_query: str | None = Field(default=None, description="A search query to return objects from a search index.")
+    integer_property_filter: IntPropertyFilter | None = Field(
+        default=None, description="Filter numeric properties using comparison operators."
+    )
+    text_property_filter: TextPropertyFilter | None = Field(
+        default=None, description="Filter text properties using equality or LIKE operators"
+    )
+    boolean_property_filter: BooleanPropertyFilter | None = Field(
+        default=None, description="Filter boolean properties using equality operators"
+    )
+    integer_property_aggregation: IntAggregation | None = Field(
+        default=None, description="Aggregate numeric properties using statistical functions"
+    )
+    text_property_aggregation: TextAggregation | None = Field(
+        default=None, description="Aggregate text properties using frequency analysis"
+    )
+    boolean_property_aggregation: BooleanAggregation | None = Field(
+        default=None, description="Aggregate boolean properties using statistical functions"
+    )
+    groupby_property: str | None = Field(default=None, description="Group the results by a property.")
+
+    @field_validator("search_query", "groupby_property")
+    @classmethod
+    def _blank_is_absent(cls, value: str | None) -> str | None:
+        """Models often send "" for an argument they mean to leave out."""
+        return value if value is None or value.strip() else None
+
+    def components(self) -> list[str]:
+        """The argument slots in use besides the collection, in the tool's order."""
+        return [name for name in COMPONENT_FIELDS if getattr(self, name) is not None]
+
+    @property
+    def has_aggregation(self) -> bool:
+        return any(getattr(self, name) is not None for name in AGGREGATION_FIELDS)
+
+    def to_tool_arguments(self) -> dict[str, Any]:
+        """The JSON object a model would send: absent slots omitted, enums as their values."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+def tool_parameters_schema(collection_names: list[str], rationale: bool = False) -> dict[str, Any]:
+    """The OpenAI `parameters` JSON schema, derived from `QueryDatabaseArguments`.
+
+    Pydantic emits `$ref`/`$defs` and `anyOf: [X, null]` for optional slots; OpenAI-compatible
+    servers (llama.cpp grammars, Databricks, Gemini) accept a smaller subset, so references are
+    inlined and optionality is expressed by leaving a slot out of `required`.
+    """
+    raw = QueryDatabaseArguments.model_json_schema()
+    definitions = raw.get("$defs", {})
+    schema = _simplify(raw, definitions)
+    schema.pop("title", None)
+    schema.pop("description", None)
+    schema["properties"]["collection_name"]["enum"] = list(collection_names)
+    schema["required"] = ["collection_name"]
+    if rationale:
+        schema["properties"] = {
+            "rationale": {"type": "string", "description": "Why these arguments answer the question."},
+            **schema["properties"],
+        }
+        schema["required"] = ["rationale", "collection_name"]
+    schema["additionalProperties"] = False
+    return schema
+
+
+def _simplify(node: Any, definitions: dict[str, Any]) -> Any:
+    if isinstance(node, list):
+        return [_simplify(item, definitions) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        target = definitions[node["$ref"].split("/")[-1]]
+        merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+        return _simplify(merged, definitions)
+    if "anyOf" in node:
+        options = [option for option in node["anyOf"] if option != {"type": "null"}]
+        if len(options) == 1:
+            merged = {**options[0], **{k: v for k, v in node.items() if k not in ("anyOf", "default")}}
+            return _simplify(merged, definitions)
+    cleaned = {k: _simplify(v, definitions) for k, v in node.items() if k not in ("$defs", "title", "default", "properties")}
+    if "properties" in node:
+        cleaned["properties"] = {name: _simplify(sub, definitions) for name, sub in node["properties"].items()}
+    if cleaned.get("type") == "object" and "properties" in cleaned:
+        cleaned["additionalProperties"] = False
+    return cleaned
