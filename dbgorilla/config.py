@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 #: The one Weaviate version used by the binary backend and by docker/docker-compose.yml.
-WEAVIATE_VERSION = "1.39.7"
+WEAVIATE_VERSION = "1.39.3"
 WEAVIATE_GO_MODULE = "github.com/weaviate/weaviate"
 WEAVIATE_SERVER_PACKAGE = f"{WEAVIATE_GO_MODULE}/cmd/weaviate-server"
 WEAVIATE_NODE_NAME = "dbgorilla-node1"
@@ -45,12 +45,20 @@ class Ports:
     weaviate_grpc: int = 50051
     embedder: int = 8086
     model: int = 8012
-    # Weaviate's internal cluster ports; set explicitly so two instances never collide.
+    # Weaviate's internal cluster ports, set explicitly so two instances never collide. A single
+    # node only elects itself leader when data = gossip + 1 and raft-rpc = raft + 1 (measured on
+    # v1.39.3), so those two are derived, never configured.
     gossip: int = 7946
-    data: int = 7947
     raft: int = 8300
-    raft_rpc: int = 8301
     profiling: int = 6060
+
+    @property
+    def data(self) -> int:
+        return self.gossip + 1
+
+    @property
+    def raft_rpc(self) -> int:
+        return self.raft + 1
 
     @classmethod
     def from_env(cls) -> Ports:
@@ -61,9 +69,7 @@ class Ports:
             embedder=_env_int("DBGORILLA_EMBEDDER_PORT", base.embedder),
             model=_env_int("DBGORILLA_MODEL_PORT", base.model),
             gossip=_env_int("DBGORILLA_GOSSIP_PORT", base.gossip),
-            data=_env_int("DBGORILLA_DATA_PORT", base.data),
             raft=_env_int("DBGORILLA_RAFT_PORT", base.raft),
-            raft_rpc=_env_int("DBGORILLA_RAFT_RPC_PORT", base.raft_rpc),
             profiling=_env_int("DBGORILLA_PROFILING_PORT", base.profiling),
         )
 

@@ -230,7 +230,7 @@ class WeaviateService(LocalService):
             "RAFT_PORT": str(p.raft),
             "RAFT_INTERNAL_RPC_PORT": str(p.raft_rpc),
             "GRPC_PORT": str(p.weaviate_grpc),
-            "PROFILING_PORT": str(p.profiling),
+            "GO_PROFILING_PORT": str(p.profiling),
             "DISABLE_TELEMETRY": "true",
             "LIMIT_RESOURCES": "true",
             "LOG_LEVEL": os.environ.get("LOG_LEVEL", "warning"),

@@ -21,23 +21,32 @@ from dbgorilla.config import Ports, Settings
 REPO = Path(__file__).resolve().parents[1]
 
 
-def free_ports(count: int) -> list[int]:
-    sockets, ports = [], []
-    for _ in range(count):
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
-        sockets.append(sock)
-        ports.append(sock.getsockname()[1])
-    for sock in sockets:
+def free_port_pairs(count: int) -> list[int]:
+    """`count` free ports p such that p + 1 is free too (Weaviate derives two ports that way)."""
+    held, found = [], []
+    while len(found) < count:
+        first = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        first.bind(("127.0.0.1", 0))
+        port = first.getsockname()[1]
+        second = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            second.bind(("127.0.0.1", port + 1))
+        except OSError:
+            first.close()
+            second.close()
+            continue
+        held += [first, second]
+        found.append(port)
+    for sock in held:
         sock.close()
-    return ports
+    return found
 
 
 def fresh_settings(state_dir: Path) -> Settings:
-    p = free_ports(10)
+    """Settings on ports nobody else uses: every test stack is private."""
+    p = free_port_pairs(7)
     ports = Ports(
-        weaviate_http=p[0], weaviate_grpc=p[1], embedder=p[2], model=p[3], gossip=p[4], data=p[5],
-        raft=p[6], raft_rpc=p[7], profiling=p[8],
+        weaviate_http=p[0], weaviate_grpc=p[1], embedder=p[2], model=p[3], gossip=p[4], raft=p[5], profiling=p[6],
     )
     return Settings(state_dir=state_dir, ports=ports)
 
@@ -53,9 +62,7 @@ def settings_env(settings: Settings) -> dict[str, str]:
         "DBGORILLA_EMBEDDER_PORT": str(p.embedder),
         "DBGORILLA_MODEL_PORT": str(p.model),
         "DBGORILLA_GOSSIP_PORT": str(p.gossip),
-        "DBGORILLA_DATA_PORT": str(p.data),
         "DBGORILLA_RAFT_PORT": str(p.raft),
-        "DBGORILLA_RAFT_RPC_PORT": str(p.raft_rpc),
         "DBGORILLA_PROFILING_PORT": str(p.profiling),
     })
     return env
