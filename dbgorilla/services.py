@@ -85,7 +85,10 @@ class LocalService:
             return ServiceStatus(self.name, "stopped", self.url)
         if not record.is_alive():
             return ServiceStatus(
-                self.name, "stale", record.url, record.pid,
+                self.name,
+                "stale",
+                record.url,
+                record.pid,
                 f"pid {record.pid} recorded in {self.record_path} is gone (killed or crashed); see {record.log_path}",
             )
         if self.is_ready():
@@ -106,7 +109,12 @@ class LocalService:
             self.record_path.unlink(missing_ok=True)
         self._free_ports(echo)
         record = _process.spawn_detached(
-            self.name, self.command(), self.environment(), self.log_path, self.ports(), self.url,
+            self.name,
+            self.command(),
+            self.environment(),
+            self.log_path,
+            self.ports(),
+            self.url,
         )
         record.save(self.record_path)
         try:
@@ -139,8 +147,11 @@ class LocalService:
 
     def _wait_ready(self, record: _process.ProcessRecord) -> None:
         _process.wait_until(
-            self.is_ready, self.startup_timeout, f"{self.name} at {self.url}",
-            alive=record.is_alive, log_path=record.log_path,
+            self.is_ready,
+            self.startup_timeout,
+            f"{self.name} at {self.url}",
+            alive=record.is_alive,
+            log_path=record.log_path,
         )
 
     def _free_ports(self, echo: Echo) -> None:
@@ -177,7 +188,15 @@ class EmbedderService(LocalService):
         return {"http": self.settings.ports.embedder}
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "dbgorilla.embedding", "--host", self.settings.host, "--port", str(self.settings.ports.embedder)]
+        return [
+            sys.executable,
+            "-m",
+            "dbgorilla.embedding",
+            "--host",
+            self.settings.host,
+            "--port",
+            str(self.settings.ports.embedder),
+        ]
 
     def environment(self) -> dict[str, str]:
         return {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", str(os.cpu_count() or 1))}
@@ -204,12 +223,25 @@ class WeaviateService(LocalService):
     def ports(self) -> dict[str, int]:
         p = self.settings.ports
         return {
-            "http": p.weaviate_http, "grpc": p.weaviate_grpc, "gossip": p.gossip, "data": p.data,
-            "raft": p.raft, "raft-rpc": p.raft_rpc, "profiling": p.profiling,
+            "http": p.weaviate_http,
+            "grpc": p.weaviate_grpc,
+            "gossip": p.gossip,
+            "data": p.data,
+            "raft": p.raft,
+            "raft-rpc": p.raft_rpc,
+            "profiling": p.profiling,
         }
 
     def command(self) -> list[str]:
-        return [str(self.binary), "--host", self.settings.host, "--port", str(self.settings.ports.weaviate_http), "--scheme", "http"]
+        return [
+            str(self.binary),
+            "--host",
+            self.settings.host,
+            "--port",
+            str(self.settings.ports.weaviate_http),
+            "--scheme",
+            "http",
+        ]
 
     def environment(self) -> dict[str, str]:
         p = self.settings.ports

@@ -13,12 +13,42 @@ from dbgorilla.connection import connect
 
 SMOKE_COLLECTION = "DbgorillaSmoke"
 SMOKE_OBJECTS = [
-    {"name": "Trattoria Sole", "description": "Wood-fired pizza and fresh pasta in a cosy Italian trattoria", "rating": 4.6, "open_late": True},
-    {"name": "Sakura Bar", "description": "Omakase sushi and sashimi prepared by a Japanese chef", "rating": 4.8, "open_late": False},
-    {"name": "Taco Loco", "description": "Street tacos, burritos and spicy salsa from Mexico", "rating": 4.1, "open_late": True},
-    {"name": "Green Leaf", "description": "Vegan salads, grain bowls and cold-pressed juices", "rating": 3.9, "open_late": False},
-    {"name": "Curry House", "description": "Spicy Indian curries, tandoori chicken and naan bread", "rating": 4.3, "open_late": True},
-    {"name": "Le Petit Bistro", "description": "French bistro with steak frites, onion soup and red wine", "rating": 4.5, "open_late": False},
+    {
+        "name": "Trattoria Sole",
+        "description": "Wood-fired pizza and fresh pasta in a cosy Italian trattoria",
+        "rating": 4.6,
+        "open_late": True,
+    },
+    {
+        "name": "Sakura Bar",
+        "description": "Omakase sushi and sashimi prepared by a Japanese chef",
+        "rating": 4.8,
+        "open_late": False,
+    },
+    {
+        "name": "Taco Loco",
+        "description": "Street tacos, burritos and spicy salsa from Mexico",
+        "rating": 4.1,
+        "open_late": True,
+    },
+    {
+        "name": "Green Leaf",
+        "description": "Vegan salads, grain bowls and cold-pressed juices",
+        "rating": 3.9,
+        "open_late": False,
+    },
+    {
+        "name": "Curry House",
+        "description": "Spicy Indian curries, tandoori chicken and naan bread",
+        "rating": 4.3,
+        "open_late": True,
+    },
+    {
+        "name": "Le Petit Bistro",
+        "description": "French bistro with steak frites, onion soup and red wine",
+        "rating": 4.5,
+        "open_late": False,
+    },
 ]
 
 
@@ -52,12 +82,20 @@ def run_smoke(settings: Settings) -> dict[str, Any]:
         queries: dict[str, Any] = {
             "bm25 'sushi'": names(collection.query.bm25("sushi", limit=2)),
             "near_text 'noodles from Italy'": names(collection.query.near_text("noodles from Italy", limit=2)),
-            "hybrid 'spicy food'": names(collection.query.hybrid("spicy food", limit=3, return_metadata=MetadataQuery(score=True))),
-            "filter rating > 4.4": names(collection.query.fetch_objects(filters=Filter.by_property("rating").greater_than(4.4))),
-            "aggregate mean rating": collection.aggregate.over_all(return_metrics=Metrics("rating").number(mean=True)).properties["rating"].mean,
+            "hybrid 'spicy food'": names(
+                collection.query.hybrid("spicy food", limit=3, return_metadata=MetadataQuery(score=True))
+            ),
+            "filter rating > 4.4": names(
+                collection.query.fetch_objects(filters=Filter.by_property("rating").greater_than(4.4))
+            ),
+            "aggregate mean rating": collection.aggregate.over_all(return_metrics=Metrics("rating").number(mean=True))
+            .properties["rating"]
+            .mean,
             "aggregate group_by open_late": {
                 str(g.grouped_by.value).lower(): g.total_count
-                for g in collection.aggregate.over_all(group_by=GroupByAggregate(prop="open_late"), total_count=True).groups
+                for g in collection.aggregate.over_all(
+                    group_by=GroupByAggregate(prop="open_late"), total_count=True
+                ).groups
             },
         }
         client.collections.delete(SMOKE_COLLECTION)

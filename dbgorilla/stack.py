@@ -18,7 +18,7 @@ import httpx
 
 from dbgorilla.config import WEAVIATE_VERSION, Settings
 from dbgorilla.errors import ConfigError, MissingDependency, StartupTimeout
-from dbgorilla.services import EmbedderService, Echo, ServiceStatus, WeaviateService
+from dbgorilla.services import Echo, EmbedderService, ServiceStatus, WeaviateService
 from dbgorilla.weaviate_build import build_weaviate
 
 BACKENDS = ("auto", "url", "docker", "binary")

@@ -212,7 +212,9 @@ def _simplify(node: Any, definitions: dict[str, Any]) -> Any:
         if len(options) == 1:
             merged = {**options[0], **{k: v for k, v in node.items() if k not in ("anyOf", "default")}}
             return _simplify(merged, definitions)
-    cleaned = {k: _simplify(v, definitions) for k, v in node.items() if k not in ("$defs", "title", "default", "properties")}
+    cleaned = {
+        k: _simplify(v, definitions) for k, v in node.items() if k not in ("$defs", "title", "default", "properties")
+    }
     if "properties" in node:
         cleaned["properties"] = {name: _simplify(sub, definitions) for name, sub in node["properties"].items()}
     if cleaned.get("type") == "object" and "properties" in cleaned:

@@ -46,7 +46,13 @@ def fresh_settings(state_dir: Path) -> Settings:
     """Settings on ports nobody else uses: every test stack is private."""
     p = free_port_pairs(7)
     ports = Ports(
-        weaviate_http=p[0], weaviate_grpc=p[1], embedder=p[2], model=p[3], gossip=p[4], raft=p[5], profiling=p[6],
+        weaviate_http=p[0],
+        weaviate_grpc=p[1],
+        embedder=p[2],
+        model=p[3],
+        gossip=p[4],
+        raft=p[5],
+        profiling=p[6],
     )
     return Settings(state_dir=state_dir, ports=ports)
 
@@ -55,22 +61,28 @@ def settings_env(settings: Settings) -> dict[str, str]:
     """Environment that makes a `dbgorilla` subprocess use exactly these settings."""
     p = settings.ports
     env = {k: v for k, v in os.environ.items() if k not in ("WEAVIATE_URL", "WEAVIATE_API_KEY")}
-    env.update({
-        "DBGORILLA_STATE": str(settings.state_dir),
-        "DBGORILLA_WEAVIATE_PORT": str(p.weaviate_http),
-        "DBGORILLA_WEAVIATE_GRPC_PORT": str(p.weaviate_grpc),
-        "DBGORILLA_EMBEDDER_PORT": str(p.embedder),
-        "DBGORILLA_MODEL_PORT": str(p.model),
-        "DBGORILLA_GOSSIP_PORT": str(p.gossip),
-        "DBGORILLA_RAFT_PORT": str(p.raft),
-        "DBGORILLA_PROFILING_PORT": str(p.profiling),
-    })
+    env.update(
+        {
+            "DBGORILLA_STATE": str(settings.state_dir),
+            "DBGORILLA_WEAVIATE_PORT": str(p.weaviate_http),
+            "DBGORILLA_WEAVIATE_GRPC_PORT": str(p.weaviate_grpc),
+            "DBGORILLA_EMBEDDER_PORT": str(p.embedder),
+            "DBGORILLA_MODEL_PORT": str(p.model),
+            "DBGORILLA_GOSSIP_PORT": str(p.gossip),
+            "DBGORILLA_RAFT_PORT": str(p.raft),
+            "DBGORILLA_PROFILING_PORT": str(p.profiling),
+        }
+    )
     return env
 
 
 def run_cli(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "dbgorilla", *args], env=env, capture_output=True, text=True, timeout=timeout,
+        [sys.executable, "-m", "dbgorilla", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -117,7 +129,9 @@ def docker_stack(docker_services, docker_ip: str, tmp_path_factory: pytest.TempP
     grpc = docker_services.port_for("weaviate", 50051)
     url = f"http://{docker_ip}:{port}"
     docker_services.wait_until_responsive(lambda: http_ok(url + "/v1/.well-known/ready"), timeout=300, pause=1)
-    settings = Settings(state_dir=tmp_path_factory.mktemp("docker"), ports=Ports(weaviate_http=port, weaviate_grpc=grpc), host=docker_ip)
+    settings = Settings(
+        state_dir=tmp_path_factory.mktemp("docker"), ports=Ports(weaviate_http=port, weaviate_grpc=grpc), host=docker_ip
+    )
     return Stack(settings, settings_env(settings), "docker")
 
 

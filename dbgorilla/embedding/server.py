@@ -50,7 +50,11 @@ class MicroBatcher:
             while len(batch) < MAX_BATCH:
                 remaining = deadline - time.monotonic()
                 try:
-                    batch.append(self.queue.get_nowait() if remaining <= 0 else await asyncio.wait_for(self.queue.get(), remaining))
+                    batch.append(
+                        self.queue.get_nowait()
+                        if remaining <= 0
+                        else await asyncio.wait_for(self.queue.get(), remaining)
+                    )
                 except (asyncio.TimeoutError, asyncio.QueueEmpty):
                     break
             try:
@@ -89,7 +93,12 @@ def create_app(encoder: MiniLMEncoder | None = None) -> FastAPI:
     async def meta() -> dict[str, object]:
         batcher = state.get("batcher")
         return {
-            "model": {"_name_or_path": MODEL_ID, "hidden_size": DIMENSIONS, "max_position_embeddings": MAX_TOKENS, "runtime": "onnxruntime-int8"},
+            "model": {
+                "_name_or_path": MODEL_ID,
+                "hidden_size": DIMENSIONS,
+                "max_position_embeddings": MAX_TOKENS,
+                "runtime": "onnxruntime-int8",
+            },
             "texts_encoded": batcher.texts_encoded if batcher else 0,
             "batches_run": batcher.batches_run if batcher else 0,
         }

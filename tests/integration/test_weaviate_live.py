@@ -60,7 +60,10 @@ def test_filters_on_each_type(collection: Any) -> None:
 def test_aggregate_over_all_and_grouped(collection: Any) -> None:
     ratings = [o["rating"] for o in SMOKE_OBJECTS]
     result = collection.aggregate.over_all(
-        return_metrics=[Metrics("rating").number(mean=True, maximum=True, count=True), Metrics("open_late").boolean(total_true=True)],
+        return_metrics=[
+            Metrics("rating").number(mean=True, maximum=True, count=True),
+            Metrics("open_late").boolean(total_true=True),
+        ],
     )
     assert result.properties["rating"].mean == pytest.approx(sum(ratings) / len(ratings))
     assert result.properties["rating"].maximum == max(ratings)
@@ -71,7 +74,9 @@ def test_aggregate_over_all_and_grouped(collection: Any) -> None:
 
 def test_query_group_by(collection: Any) -> None:
     response = collection.query.near_text(
-        "dinner", group_by=GroupBy(prop="open_late", number_of_groups=2, objects_per_group=10), limit=10,
+        "dinner",
+        group_by=GroupBy(prop="open_late", number_of_groups=2, objects_per_group=10),
+        limit=10,
     )
     sizes = {str(name).lower(): len(group.objects) for name, group in response.groups.items()}
     assert sizes == {"true": 3, "false": 3}

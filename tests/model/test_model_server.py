@@ -69,8 +69,11 @@ def test_second_model_up_reuses_the_server(server: tuple[ModelService, dict[str,
 def test_a_joined_model_with_the_wrong_hash_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DBGORILLA_CACHE", str(tmp_path))
     tampered = LocalModel(
-        name="tampered", description="two copies of SmolLM2 posing as one model",
-        parts=SMOLLM2.parts * 2, sha256="0" * 64, size_bytes=2 * SMOLLM2.size_bytes,
+        name="tampered",
+        description="two copies of SmolLM2 posing as one model",
+        parts=SMOLLM2.parts * 2,
+        sha256="0" * 64,
+        size_bytes=2 * SMOLLM2.size_bytes,
     )
     with pytest.raises(MissingDependency, match="expected 0000"):
         tampered.gguf_path(echo=lambda _: None)

@@ -26,7 +26,9 @@ def test_vectors_are_unit_length_and_384_wide(encoder: MiniLMEncoder) -> None:
 
 
 def test_similar_sentences_are_closer(encoder: MiniLMEncoder) -> None:
-    query, close, far = encoder.encode(["cheap vegan lunch", "affordable plant-based midday meal", "oil painting of a stormy sea"])
+    query, close, far = encoder.encode(
+        ["cheap vegan lunch", "affordable plant-based midday meal", "oil painting of a stormy sea"]
+    )
     assert float(query @ close) > float(query @ far) + 0.2
 
 
