@@ -1,1 +1,101 @@
-"""Tool arguments to weaviate-client v4 calls, with typed errors and canonical results."""
+"""Tool arguments to weaviate-client v4 calls, with typed errors and canonical results.
+
+    from executors import WeaviateExecutor, ExecutorError
+
+    executor = WeaviateExecutor(client)                 # options: search_mode="bm25", limits...
+    try:
+        result = executor.execute(tool_call.function.arguments)   # JSON string, dict or model
+        answer = result.to_llm_text(max_chars=4000)
+    except ExecutorError as error:
+        answer = error.to_llm_text()                    # error.code: "unknown_property", ...
+
+`ReferenceExecutor` evaluates the same calls (without search) in pure Python with Weaviate's
+semantics; `compare_results` diffs two `QueryResult`s.
+"""
+
+from executors._validate import parse_arguments
+from executors.arguments import (
+    BooleanAggregation,
+    BooleanPropertyFilter,
+    IntAggregation,
+    IntPropertyFilter,
+    PropertyKind,
+    QueryDatabaseArguments,
+    TextAggregation,
+    TextPropertyFilter,
+    tool_parameters_schema,
+)
+from executors.errors import (
+    ERROR_CODES,
+    ErrorPayload,
+    ExecutorError,
+    InternalExecutorError,
+    InvalidArgumentsError,
+    InvalidMetricError,
+    InvalidOperatorError,
+    InvalidValueError,
+    TypeMismatchError,
+    UnknownCollectionError,
+    UnknownPropertyError,
+    UnsupportedQueryError,
+    WeaviateCallError,
+    WeaviateUnavailableError,
+)
+from executors.options import ExecutorOptions, SearchMode
+from executors.reference import DataObject, ReferenceExecutor
+from executors.results import (
+    DEFAULT_LLM_MAX_CHARS,
+    GroupResult,
+    QueryResult,
+    ResultObject,
+    TopOccurrence,
+    compare_results,
+)
+from executors.schema import CollectionSchema, DatabaseSchema, PropertySchema
+from executors.spec import AggregationSpec, FilterSpec, QuerySpec
+from executors.weaviate_executor import ReadOnlyWeaviate, WeaviateExecutor
+
+__all__ = [
+    "DEFAULT_LLM_MAX_CHARS",
+    "ERROR_CODES",
+    "AggregationSpec",
+    "BooleanAggregation",
+    "BooleanPropertyFilter",
+    "CollectionSchema",
+    "DataObject",
+    "DatabaseSchema",
+    "ErrorPayload",
+    "ExecutorError",
+    "ExecutorOptions",
+    "FilterSpec",
+    "GroupResult",
+    "IntAggregation",
+    "IntPropertyFilter",
+    "InternalExecutorError",
+    "InvalidArgumentsError",
+    "InvalidMetricError",
+    "InvalidOperatorError",
+    "InvalidValueError",
+    "PropertyKind",
+    "PropertySchema",
+    "QueryDatabaseArguments",
+    "QueryResult",
+    "QuerySpec",
+    "ReadOnlyWeaviate",
+    "ReferenceExecutor",
+    "ResultObject",
+    "SearchMode",
+    "TextAggregation",
+    "TextPropertyFilter",
+    "TopOccurrence",
+    "TypeMismatchError",
+    "UnknownCollectionError",
+    "UnknownPropertyError",
+    "UnsupportedQueryError",
+    "WeaviateCallError",
+    "WeaviateExecutor",
+    "WeaviateUnavailableError",
+    "compare_results",
+    "parse_arguments",
+    "tool_parameters_schema",
+]

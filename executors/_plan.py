@@ -1,0 +1,223 @@
+"""`QuerySpec` -> the weaviate-client v4 calls that answer it, built with the typed API only.
+
+One plan per operator combination (S = search, F = filters, A = aggregations, G = group-by):
+
+- no A, no G:  `query.<search>(limit=SEARCH_LIMIT)` or `query.fetch_objects(limit=FETCH_LIMIT+1, sort=Sort.by_id())`
+- A, no G:     `aggregate.<search>(object_limit=SEARCH_OBJECT_LIMIT)` or `aggregate.over_all()`, all metrics at once
+- G (any A):   the same aggregate call with `group_by=GroupByAggregate(prop, limit=MAX_GROUPS+1)`
+- G, no A:     plus sample objects: the search hits (`limit=SEARCH_OBJECT_LIMIT`) or the first
+               `GROUP_SAMPLE_SCAN_LIMIT` matches in UUID order, bucketed by group value locally
+
+Every filter is ANDed (`Filter.all_of`) and passed to every call. `bm25` has no aggregate API,
+so a BM25 aggregation is `aggregate.hybrid(alpha=0.0)`, which Weaviate runs as pure keyword search.
+Filters on `int` properties are sent as integers with the bound rounded so the meaning of a
+fractional value is kept (`< 3.5` -> `< 4`, `<= 3.5` -> `<= 3`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from weaviate.classes.aggregate import GroupByAggregate
+from weaviate.classes.query import Filter, MetadataQuery, Metrics, Sort
+
+from executors._render import Expr, attribute_call, list_expr, literal, render_arguments
+from executors.arguments import PropertyKind
+from executors.options import ExecutorOptions, SearchMode
+from executors.spec import AggregationSpec, FilterSpec, QuerySpec
+
+#: The only client methods a plan can name; `ReadOnlyWeaviate` refuses anything else.
+READ_METHODS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("query", "fetch_objects"),
+        ("query", "hybrid"),
+        ("query", "bm25"),
+        ("query", "near_text"),
+        ("aggregate", "over_all"),
+        ("aggregate", "hybrid"),
+        ("aggregate", "near_text"),
+    }
+)
+
+FILTER_METHODS: dict[str, str] = {
+    "=": "equal",
+    "!=": "not_equal",
+    "<": "less_than",
+    "<=": "less_or_equal",
+    ">": "greater_than",
+    ">=": "greater_or_equal",
+    "LIKE": "like",
+}
+#: Tool metric -> keyword of `Metrics(...).number/integer/text/boolean`; TYPE comes from the schema.
+METRIC_KEYWORDS: dict[PropertyKind, dict[str, str]] = {
+    PropertyKind.NUMBER: {
+        "COUNT": "count",
+        "MIN": "minimum",
+        "MAX": "maximum",
+        "MEAN": "mean",
+        "MEDIAN": "median",
+        "MODE": "mode",
+        "SUM": "sum_",
+    },
+    PropertyKind.TEXT: {"COUNT": "count"},
+    PropertyKind.BOOLEAN: {
+        "COUNT": "count",
+        "TOTAL_TRUE": "total_true",
+        "TOTAL_FALSE": "total_false",
+        "PERCENTAGE_TRUE": "percentage_true",
+        "PERCENTAGE_FALSE": "percentage_false",
+    },
+}
+
+_FILTER = Expr(Filter, "Filter")
+_TRUE = literal(True)
+
+
+@dataclass(frozen=True)
+class PlannedCall:
+    """One client call: `collection.<namespace>.<method>(*args, **kwargs)` and why it is made."""
+
+    namespace: str
+    method: str
+    purpose: str
+    args: tuple[Expr, ...] = ()
+    kwargs: dict[str, Expr] = field(default_factory=dict)
+
+    def source(self) -> str:
+        return f"collection.{self.namespace}.{self.method}({render_arguments(self.args, self.kwargs)})"
+
+    def arguments(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return tuple(a.value for a in self.args), {k: v.value for k, v in self.kwargs.items()}
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    spec: QuerySpec
+    options: ExecutorOptions
+    calls: tuple[PlannedCall, ...]
+
+    def call(self, purpose: str) -> PlannedCall | None:
+        return next((c for c in self.calls if c.purpose == purpose), None)
+
+    def rendered(self) -> list[str]:
+        return [c.source() for c in self.calls]
+
+
+def int_filter_bound(operator: str, value: float) -> int:
+    """The integer bound with the same meaning on an int property as `value` has on the reals."""
+    if operator in ("<", ">="):
+        return math.ceil(value)
+    if operator in ("<=", ">"):
+        return math.floor(value)
+    return int(value)
+
+
+def filter_expr(spec: FilterSpec) -> Expr:
+    value: Any = spec.value
+    if spec.kind == PropertyKind.NUMBER:
+        value = int_filter_bound(spec.operator, float(value)) if spec.prop.is_int else float(value)
+    receiver = attribute_call(_FILTER, "by_property", literal(spec.prop.name))
+    return attribute_call(receiver, FILTER_METHODS[spec.operator], literal(value))
+
+
+def filters_expr(specs: tuple[FilterSpec, ...]) -> Expr | None:
+    """All filters ANDed; None without filters."""
+    exprs = [filter_expr(spec) for spec in specs]
+    if not exprs:
+        return None
+    if len(exprs) == 1:
+        return exprs[0]
+    return attribute_call(_FILTER, "all_of", list_expr(exprs))
+
+
+def top_occurrences_limit(spec: AggregationSpec, options: ExecutorOptions) -> int:
+    return spec.top_occurrences_limit or options.default_top_occurrences_limit
+
+
+def metrics_expr(spec: AggregationSpec, options: ExecutorOptions) -> Expr | None:
+    """`Metrics(prop).<type>(flag=True, ...)` for every metric except TYPE; None if only TYPE."""
+    keywords = METRIC_KEYWORDS[spec.kind]
+    flags: dict[str, Expr] = {keywords[m]: _TRUE for m in spec.metrics if m in keywords}
+    if spec.kind == PropertyKind.TEXT and "TOP_OCCURRENCES" in spec.metrics:
+        # Always send the limit: Weaviate's gRPC handler mis-parses TOP_OCCURRENCES without one.
+        flags.update(
+            top_occurrences_count=_TRUE,
+            top_occurrences_value=_TRUE,
+            limit=literal(top_occurrences_limit(spec, options)),
+        )
+    if not flags:
+        return None
+    method = {PropertyKind.NUMBER: "integer" if spec.prop.is_int else "number"}.get(spec.kind, spec.kind.value)
+    receiver = Expr(Metrics(spec.prop.name), f"Metrics({literal(spec.prop.name).source})")
+    return attribute_call(receiver, method, **flags)
+
+
+def _search_kwargs(options: ExecutorOptions, *, aggregate: bool) -> tuple[str, dict[str, Expr]]:
+    mode = options.search_mode
+    if mode == SearchMode.NEAR_TEXT:
+        return "near_text", {}
+    if mode == SearchMode.BM25:
+        return ("hybrid", {"alpha": literal(0.0)}) if aggregate else ("bm25", {})
+    return "hybrid", ({"alpha": literal(float(options.alpha))} if options.alpha is not None else {})
+
+
+def _objects_call(
+    spec: QuerySpec, options: ExecutorOptions, filters: Expr | None, limit: int, purpose: str
+) -> PlannedCall:
+    kwargs: dict[str, Expr] = {}
+    if spec.search_query is None:
+        kwargs["limit"] = literal(limit)
+        if filters is not None:
+            kwargs["filters"] = filters
+        kwargs["sort"] = attribute_call(Expr(Sort, "Sort"), "by_id")
+        return PlannedCall("query", "fetch_objects", purpose, (), kwargs)
+    method, kwargs = _search_kwargs(options, aggregate=False)
+    kwargs["limit"] = literal(limit)
+    if filters is not None:
+        kwargs["filters"] = filters
+    wanted = "distance" if method == "near_text" else "score"
+    kwargs["return_metadata"] = Expr(MetadataQuery(**{wanted: True}), f"MetadataQuery({wanted}=True)")
+    return PlannedCall("query", method, purpose, (literal(spec.search_query),), kwargs)
+
+
+def _aggregate_call(
+    spec: QuerySpec, options: ExecutorOptions, filters: Expr | None, metrics: list[Expr], purpose: str
+) -> PlannedCall:
+    args: tuple[Expr, ...] = ()
+    if spec.search_query is None:
+        method, kwargs = "over_all", {}
+    else:
+        method, kwargs = _search_kwargs(options, aggregate=True)
+        args = (literal(spec.search_query),)
+        kwargs["object_limit"] = literal(options.search_object_limit)
+    if filters is not None:
+        kwargs["filters"] = filters
+    if spec.group_by is not None:
+        limit = options.max_groups + 1  # one extra to know whether groups were cut
+        group = GroupByAggregate(prop=spec.group_by.name, limit=limit)
+        kwargs["group_by"] = Expr(group, f"GroupByAggregate(prop={literal(spec.group_by.name).source}, limit={limit})")
+    if metrics:
+        kwargs["return_metrics"] = list_expr(metrics)
+    kwargs["total_count"] = _TRUE
+    return PlannedCall("aggregate", method, purpose, args, kwargs)
+
+
+def build_plan(spec: QuerySpec, options: ExecutorOptions) -> QueryPlan:
+    filters = filters_expr(spec.filters)
+    calls: list[PlannedCall] = []
+    if spec.group_by is None and not spec.aggregations:
+        limit = options.search_limit if spec.has_search else options.fetch_limit + 1
+        calls.append(_objects_call(spec, options, filters, limit, "objects"))
+    else:
+        metrics = [m for m in (metrics_expr(a, options) for a in spec.aggregations) if m is not None]
+        purpose = "groups" if spec.group_by is not None else "aggregate"
+        calls.append(_aggregate_call(spec, options, filters, metrics, purpose))
+        if spec.group_by is not None and not spec.aggregations and options.samples_per_group > 0:
+            limit = options.search_object_limit if spec.has_search else options.group_sample_scan_limit
+            if limit > 0:
+                calls.append(_objects_call(spec, options, filters, limit, "group_samples"))
+    for call in calls:
+        assert (call.namespace, call.method) in READ_METHODS, call
+    return QueryPlan(spec=spec, options=options, calls=tuple(calls))

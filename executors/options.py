@@ -1,0 +1,62 @@
+"""Executor options and the documented result limits.
+
+Every limit the executor applies is a named constant here and appears in the rendered call, so
+a result never silently depends on a server default:
+
+- `SEARCH_LIMIT`: objects a search returns when there is no aggregation or group-by.
+- `FETCH_LIMIT`: objects a query without search returns, the first ones in UUID order.
+- `SEARCH_OBJECT_LIMIT`: with search plus aggregation or group-by, the aggregation runs over the
+  search's top `SEARCH_OBJECT_LIMIT` hits (Weaviate's aggregate `object_limit`).
+- `MAX_GROUPS`: groups returned by a group-by, largest first (ties by value).
+- `SAMPLES_PER_GROUP` / `GROUP_SAMPLE_SCAN_LIMIT`: a group-by without aggregation shows up to
+  `SAMPLES_PER_GROUP` sample objects per group, taken from the search hits (best first) or,
+  without search, from the first `GROUP_SAMPLE_SCAN_LIMIT` matching objects in UUID order.
+- `DEFAULT_TOP_OCCURRENCES_LIMIT`: TOP_OCCURRENCES without `top_occurrences_limit` (Weaviate's
+  own default, sent explicitly); the tool schema caps the limit at `MAX_TOP_OCCURRENCES_LIMIT`.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SEARCH_LIMIT = 10
+FETCH_LIMIT = 10
+SEARCH_OBJECT_LIMIT = 100
+MAX_GROUPS = 100
+SAMPLES_PER_GROUP = 3
+GROUP_SAMPLE_SCAN_LIMIT = 1000
+DEFAULT_TOP_OCCURRENCES_LIMIT = 5
+MAX_TOP_OCCURRENCES_LIMIT = 100
+#: Longest accepted text filter value and search query, in characters.
+MAX_TEXT_VALUE_CHARS = 1000
+MAX_SEARCH_QUERY_CHARS = 2000
+#: Largest magnitude accepted for a filter on an `int` property (exact in float64 and int64).
+MAX_INT_FILTER_MAGNITUDE = 2**53
+
+
+class SearchMode(str, Enum):
+    """How `search_query` is run: an executor option, not a tool argument."""
+
+    HYBRID = "hybrid"
+    BM25 = "bm25"
+    NEAR_TEXT = "near_text"
+
+
+class ExecutorOptions(BaseModel):
+    """Per-executor settings; the defaults are the module constants above."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    search_mode: SearchMode = SearchMode.HYBRID
+    alpha: float | None = Field(default=None, ge=0.0, le=1.0, description="Hybrid alpha; None = server default.")
+    search_limit: int = Field(default=SEARCH_LIMIT, ge=1, le=10_000)
+    fetch_limit: int = Field(default=FETCH_LIMIT, ge=1, le=10_000)
+    search_object_limit: int = Field(default=SEARCH_OBJECT_LIMIT, ge=1, le=100_000)
+    max_groups: int = Field(default=MAX_GROUPS, ge=1, le=10_000)
+    samples_per_group: int = Field(default=SAMPLES_PER_GROUP, ge=0, le=100)
+    group_sample_scan_limit: int = Field(default=GROUP_SAMPLE_SCAN_LIMIT, ge=0, le=100_000)
+    default_top_occurrences_limit: int = Field(
+        default=DEFAULT_TOP_OCCURRENCES_LIMIT, ge=1, le=MAX_TOP_OCCURRENCES_LIMIT
+    )

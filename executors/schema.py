@@ -1,0 +1,182 @@
+"""The live schema the executor validates against: collections, property names, types, descriptions.
+
+It is read from Weaviate (`client.collections.list_all(simple=False)`), never from the benchmark
+files, so validation always matches what the server will actually do. Weaviate data types map to
+the tool's three property kinds: text -> text, number/int -> number, boolean -> boolean; other
+types (dates, arrays, objects, references, geo) are listed but cannot be used by the tool.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from executors.arguments import PropertyKind
+
+DATA_TYPE_KINDS: dict[str, PropertyKind] = {
+    "text": PropertyKind.TEXT,
+    "number": PropertyKind.NUMBER,
+    "int": PropertyKind.NUMBER,
+    "boolean": PropertyKind.BOOLEAN,
+}
+
+#: Weaviate's `en` stopword preset (adapters/repos/db/inverted/stopwords/presets.go, v1.39).
+# fmt: off
+EN_STOPWORDS: frozenset[str] = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not",
+    "of", "on", "or", "such", "that", "the", "their", "then", "there", "these", "they", "this", "to", "was",
+    "will", "with",
+})
+# fmt: on
+STOPWORD_PRESETS: dict[str, frozenset[str]] = {"en": EN_STOPWORDS, "none": frozenset()}
+
+
+class PropertySchema(BaseModel):
+    """One property as Weaviate reports it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    data_type: str
+    description: str | None = None
+    tokenization: str | None = None
+    index_filterable: bool = True
+    index_searchable: bool = True
+    index_range_filters: bool = False
+
+    @property
+    def kind(self) -> PropertyKind | None:
+        """The tool's property kind, or None if the tool cannot query this property."""
+        return DATA_TYPE_KINDS.get(self.data_type)
+
+    @property
+    def is_int(self) -> bool:
+        return self.data_type == "int"
+
+    def label(self) -> str:
+        """`name (kind)` as shown to the model in error messages."""
+        kind = self.kind.value if self.kind else f"{self.data_type}, not queryable"
+        return f"{self.name} ({kind})"
+
+
+class CollectionSchema(BaseModel):
+    """One collection: its properties in schema order plus the stopwords text filters use."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str | None = None
+    properties: tuple[PropertySchema, ...] = ()
+    stopwords: frozenset[str] = EN_STOPWORDS
+
+    def get_property(self, name: str) -> PropertySchema | None:
+        for prop in self.properties:
+            if prop.name == name:
+                return prop
+        return None
+
+    def property_names(self) -> list[str]:
+        return [prop.name for prop in self.properties]
+
+    def properties_of_kind(self, kind: PropertyKind) -> list[PropertySchema]:
+        return [prop for prop in self.properties if prop.kind == kind]
+
+    def describe_properties(self) -> str:
+        """`name (text), price (number), ...`: the fix-it list used in error messages."""
+        return ", ".join(prop.label() for prop in self.properties) or "(none)"
+
+    def describe(self) -> str:
+        """A short description of the collection for a tool description or a prompt."""
+        lines = [f"{self.name}: {self.description}" if self.description else self.name]
+        for prop in self.properties:
+            lines.append(f"  - {prop.label()}" + (f": {prop.description}" if prop.description else ""))
+        return "\n".join(lines)
+
+
+class DatabaseSchema(BaseModel):
+    """All collections of one Weaviate, in name order."""
+
+    model_config = ConfigDict(frozen=True)
+
+    collections: tuple[CollectionSchema, ...] = ()
+
+    def get(self, name: str) -> CollectionSchema | None:
+        for collection in self.collections:
+            if collection.name == name:
+                return collection
+        return None
+
+    def names(self) -> list[str]:
+        return [collection.name for collection in self.collections]
+
+    def describe(self) -> str:
+        return "\n".join(collection.describe() for collection in self.collections)
+
+
+def _enum_value(value: Any) -> Any:
+    return getattr(value, "value", value)
+
+
+def stopwords_from_config(inverted_config: Any) -> frozenset[str]:
+    """The stopword set Weaviate applies to `=` filters on word-tokenized properties."""
+    config = getattr(inverted_config, "stopwords", None)
+    if config is None:
+        return EN_STOPWORDS
+    presets = dict(STOPWORD_PRESETS)
+    for name, words in (getattr(inverted_config, "stopword_presets", None) or {}).items():
+        presets[name] = frozenset(words)
+    words = set(presets.get(str(_enum_value(config.preset)), EN_STOPWORDS))
+    words |= set(config.additions or ())
+    words -= set(config.removals or ())
+    return frozenset(words)
+
+
+def collection_from_config(config: Any) -> CollectionSchema:
+    """Convert a weaviate-client `CollectionConfig` (from `list_all(simple=False)`)."""
+    properties = tuple(
+        PropertySchema(
+            name=prop.name,
+            data_type=str(_enum_value(prop.data_type)),
+            description=prop.description or None,
+            tokenization=str(_enum_value(prop.tokenization)) if prop.tokenization is not None else None,
+            index_filterable=bool(prop.index_filterable),
+            index_searchable=bool(prop.index_searchable),
+            index_range_filters=bool(getattr(prop, "index_range_filters", False)),
+        )
+        for prop in config.properties
+    )
+    return CollectionSchema(
+        name=config.name,
+        description=config.description or None,
+        properties=properties,
+        stopwords=stopwords_from_config(getattr(config, "inverted_index_config", None)),
+    )
+
+
+def schema_from_configs(configs: Mapping[str, Any] | Iterable[Any]) -> DatabaseSchema:
+    values = configs.values() if isinstance(configs, Mapping) else configs
+    collections = sorted((collection_from_config(config) for config in values), key=lambda c: c.name)
+    return DatabaseSchema(collections=tuple(collections))
+
+
+class SchemaCache:
+    """Caches one `DatabaseSchema` per executor; `refresh()` re-reads it after collections change."""
+
+    def __init__(self, loader: Callable[[], DatabaseSchema]) -> None:
+        self._loader = loader
+        self._schema: DatabaseSchema | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> DatabaseSchema:
+        with self._lock:
+            if self._schema is None:
+                self._schema = self._loader()
+            return self._schema
+
+    def refresh(self) -> DatabaseSchema:
+        with self._lock:
+            self._schema = self._loader()
+            return self._schema

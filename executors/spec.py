@@ -1,0 +1,80 @@
+"""A validated, backend-neutral query: what both executors (Weaviate and reference) run.
+
+`QueryDatabaseArguments` is what the model said; a `QuerySpec` is what it means once checked
+against the live schema: resolved property schemas, a flat list of filters that are ANDed, all
+aggregations together, and the group-by property. New operators (`!=` on numbers, ranges,
+`contains_any`, AND/OR trees, sort, limit) extend these classes and the two interpreters rather
+than adding new code paths per argument slot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from executors.arguments import PropertyKind, QueryDatabaseArguments
+from executors.schema import CollectionSchema, PropertySchema
+
+FilterValue = str | float | int | bool
+
+
+@dataclass(frozen=True)
+class FilterSpec:
+    """`prop <operator> value`; operators are the tool's symbols (`=`, `!=`, `<`, `<=`, `>`, `>=`, `LIKE`)."""
+
+    prop: PropertySchema
+    operator: str
+    value: FilterValue
+    slot: str
+
+    @property
+    def kind(self) -> PropertyKind:
+        assert self.prop.kind is not None
+        return self.prop.kind
+
+
+@dataclass(frozen=True)
+class AggregationSpec:
+    """Metrics over one property (the tool sends one per slot; the spec allows several)."""
+
+    prop: PropertySchema
+    metrics: tuple[str, ...]
+    slot: str
+    top_occurrences_limit: int | None = None
+
+    @property
+    def kind(self) -> PropertyKind:
+        assert self.prop.kind is not None
+        return self.prop.kind
+
+
+@dataclass(frozen=True)
+class QuerySpec:
+    collection: CollectionSchema
+    arguments: QueryDatabaseArguments
+    search_query: str | None = None
+    filters: tuple[FilterSpec, ...] = ()
+    aggregations: tuple[AggregationSpec, ...] = ()
+    group_by: PropertySchema | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def has_search(self) -> bool:
+        return self.search_query is not None
+
+    @property
+    def has_aggregation(self) -> bool:
+        return bool(self.aggregations)
+
+    def operator_class(self) -> str:
+        """`search+filter+aggregate+group_by`-style label used by benchmarks and reports."""
+        parts = [
+            name
+            for name, present in (
+                ("search", self.has_search),
+                ("filter", bool(self.filters)),
+                ("aggregate", self.has_aggregation),
+                ("group_by", self.group_by is not None),
+            )
+            if present
+        ]
+        return "+".join(parts) or "fetch"

@@ -1,0 +1,284 @@
+"""Run `query_database` tool calls against a live Weaviate through weaviate-client v4.
+
+    executor = WeaviateExecutor(client)                     # hybrid search by default
+    result = executor.execute({"collection_name": "Restaurants", "search_query": "pizza"})
+    print(result.to_llm_text())
+
+`execute` accepts a JSON string, a dict or a `QueryDatabaseArguments` and either returns a
+`QueryResult` or raises an `ExecutorError`; no other exception escapes. The executor is
+read-only by construction: it holds the client only through `ReadOnlyWeaviate`, which reads
+collection configs and runs the `query`/`aggregate` methods listed in `READ_METHODS`, nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+from weaviate import exceptions as wx
+
+from executors._assemble import (
+    attach_samples,
+    groups_total,
+    notes_for,
+    object_properties,
+    order_groups,
+    rank_hits,
+)
+from executors._plan import READ_METHODS, PlannedCall, QueryPlan, build_plan, top_occurrences_limit
+from executors._validate import parse_arguments, validate_arguments
+from executors.arguments import PropertyKind, QueryDatabaseArguments
+from executors.errors import (
+    ExecutorError,
+    InternalExecutorError,
+    WeaviateCallError,
+    WeaviateUnavailableError,
+)
+from executors.options import ExecutorOptions
+from executors.results import GroupResult, MetricValue, QueryResult, ResultObject, TopOccurrence, group_key
+from executors.schema import DatabaseSchema, SchemaCache, schema_from_configs
+from executors.spec import AggregationSpec, QuerySpec
+
+RawArguments = QueryDatabaseArguments | dict[str, Any] | str
+
+#: Tool metric -> attribute of weaviate-client's AggregateNumber/Integer/Text/Boolean.
+RESULT_ATTRIBUTES: dict[str, str] = {
+    "COUNT": "count",
+    "MIN": "minimum",
+    "MAX": "maximum",
+    "MEAN": "mean",
+    "MEDIAN": "median",
+    "MODE": "mode",
+    "SUM": "sum_",
+    "TOP_OCCURRENCES": "top_occurrences",
+    "TOTAL_TRUE": "total_true",
+    "TOTAL_FALSE": "total_false",
+    "PERCENTAGE_TRUE": "percentage_true",
+    "PERCENTAGE_FALSE": "percentage_false",
+}
+_UNAVAILABLE_ERRORS = (
+    wx.WeaviateConnectionError,
+    wx.WeaviateClosedClientError,
+    wx.WeaviateGRPCUnavailableError,
+    wx.WeaviateTimeoutError,
+    wx.WeaviateStartUpError,
+    wx.WeaviateRetryError,
+    httpx.TransportError,
+    ConnectionError,
+    TimeoutError,
+)
+_UNAVAILABLE_MARKERS = ("UNAVAILABLE", "DEADLINE_EXCEEDED", "Connection refused", "failed to connect", "retries")
+
+
+class ReadOnlyWeaviate:
+    """The executor's only handle on Weaviate: collection configs, `.query` and `.aggregate`.
+
+    Tool arguments can only select a collection name and one of `READ_METHODS`; there is no
+    method here that inserts, updates, deletes or changes the schema.
+    """
+
+    __slots__ = ("__client", "__handles")
+
+    def __init__(self, client: Any) -> None:
+        self.__client = client
+        self.__handles: dict[str, Any] = {}
+
+    def read_schema(self) -> DatabaseSchema:
+        return schema_from_configs(self.__client.collections.list_all(simple=False))
+
+    def run(self, collection: str, call: PlannedCall) -> Any:
+        if (call.namespace, call.method) not in READ_METHODS:
+            raise InternalExecutorError(f"refusing a non-read call {call.namespace}.{call.method}")
+        handle = self.__handles.get(collection)
+        if handle is None:
+            handle = self.__client.collections.use(collection, skip_argument_validation=True)
+            self.__handles[collection] = handle
+        args, kwargs = call.arguments()
+        return getattr(getattr(handle, call.namespace), call.method)(*args, **kwargs)
+
+
+def translate_exception(exc: BaseException) -> ExecutorError:
+    """Any exception -> the matching `ExecutorError` (Weaviate's own errors keep their message)."""
+    if isinstance(exc, ExecutorError):
+        return exc
+    chain = [exc]
+    while chain[-1].__cause__ is not None and len(chain) < 5:
+        chain.append(chain[-1].__cause__)
+    text = " ".join(str(item) for item in chain)
+    if any(isinstance(item, _UNAVAILABLE_ERRORS) for item in chain) or (
+        isinstance(exc, wx.WeaviateQueryError) and any(marker in text for marker in _UNAVAILABLE_MARKERS)
+    ):
+        return WeaviateUnavailableError(
+            f"Weaviate is not reachable right now ({_first_line(text)}). The query was not run; retry later."
+        )
+    if isinstance(exc, wx.WeaviateBaseError):
+        detail = getattr(exc, "message", None) or str(exc)
+        return WeaviateCallError(f"Weaviate rejected the query: {_first_line(str(detail))}")
+    return InternalExecutorError(f"Internal executor error ({type(exc).__name__}: {_first_line(str(exc))}).")
+
+
+def _first_line(text: str, limit: int = 500) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
+
+
+def _options(options: ExecutorOptions | None, overrides: dict[str, Any]) -> ExecutorOptions:
+    """`ExecutorOptions` with keyword overrides applied and validated."""
+    base = options or ExecutorOptions()
+    if not overrides:
+        return base
+    return ExecutorOptions.model_validate({**base.model_dump(), **overrides})
+
+
+@contextmanager
+def typed_errors() -> Iterator[None]:
+    """Let only `ExecutorError` out of the block."""
+    try:
+        yield
+    except ExecutorError:
+        raise
+    except Exception as exc:
+        raise translate_exception(exc) from exc
+
+
+class WeaviateExecutor:
+    """Validates tool arguments against the live schema and runs them with the typed client API."""
+
+    def __init__(self, client: Any, options: ExecutorOptions | None = None, **overrides: Any) -> None:
+        self._options = _options(options, overrides)
+        self._weaviate = ReadOnlyWeaviate(client)
+        self._schema = SchemaCache(self._weaviate.read_schema)
+
+    @property
+    def options(self) -> ExecutorOptions:
+        return self._options
+
+    @property
+    def schema(self) -> DatabaseSchema:
+        """The cached live schema (read on first use)."""
+        with typed_errors():
+            return self._schema.get()
+
+    def refresh_schema(self) -> DatabaseSchema:
+        """Re-read the schema, e.g. after collections were created or changed."""
+        with typed_errors():
+            return self._schema.refresh()
+
+    def validate(self, arguments: RawArguments) -> QuerySpec:
+        with typed_errors():
+            return validate_arguments(parse_arguments(arguments), self._schema.get())
+
+    def plan(self, arguments: RawArguments) -> QueryPlan:
+        """The calls `execute` would make, without making them."""
+        with typed_errors():
+            return build_plan(self.validate(arguments), self._options)
+
+    def execute(self, arguments: RawArguments) -> QueryResult:
+        with typed_errors():
+            plan = self.plan(arguments)
+            name = plan.spec.collection.name
+            responses = {call.purpose: self._weaviate.run(name, call) for call in plan.calls}
+            return assemble_result(plan, responses)
+
+
+# ----------------------------------------------------------------------------------------------
+# Responses -> QueryResult
+
+
+def assemble_result(plan: QueryPlan, responses: dict[str, Any]) -> QueryResult:
+    spec, options = plan.spec, plan.options
+    result = QueryResult(
+        collection=spec.collection.name,
+        operator_class=spec.operator_class(),
+        search_mode=options.search_mode if spec.has_search else None,
+        group_by=spec.group_by.name if spec.group_by is not None else None,
+        calls=plan.rendered(),
+        notes=notes_for(spec, options),
+    )
+    if "objects" in responses:
+        objects = _objects(spec, responses["objects"])
+        if spec.has_search:
+            result.objects = objects
+        else:
+            result.truncated = len(objects) > options.fetch_limit
+            result.objects = objects[: options.fetch_limit]
+            result.total_count = None if result.truncated else len(objects)
+    if "aggregate" in responses:
+        response = responses["aggregate"]
+        result.aggregations = {
+            a.prop.name: _metric_values(a, response.properties.get(a.prop.name), options) for a in spec.aggregations
+        }
+        result.total_count = response.total_count
+    if "groups" in responses:
+        assert spec.group_by is not None
+        groups = [
+            GroupResult(
+                value=group_key(group.grouped_by.value),
+                count=int(group.total_count or 0),
+                aggregations={
+                    a.prop.name: _metric_values(a, group.properties.get(a.prop.name), options)
+                    for a in spec.aggregations
+                },
+            )
+            for group in responses["groups"].groups
+        ]
+        result.groups, result.truncated = order_groups(groups, options.max_groups)
+        result.total_count = groups_total(result.groups, result.truncated)
+        if "group_samples" in responses:
+            samples = _objects(spec, responses["group_samples"])
+            attach_samples(result.groups, samples, spec.group_by, options.samples_per_group)
+    return result
+
+
+def _objects(spec: QuerySpec, response: Any) -> list[ResultObject]:
+    objects = [
+        ResultObject(
+            uuid=str(obj.uuid),
+            properties=object_properties(spec.collection, obj.properties or {}),
+            score=_float(getattr(obj.metadata, "score", None)) if spec.has_search else None,
+            distance=_float(getattr(obj.metadata, "distance", None)) if spec.has_search else None,
+        )
+        for obj in response.objects
+    ]
+    if spec.has_search:
+        return rank_hits(objects, by_distance=any(o.distance is not None for o in objects))
+    return sorted(objects, key=lambda o: o.uuid)
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _metric_values(spec: AggregationSpec, aggregate: Any, options: ExecutorOptions) -> dict[str, MetricValue]:
+    values: dict[str, MetricValue] = {}
+    for metric in spec.metrics:
+        if metric == "TYPE":
+            values[metric] = spec.prop.data_type
+            continue
+        raw = getattr(aggregate, RESULT_ATTRIBUTES[metric], None) if aggregate is not None else None
+        if metric == "TOP_OCCURRENCES":
+            values[metric] = _top_occurrences(raw or [], top_occurrences_limit(spec, options))
+        elif metric == "COUNT":
+            values[metric] = float(raw or 0)
+        else:
+            values[metric] = _float(raw)
+        if spec.kind == PropertyKind.BOOLEAN and metric != "COUNT" and values[metric] is None:
+            values[metric] = 0.0
+    return values
+
+
+def _top_occurrences(items: list[Any], limit: int) -> list[TopOccurrence]:
+    pairs = [TopOccurrence(value=str(item.value), count=int(item.count or 0)) for item in items]
+    return sorted(pairs, key=lambda p: (-p.count, p.value))[:limit]
+
+
+__all__ = [
+    "RawArguments",
+    "ReadOnlyWeaviate",
+    "WeaviateExecutor",
+    "assemble_result",
+    "translate_exception",
+    "typed_errors",
+]
