@@ -20,6 +20,7 @@ from dbgorilla.errors import MissingDependency
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSIONS = 384
 MAX_TOKENS = 256
+CHUNK = 16
 ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 
 
@@ -69,14 +70,27 @@ class MiniLMEncoder:
         self._input_names = {item.name for item in self._session.get_inputs()}
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path()))
         self._tokenizer.enable_truncation(MAX_TOKENS)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._tokenizer.no_padding()
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        """Encode in length-sorted chunks, so short texts are not padded to the longest one."""
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         encodings = self._tokenizer.encode_batch(texts)
-        input_ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        attention = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        vectors = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
+        for start in range(0, len(order), CHUNK):
+            chunk = order[start : start + CHUNK]
+            vectors[chunk] = self._run([encodings[i].ids for i in chunk])
+        return vectors
+
+    def _run(self, token_ids: list[list[int]]) -> np.ndarray:
+        width = max(len(ids) for ids in token_ids)
+        input_ids = np.zeros((len(token_ids), width), dtype=np.int64)
+        attention = np.zeros((len(token_ids), width), dtype=np.int64)
+        for row, ids in enumerate(token_ids):
+            input_ids[row, : len(ids)] = ids
+            attention[row, : len(ids)] = 1
         feeds = {"input_ids": input_ids, "attention_mask": attention}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(input_ids)
