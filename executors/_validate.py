@@ -261,7 +261,7 @@ def validate_arguments(args: QueryDatabaseArguments, schema: DatabaseSchema) -> 
     """Check `args` against the schema and resolve it into a `QuerySpec`."""
     collection = schema.get(args.collection_name)
     if collection is None:
-        names = schema.names()
+        names = sorted(schema.names())
         available = ", ".join(names) if names else "(none: the database is empty)"
         raise UnknownCollectionError(
             f"Unknown collection '{args.collection_name}'. Available collections: {available}."

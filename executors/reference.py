@@ -9,7 +9,7 @@ differential test of the translation. Semantics follow Weaviate v1.39's source:
   and so also matches objects without the property.
 - COUNT counts objects with a non-null value; MEDIAN is the middle value (mean of the two middle
   ones for an even count); MODE is the most frequent value, the smallest on ties; MEAN/SUM/MIN/MAX
-  are undefined (None) over no values; PERCENTAGE_* are fractions, 0 over no values.
+  and PERCENTAGE_* (a fraction) are undefined (None) over no values, TOTAL_* are 0.
 - TOP_OCCURRENCES counts whole values (not tokens), most frequent first, ties by value.
 - group-by buckets objects by their whole value; groups are ordered by size then value.
 """
@@ -241,7 +241,7 @@ def _top_occurrences(values: list[str], limit: int) -> list[TopOccurrence]:
     return [TopOccurrence(value=value, count=count) for value, count in ordered[:limit]]
 
 
-def _boolean_metric(metric: str, values: list[bool]) -> float:
+def _boolean_metric(metric: str, values: list[bool]) -> float | None:
     true, total = sum(values), len(values)
     false = total - true
     if metric == "TOTAL_TRUE":
@@ -249,7 +249,7 @@ def _boolean_metric(metric: str, values: list[bool]) -> float:
     if metric == "TOTAL_FALSE":
         return float(false)
     if metric == "PERCENTAGE_TRUE":
-        return true / total if total else 0.0
+        return true / total if total else None
     if metric == "PERCENTAGE_FALSE":
-        return false / total if total else 0.0
+        return false / total if total else None
     raise UnsupportedQueryError(f"Unknown boolean metric {metric}.")

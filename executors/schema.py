@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_serializer
 
 from executors.arguments import PropertyKind
 
@@ -71,6 +71,10 @@ class CollectionSchema(BaseModel):
     description: str | None = None
     properties: tuple[PropertySchema, ...] = ()
     stopwords: frozenset[str] = EN_STOPWORDS
+
+    @field_serializer("stopwords")
+    def _sorted_stopwords(self, stopwords: frozenset[str]) -> list[str]:
+        return sorted(stopwords)
 
     def get_property(self, name: str) -> PropertySchema | None:
         for prop in self.properties:

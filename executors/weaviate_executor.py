@@ -12,6 +12,7 @@ collection configs and runs the `query`/`aggregate` methods listed in `READ_METH
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -29,7 +30,7 @@ from executors._assemble import (
 )
 from executors._plan import READ_METHODS, PlannedCall, QueryPlan, build_plan, top_occurrences_limit
 from executors._validate import parse_arguments, validate_arguments
-from executors.arguments import PropertyKind, QueryDatabaseArguments
+from executors.arguments import QueryDatabaseArguments
 from executors.errors import (
     ExecutorError,
     InternalExecutorError,
@@ -248,7 +249,11 @@ def _objects(spec: QuerySpec, response: Any) -> list[ResultObject]:
 
 
 def _float(value: Any) -> float | None:
-    return None if value is None else float(value)
+    """Floats, with NaN (Weaviate's PERCENTAGE_* over no values) as None."""
+    if value is None:
+        return None
+    number = float(value)
+    return None if math.isnan(number) else number
 
 
 def _metric_values(spec: AggregationSpec, aggregate: Any, options: ExecutorOptions) -> dict[str, MetricValue]:
@@ -264,8 +269,6 @@ def _metric_values(spec: AggregationSpec, aggregate: Any, options: ExecutorOptio
             values[metric] = float(raw or 0)
         else:
             values[metric] = _float(raw)
-        if spec.kind == PropertyKind.BOOLEAN and metric != "COUNT" and values[metric] is None:
-            values[metric] = 0.0
     return values
 
 

@@ -1,0 +1,176 @@
+"""Read-only by construction and typed errors only, checked against a strict fake client.
+
+The fake records every attribute the executor touches and fails on anything outside
+`collections.list_all`, `collections.use` and the `query`/`aggregate` read methods, so a path
+from tool arguments to a write, delete or schema change would be caught here.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from weaviate import exceptions as wx
+
+from executors import ExecutorError, QueryResult, WeaviateExecutor
+from executors._plan import READ_METHODS
+from executors.testing import tool_arguments_strategy
+from executors.weaviate_executor import translate_exception
+
+
+def _property(name: str, data_type: str, tokenization: str | None = None) -> SimpleNamespace:
+    return SimpleNamespace(
+        name=name,
+        data_type=data_type,
+        description=None,
+        tokenization=tokenization,
+        index_filterable=True,
+        index_searchable=data_type == "text",
+        index_range_filters=False,
+    )
+
+
+CONFIGS = {
+    "Shops": SimpleNamespace(
+        name="Shops",
+        description="shops",
+        properties=[
+            _property("name", "text", "word"),
+            _property("kind", "text", "field"),
+            _property("price", "number"),
+            _property("rooms", "int"),
+            _property("open", "boolean"),
+        ],
+        inverted_index_config=SimpleNamespace(
+            stopwords=SimpleNamespace(preset="en", additions=None, removals=None), stopword_presets=None
+        ),
+    )
+}
+
+
+class Strict:
+    """Only the listed attributes exist; touching anything else fails the test."""
+
+    def __init__(self, path: str, log: list[str], **allowed: Any) -> None:
+        self._path, self._log, self._allowed = path, log, allowed
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        self._log.append(f"{self._path}.{name}")
+        if name not in self._allowed:
+            raise AssertionError(f"executor touched {self._path}.{name}")
+        return self._allowed[name]
+
+
+class FakeClient(Strict):
+    def __init__(self, failure: BaseException | None = None) -> None:
+        self.log: list[str] = []
+        self.failure = failure
+        collections = Strict("client.collections", self.log, list_all=self._list_all, use=self._use)
+        super().__init__("client", self.log, collections=collections)
+
+    def _list_all(self, simple: bool = True) -> dict[str, Any]:
+        assert simple is False
+        return CONFIGS
+
+    def _use(self, name: str, skip_argument_validation: bool = False) -> Strict:
+        query = {m: self._method("query", m) for n, m in READ_METHODS if n == "query"}
+        aggregate = {m: self._method("aggregate", m) for n, m in READ_METHODS if n == "aggregate"}
+        return Strict(
+            f"collection[{name}]",
+            self.log,
+            query=Strict("query", self.log, **query),
+            aggregate=Strict("aggregate", self.log, **aggregate),
+        )
+
+    def _method(self, namespace: str, method: str) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if self.failure is not None:
+                raise self.failure
+            if namespace == "query":
+                return SimpleNamespace(objects=[])
+            if kwargs.get("group_by") is not None:
+                return SimpleNamespace(groups=[])
+            return SimpleNamespace(properties={}, total_count=0)
+
+        return call
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(raw=tool_arguments_strategy({"Shops": ["name", "kind", "price", "rooms", "open"]}))
+def test_fuzzed_arguments_only_reach_read_methods(raw: Any) -> None:
+    client = FakeClient()
+    executor = WeaviateExecutor(client)
+    try:
+        result = executor.execute(raw)
+    except ExecutorError as error:
+        assert error.code != "internal_error", error
+    else:
+        assert isinstance(result, QueryResult)
+    allowed = {"client.collections", "client.collections.list_all", "client.collections.use", "query", "aggregate"}
+    allowed |= {f"{namespace}.{method}" for namespace, method in READ_METHODS}
+    for touched in client.log:
+        assert touched in allowed or (touched.startswith("collection[") and touched.endswith((".query", ".aggregate")))
+
+
+def test_read_only_wrapper_refuses_other_methods() -> None:
+    from executors._plan import PlannedCall
+    from executors.weaviate_executor import ReadOnlyWeaviate
+
+    reader = ReadOnlyWeaviate(FakeClient())
+    with pytest.raises(ExecutorError) as caught:
+        reader.run("Shops", PlannedCall("data", "delete_many", "objects"))
+    assert caught.value.code == "internal_error"
+    assert not hasattr(reader, "client") and not hasattr(reader, "_client")
+
+
+@pytest.mark.parametrize(
+    ("failure", "code", "text"),
+    [
+        (wx.WeaviateQueryError("no filterable index for 'x'", "GRPC search"), "weaviate_error", "no filterable index"),
+        (
+            wx.WeaviateQueryError("The request to Weaviate failed after 4 retries", "GRPC search"),
+            "weaviate_unavailable",
+            "not reachable",
+        ),
+        (
+            wx.WeaviateQueryError("<_InactiveRpcError StatusCode.UNAVAILABLE>", "GRPC search"),
+            "weaviate_unavailable",
+            "retry later",
+        ),
+        (wx.WeaviateConnectionError("refused"), "weaviate_unavailable", "not reachable"),
+        (wx.WeaviateClosedClientError(), "weaviate_unavailable", "not reachable"),
+        (wx.WeaviateTimeoutError("slow"), "weaviate_unavailable", "not reachable"),
+        (
+            wx.UnexpectedStatusCodeError("bad", httpx.Response(422, request=httpx.Request("GET", "http://x"))),
+            "weaviate_error",
+            "rejected",
+        ),
+        (httpx.ConnectError("refused"), "weaviate_unavailable", "not reachable"),
+        (RuntimeError("boom"), "internal_error", "RuntimeError: boom"),
+    ],
+)
+def test_failures_become_typed_errors(failure: BaseException, code: str, text: str) -> None:
+    executor = WeaviateExecutor(FakeClient(failure))
+    with pytest.raises(ExecutorError) as caught:
+        executor.execute({"collection_name": "Shops", "search_query": "x"})
+    assert caught.value.code == code
+    assert text in caught.value.message
+    assert translate_exception(failure).code == code
+
+
+def test_schema_read_failure_is_typed() -> None:
+    class DownClient:
+        class collections:
+            @staticmethod
+            def list_all(simple: bool = True) -> Any:
+                raise wx.WeaviateConnectionError("connection refused")
+
+    executor = WeaviateExecutor(DownClient())
+    with pytest.raises(ExecutorError) as caught:
+        executor.execute({"collection_name": "Shops"})
+    assert caught.value.code == "weaviate_unavailable"
