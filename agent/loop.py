@@ -1,0 +1,275 @@
+"""The function-calling loop: question → model → tool calls → executor → tool results → … → answer.
+
+Every step is traced (raw response, parsed arguments, the Weaviate call that ran, its result or
+typed error, latency, tokens). A typed executor error goes back to the model as the tool result so
+it can correct itself; corrections are counted and bounded. Calls written as JSON text are
+recovered and flagged.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from agent._recover import recover_tool_calls
+from agent.models import ModelError, ModelReply, RawToolCall, Usage
+from agent.tooldef import TOOL_NAME, ToolSet, ToolVariant
+from executors import ErrorPayload, ExecutorError, QueryResult
+
+SYSTEM_PROMPT = (
+    "You answer questions about a Weaviate database. Use the query_database tool to query it; "
+    "choose the collection, and add a search query, filters, aggregations or a group-by only when the "
+    "question asks for them. After you get results, answer briefly from them, or query again if needed."
+)
+RESULT_MAX_CHARS = 3000
+Outcome = Literal["answered", "no_tool_call", "max_steps", "correction_limit", "model_error", "timeout"]
+
+
+class Executor(Protocol):
+    def execute(self, arguments: Any) -> QueryResult: ...
+
+
+class ExecutedCall(BaseModel):
+    tool_call_id: str
+    tool_name: str
+    raw_arguments: str
+    arguments: dict[str, Any] | None = None
+    rationale: str | None = None
+    recovered_from_text: bool = False
+    weaviate_call: list[str] = Field(default_factory=list)
+    result: QueryResult | None = None
+    error: ErrorPayload | None = None
+    latency_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class Step(BaseModel):
+    index: int
+    tool_choice: str | dict[str, Any] | None
+    content: str | None
+    raw_response: dict[str, Any]
+    calls: list[ExecutedCall] = Field(default_factory=list)
+    model_latency_s: float
+    usage: Usage
+
+
+class AgentRun(BaseModel):
+    question: str
+    model: str
+    tool_design: str
+    outcome: Outcome
+    final_answer: str | None = None
+    steps: list[Step] = Field(default_factory=list)
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    corrections: int = 0
+    recovered_text_calls: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+    error: str | None = None
+
+    def calls(self) -> list[ExecutedCall]:
+        return [call for step in self.steps for call in step.calls]
+
+
+class AgentConfig(BaseModel):
+    max_steps: int = 4
+    max_corrections: int = 2
+    #: "auto", "required", "none" or "function" (name the tool; only for the unified tool).
+    first_tool_choice: str | None = None
+    later_tool_choice: str = "auto"
+    system_prompt: str = SYSTEM_PROMPT
+    result_max_chars: int = RESULT_MAX_CHARS
+
+
+class Agent:
+    def __init__(self, model: Any, executor: Executor, tools: ToolSet, config: AgentConfig | None = None) -> None:
+        self.model = model
+        self.executor = executor
+        self.tools = tools
+        self.config = config or AgentConfig()
+
+    def _tool_choice(self, step: int) -> str | dict[str, Any] | None:
+        choice = self.config.later_tool_choice if step else self.config.first_tool_choice
+        if choice is None:
+            choice = "function" if getattr(self.model, "prefers_named_tool_choice", False) else "auto"
+        if choice == "function":
+            if self.tools.design.variant is ToolVariant.UNIFIED:
+                return {"type": "function", "function": {"name": TOOL_NAME}}
+            return "required"
+        return choice
+
+    def run(self, question: str) -> AgentRun:
+        started = time.perf_counter()
+        structured = self.tools.design.structured_output
+        system = self.config.system_prompt
+        if structured:
+            system += "\n\n" + _structured_instructions(self.tools)
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": question}]
+        run = AgentRun(
+            question=question, model=self.model.name, tool_design=self.tools.design.label(), outcome="max_steps"
+        )
+        failed_last_step = False
+        for index in range(self.config.max_steps):
+            choice = None if structured else self._tool_choice(index)
+            try:
+                reply = self.model.complete(
+                    messages,
+                    None if structured else self.tools.tools,
+                    choice,
+                    response_format=_response_format() if structured else None,
+                    parallel_tool_calls=self.tools.design.parallel_calls,
+                )
+            except ModelError as error:
+                run.outcome, run.error = error.outcome, str(error)  # type: ignore[assignment]
+                break
+            run.usage = run.usage + reply.usage
+            step = Step(
+                index=index,
+                tool_choice=choice,
+                content=reply.content,
+                raw_response=reply.raw,
+                model_latency_s=reply.latency_s,
+                usage=reply.usage,
+            )
+            run.steps.append(step)
+            calls, recovered, answer = self._calls_of(reply, structured)
+            if not calls:
+                messages.append({"role": "assistant", "content": answer or ""})
+                run.final_answer = answer
+                run.outcome = "answered" if run.calls() else "no_tool_call"
+                break
+            if failed_last_step:
+                run.corrections += 1
+                if run.corrections > self.config.max_corrections:
+                    run.outcome = "correction_limit"
+                    break
+            step.calls = [self._execute(call, recovered) for call in calls]
+            run.recovered_text_calls += len(calls) if recovered else 0
+            messages += self._feedback(reply, calls, step.calls, structured)
+            failed_last_step = any(not call.ok for call in step.calls)
+        run.messages = messages
+        run.latency_s = time.perf_counter() - started
+        return run
+
+    def _calls_of(self, reply: ModelReply, structured: bool) -> tuple[list[RawToolCall], bool, str | None]:
+        if structured:
+            return _structured_calls(reply.content)
+        if reply.tool_calls:
+            return reply.tool_calls, False, reply.content
+        recovered = recover_tool_calls(reply.content, self.tools.tool_names())
+        return recovered, bool(recovered), reply.content
+
+    def _execute(self, call: RawToolCall, recovered: bool) -> ExecutedCall:
+        executed = ExecutedCall(
+            tool_call_id=call.id, tool_name=call.name, raw_arguments=call.arguments, recovered_from_text=recovered
+        )
+        started = time.perf_counter()
+        try:
+            if call.name not in self.tools.tool_names():
+                raise UnknownToolError(
+                    f"There is no tool named {call.name!r}. Available: {', '.join(self.tools.tool_names())}."
+                )
+            try:
+                raw = json.loads(call.arguments) if call.arguments.strip() else {}
+            except json.JSONDecodeError as error:
+                raise MalformedArgumentsError(
+                    f"The arguments are not valid JSON ({error.msg} at {error.pos}). Send a JSON object."
+                ) from error
+            if not isinstance(raw, dict):
+                raise MalformedArgumentsError("The arguments must be a JSON object.")
+            arguments, executed.rationale = self.tools.to_call_arguments(call.name, raw)
+            executed.arguments = arguments
+            result = self.executor.execute(arguments)
+            executed.result = result
+            executed.weaviate_call = list(result.calls)
+        except ExecutorError as error:
+            executed.error = error.to_payload()
+        executed.latency_s = time.perf_counter() - started
+        return executed
+
+    def _feedback(
+        self, reply: ModelReply, calls: list[RawToolCall], executed: list[ExecutedCall], structured: bool
+    ) -> list[dict[str, Any]]:
+        texts = [self._result_text(call) for call in executed]
+        if structured:
+            joined = "\n\n".join(f"Result of call {i + 1}:\n{text}" for i, text in enumerate(texts))
+            return [{"role": "assistant", "content": reply.content or ""}, {"role": "user", "content": joined}]
+        assistant = {
+            "role": "assistant",
+            "content": reply.content or "",  # llama.cpp rejects None here
+            "tool_calls": [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in calls
+            ],
+        }
+        tool_messages = [
+            {"role": "tool", "tool_call_id": call.id, "content": text} for call, text in zip(calls, texts, strict=True)
+        ]
+        return [assistant, *tool_messages]
+
+    def _result_text(self, call: ExecutedCall) -> str:
+        if call.error is not None:
+            return f"Error ({call.error.code}): {call.error.message}"
+        assert call.result is not None
+        return call.result.to_llm_text(max_chars=self.config.result_max_chars)
+
+
+class UnknownToolError(ExecutorError):
+    code = "unknown_tool"
+
+
+class MalformedArgumentsError(ExecutorError):
+    code = "invalid_arguments"
+
+
+class ToolCallModel(BaseModel):
+    function_name: str
+    arguments: dict[str, Any]
+
+
+class ResponseOrToolCall(BaseModel):
+    """The paper's structured-generation alternative to native tool calls (Appendix A)."""
+
+    tool_rationale: str | None = Field(default=None, description="A rationale regarding whether tool calls are needed.")
+    use_tools: bool
+    response: str | None = None
+    tool_calls: list[ToolCallModel] | None = None
+
+
+def _response_format() -> dict[str, Any]:
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "ResponseOrToolCall", "schema": ResponseOrToolCall.model_json_schema()},
+    }
+
+
+def _structured_instructions(tools: ToolSet) -> str:
+    listing = "\n\n".join(
+        f"Function {t['function']['name']}: {t['function']['description']}\nArguments JSON schema: "
+        + json.dumps(t["function"]["parameters"])
+        for t in tools.tools
+    )
+    return (
+        "Reply only with a JSON object of the ResponseOrToolCall schema: set use_tools to true and list "
+        "tool_calls (function_name, arguments) to query, or set use_tools to false and put the answer in "
+        f"response.\n\n{listing}"
+    )
+
+
+def _structured_calls(content: str | None) -> tuple[list[RawToolCall], bool, str | None]:
+    try:
+        parsed = ResponseOrToolCall.model_validate_json(content or "")
+    except ValueError:
+        return [], False, content
+    if not parsed.use_tools or not parsed.tool_calls:
+        return [], False, parsed.response
+    calls = [
+        RawToolCall(id=f"structured-{i + 1}", name=call.function_name, arguments=json.dumps(call.arguments))
+        for i, call in enumerate(parsed.tool_calls)
+    ]
+    return calls, False, parsed.response

@@ -1,0 +1,222 @@
+"""Chat models the loop can drive: any OpenAI-compatible endpoint, the local server, the oracle.
+
+All of them answer `complete(...) -> ModelReply`, so the loop never knows which one it talks to.
+Failures surface as `ModelError` subclasses with an `outcome` the evaluation records.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any, Protocol
+
+import openai
+from pydantic import BaseModel, Field
+
+from dbgorilla.config import Settings
+from dbgorilla.model_server import DEFAULT_MODEL, MODELS, ModelService, get_model
+
+ORACLE = "oracle"
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+        )
+
+
+class RawToolCall(BaseModel):
+    id: str
+    name: str
+    arguments: str
+
+
+class ModelReply(BaseModel):
+    content: str | None = None
+    tool_calls: list[RawToolCall] = Field(default_factory=list)
+    finish_reason: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    raw: dict[str, Any] = Field(default_factory=dict)
+    latency_s: float = 0.0
+
+
+class ModelError(Exception):
+    outcome = "model_error"
+
+
+class ModelTimeout(ModelError):
+    outcome = "timeout"
+
+
+class ModelUnavailable(ModelError):
+    """The endpoint could not be reached (after the client's bounded retries)."""
+
+
+class ChatModel(Protocol):
+    name: str
+    #: Local llama.cpp servers only emit well-formed calls when `tool_choice` names the function.
+    prefers_named_tool_choice: bool
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        tool_choice: str | dict[str, Any] | None,
+        response_format: dict[str, Any] | None = None,
+        parallel_tool_calls: bool | None = None,
+    ) -> ModelReply: ...
+
+
+class OpenAIChatModel:
+    """Any OpenAI-compatible chat-completions endpoint.
+
+    The openai client retries 408/409/429/5xx and connection errors with exponential backoff,
+    at most `max_retries` times, and every request is bounded by `timeout` seconds.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+        max_retries: int = 3,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        prefers_named_tool_choice: bool = False,
+    ) -> None:
+        self.name = model
+        self.base_url = base_url
+        self.prefers_named_tool_choice = prefers_named_tool_choice
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self._client = openai.OpenAI(
+            base_url=base_url,
+            api_key=api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        tool_choice: str | dict[str, Any] | None,
+        response_format: dict[str, Any] | None = None,
+        parallel_tool_calls: bool | None = None,
+    ) -> ModelReply:
+        request: dict[str, Any] = {
+            "model": self.name,
+            "messages": messages,
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+        }
+        if tools:
+            request["tools"] = tools
+            if tool_choice is not None:
+                request["tool_choice"] = tool_choice
+            if parallel_tool_calls is not None:
+                request["parallel_tool_calls"] = parallel_tool_calls
+        if response_format is not None:
+            request["response_format"] = response_format
+        started = time.perf_counter()
+        try:
+            response = self._client.chat.completions.create(**request)
+        except openai.APITimeoutError as error:
+            raise ModelTimeout(f"{self.name}: no answer within the timeout ({error})") from error
+        except openai.APIConnectionError as error:
+            raise ModelUnavailable(f"{self.name}: endpoint unreachable at {self.base_url}: {error}") from error
+        except openai.APIStatusError as error:
+            raise ModelError(f"{self.name}: HTTP {error.status_code}: {str(error)[:300]}") from error
+        except openai.OpenAIError as error:
+            raise ModelError(f"{self.name}: {error}") from error
+        latency = time.perf_counter() - started
+        if not response.choices:
+            raise ModelError(f"{self.name}: the response has no choices")
+        message = response.choices[0].message
+        calls = [
+            RawToolCall(id=call.id or f"call_{index}", name=call.function.name, arguments=call.function.arguments or "")
+            for index, call in enumerate(message.tool_calls or [])
+            if getattr(call, "function", None) is not None
+        ]
+        usage = Usage(
+            prompt_tokens=getattr(response.usage, "prompt_tokens", 0) or 0,
+            completion_tokens=getattr(response.usage, "completion_tokens", 0) or 0,
+        )
+        return ModelReply(
+            content=message.content,
+            tool_calls=calls,
+            finish_reason=response.choices[0].finish_reason,
+            usage=usage,
+            raw=response.model_dump(mode="json"),
+            latency_s=latency,
+        )
+
+
+class OracleModel:
+    """Replays known-correct arguments through the same loop: proves the pipeline, sets the ceiling."""
+
+    name = ORACLE
+    prefers_named_tool_choice = False
+
+    def __init__(self, ground_truth: dict[str, Any]) -> None:
+        self.ground_truth = ground_truth
+
+    def complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        tool_choice: str | dict[str, Any] | None,
+        response_format: dict[str, Any] | None = None,
+        parallel_tool_calls: bool | None = None,
+    ) -> ModelReply:
+        results = [m for m in messages if m.get("role") == "tool"]
+        if results or not tools:
+            return ModelReply(content=f"Answer from the query results: {results[-1]['content'] if results else ''}")
+        name, arguments = _oracle_call(self.ground_truth, tools)
+        if response_format is not None:
+            payload = {"use_tools": True, "tool_calls": [{"function_name": name, "arguments": arguments}]}
+            return ModelReply(content=json.dumps(payload))
+        return ModelReply(tool_calls=[RawToolCall(id="oracle-1", name=name, arguments=json.dumps(arguments))])
+
+
+def _oracle_call(ground_truth: dict[str, Any], tools: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    names = [tool["function"]["name"] for tool in tools]
+    arguments = dict(ground_truth)
+    rationale_needed = "rationale" in tools[0]["function"]["parameters"].get("properties", {})
+    if rationale_needed:
+        arguments["rationale"] = "ground truth"
+    if "query_database" in names:
+        return "query_database", arguments
+    from agent.tooldef import tool_function_name
+
+    collection = arguments.pop("collection_name")
+    return tool_function_name(collection), arguments
+
+
+def local_model(name: str = DEFAULT_MODEL, settings: Settings | None = None, echo: Any = print) -> OpenAIChatModel:
+    """The offline default: start (or reuse) the llama.cpp server and talk to it."""
+    service = ModelService(settings or Settings(), get_model(name))
+    service.start(echo=echo)
+    return OpenAIChatModel(name, base_url=service.base_url, timeout=300, max_retries=1, prefers_named_tool_choice=True)
+
+
+def resolve_model(model: str | None, base_url: str | None, echo: Any = print) -> OpenAIChatModel:
+    """`--model/--base-url` to a chat model: a remote endpoint when a URL is given, else local."""
+    if base_url:
+        if not model:
+            raise ValueError("--base-url needs --model (the endpoint's model name)")
+        return OpenAIChatModel(model, base_url=base_url)
+    if model and model not in MODELS:
+        if os.environ.get("OPENAI_API_KEY"):
+            return OpenAIChatModel(model)
+        raise ValueError(
+            f"unknown local model {model!r}: pass --base-url for a remote endpoint, or one of {list(MODELS)}"
+        )
+    return local_model(model or DEFAULT_MODEL, echo=echo)

@@ -1,0 +1,188 @@
+"""The `query_database` tool, built from the live database schema within a token budget.
+
+The description follows the paper's Appendix A; the collection enum does the routing; the
+parameters come from `executors.arguments` (one source of truth). Variants are the paper's
+ablations: one unified tool or one tool per collection, an optional required `rationale`,
+parallel calls on or off, and structured output instead of native tool calls.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from agent.tokens import TokenCounter, default_counter
+from executors import CollectionSchema, DatabaseSchema, tool_parameters_schema
+
+TOOL_NAME = "query_database"
+DEFAULT_TOKEN_BUDGET = 1024
+MAX_KEYS_PER_LEVEL = 16
+DESCRIPTION_HEAD = (
+    "Query a database with an optional search query or optional filters or aggregations on the results.\n\n"
+    "IMPORTANT! Please be mindful of the available query APIs you can use such as search queries, filters, "
+    "aggregations, and groupby!\n\nAvailable collections in this database:\n"
+)
+
+
+class ToolVariant(str, Enum):
+    UNIFIED = "unified"
+    PER_COLLECTION = "per-collection"
+
+
+@dataclass(frozen=True)
+class ToolDesign:
+    """Which tool interface the model gets; every field is one of the paper's ablations."""
+
+    variant: ToolVariant = ToolVariant.UNIFIED
+    rationale: bool = False
+    parallel_calls: bool | None = None  # None: do not send `parallel_tool_calls` at all
+    structured_output: bool = False
+    token_budget: int = DEFAULT_TOKEN_BUDGET
+
+    def label(self) -> str:
+        parts = [self.variant.value]
+        if self.rationale:
+            parts.append("rationale")
+        if self.parallel_calls is not None:
+            parts.append("parallel" if self.parallel_calls else "sequential")
+        if self.structured_output:
+            parts.append("structured")
+        return "+".join(parts)
+
+
+@dataclass
+class ToolSet:
+    tools: list[dict[str, Any]]
+    design: ToolDesign
+    description: str
+    description_tokens: int
+    token_counter: str
+    shortening: list[str] = field(default_factory=list)
+    tool_to_collection: dict[str, str] = field(default_factory=dict)
+
+    def tool_names(self) -> list[str]:
+        return [tool["function"]["name"] for tool in self.tools]
+
+    def to_call_arguments(self, tool_name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+        """Map a call of any variant back to `query_database` arguments; split off the rationale."""
+        arguments = dict(arguments)
+        rationale = arguments.pop("rationale", None) if self.design.rationale else None
+        if tool_name in self.tool_to_collection:
+            arguments = {"collection_name": self.tool_to_collection[tool_name], **arguments}
+        return arguments, rationale if isinstance(rationale, str) else None
+
+
+def _describe(collection: CollectionSchema, level: int) -> str:
+    head = collection.name
+    description = collection.description or ""
+    if level >= 2:
+        description = description.split(". ")[0].rstrip(".")
+    if level < 3 and description:
+        head += f": {description}"
+    lines = [head]
+    for prop in collection.properties:
+        if prop.kind is None:
+            continue
+        line = f"  - {prop.name} ({prop.kind.value})"
+        if level == 0 and prop.description:
+            line += f": {prop.description}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+SHORTENING_STEPS = (
+    "dropped property descriptions",
+    "cut collection descriptions to their first sentence",
+    "dropped collection descriptions",
+)
+
+
+def collections_description(
+    collections: list[CollectionSchema], budget: int, counter: TokenCounter
+) -> tuple[str, int, list[str]]:
+    """The longest description that fits `budget` tokens, and the shortening steps it took."""
+    shortening: list[str] = []
+    for level in range(len(SHORTENING_STEPS) + 1):
+        text = DESCRIPTION_HEAD + "\n".join(_describe(c, level) for c in collections)
+        tokens = counter.count(text)
+        if tokens <= budget:
+            return text, tokens, shortening
+        if level < len(SHORTENING_STEPS):
+            shortening.append(SHORTENING_STEPS[level])
+    kept = list(collections)
+    while len(kept) > 1:
+        kept.pop()
+        listed = "\n".join(_describe(c, len(SHORTENING_STEPS)) for c in kept)
+        others = ", ".join(c.name for c in collections[len(kept) :])
+        text = f"{DESCRIPTION_HEAD}{listed}\nAlso available (properties not listed): {others}"
+        tokens = counter.count(text)
+        if tokens <= budget:
+            shortening.append(f"listed properties for {len(kept)} of {len(collections)} collections only")
+            return text, tokens, shortening
+    text = DESCRIPTION_HEAD + ", ".join(c.name for c in collections)
+    shortening.append("listed collection names only")
+    return text, counter.count(text), shortening
+
+
+def tool_function_name(collection: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", f"query_{collection}")[:64]
+
+
+def build_tools(
+    schema: DatabaseSchema, design: ToolDesign = ToolDesign(), counter: TokenCounter | None = None
+) -> ToolSet:
+    counter = counter or default_counter()
+    collections = list(schema.collections)
+    names = [c.name for c in collections]
+    if not names:
+        raise ValueError("the database has no collections: load data first (`dbgorilla load`)")
+    if design.variant is ToolVariant.UNIFIED:
+        description, tokens, shortening = collections_description(collections, design.token_budget, counter)
+        tool = _function(TOOL_NAME, description, tool_parameters_schema(names, rationale=design.rationale))
+        return ToolSet([tool], design, description, tokens, counter.name, shortening)
+    tools, mapping, total = [], {}, 0
+    shortening: list[str] = []
+    per_tool_budget = max(64, design.token_budget // len(collections))
+    for collection in collections:
+        description, tokens, steps = collections_description([collection], per_tool_budget, counter)
+        parameters = tool_parameters_schema([collection.name], rationale=design.rationale)
+        parameters["properties"].pop("collection_name")
+        parameters["required"] = [r for r in parameters["required"] if r != "collection_name"]
+        name = tool_function_name(collection.name)
+        tools.append(_function(name, description, parameters))
+        mapping[name] = collection.name
+        total += tokens
+        shortening += [f"{collection.name}: {step}" for step in steps]
+    return ToolSet(
+        tools,
+        design,
+        "\n\n".join(t["function"]["description"] for t in tools),
+        total,
+        counter.name,
+        shortening,
+        mapping,
+    )
+
+
+def _function(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": parameters}}
+
+
+def schema_limit_violations(schema: Any, path: str = "parameters") -> list[str]:
+    """Constructs OpenAI-compatible providers reject: $ref, anyOf/oneOf, more than 16 keys a level."""
+    problems: list[str] = []
+    if isinstance(schema, dict):
+        for banned in ("$ref", "anyOf", "oneOf", "allOf", "$defs"):
+            if banned in schema:
+                problems.append(f"{path}: uses {banned}")
+        properties = schema.get("properties")
+        if isinstance(properties, dict) and len(properties) > MAX_KEYS_PER_LEVEL:
+            problems.append(f"{path}: {len(properties)} properties on one level (max {MAX_KEYS_PER_LEVEL})")
+        for key, value in schema.items():
+            problems += schema_limit_violations(value, f"{path}.{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            problems += schema_limit_violations(value, f"{path}[{index}]")
+    return problems
