@@ -12,10 +12,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from agent.commands import register as register_agent_commands
 from dbgorilla import stack
 from dbgorilla.config import WEAVIATE_VERSION, Settings
 from dbgorilla.errors import DbGorillaError, ExitCode, MissingDependency
 from dbgorilla.model_server import DEFAULT_MODEL, MODELS, ModelService, get_model
+from fixtures.commands import register as register_fixture_commands
 
 app = typer.Typer(
     help="dbgorilla-live: an LLM queries a live Weaviate through function calling.\n\n"
@@ -26,6 +28,8 @@ app = typer.Typer(
 )
 model_app = typer.Typer(help="The local OpenAI-compatible model server (llama-cpp-python).", no_args_is_help=True)
 app.add_typer(model_app, name="model")
+register_fixture_commands(app)
+register_agent_commands(app)
 
 out = Console()
 err = Console(stderr=True, soft_wrap=True)
