@@ -1,0 +1,71 @@
+"""The whole wiring with a real model: llama.cpp server (SmolLM2) → loop → executor → live Weaviate.
+
+Asserts the loop's shape, not the model's accuracy: SmolLM2-135M is fast and often wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from agent import Agent, AgentConfig, OpenAIChatModel, build_tools
+from agent.tokens import estimate_counter
+from dbgorilla.model_server import SMOLLM2, TEST_MODEL, ModelService
+from dbgorilla.smoke import create_smoke_collection
+from executors import DatabaseSchema, WeaviateExecutor
+from tests.conftest import fresh_settings, run_cli, settings_env
+
+pytestmark = [pytest.mark.model, pytest.mark.integration]
+NAME = "AgentEndToEnd"
+
+
+@pytest.fixture(scope="module")
+def smollm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenAIChatModel]:
+    settings = fresh_settings(tmp_path_factory.mktemp("e2e-model"))
+    env = settings_env(settings)
+    assert run_cli("model", "up", "--model", TEST_MODEL, env=env).returncode == 0
+    service = ModelService(settings, SMOLLM2)
+    yield OpenAIChatModel(
+        TEST_MODEL,
+        base_url=service.base_url,
+        timeout=120,
+        max_retries=0,
+        max_tokens=256,
+        prefers_named_tool_choice=True,
+    )
+    run_cli("model", "down", env=env)
+
+
+def test_small_model_drives_the_loop_through_weaviate(smollm: OpenAIChatModel, client: Any) -> None:
+    create_smoke_collection(client, NAME)
+    try:
+        executor = WeaviateExecutor(client)
+        tools = build_tools(DatabaseSchema(collections=(executor.schema.get(NAME),)), counter=estimate_counter())
+        run = Agent(smollm, executor, tools, AgentConfig(max_steps=3)).run("Find restaurants that serve sushi.")
+    finally:
+        client.collections.delete(NAME)
+    assert run.steps, "the model was called"
+    first = run.steps[0]
+    assert first.tool_choice == {"type": "function", "function": {"name": "query_database"}}
+    assert first.calls, "a named tool_choice always yields a tool call from llama.cpp"
+    call = first.calls[0]
+    json.loads(call.raw_arguments)  # well-formed JSON, whatever its content
+    assert call.ok or call.error.code in {
+        "unknown_collection",
+        "unknown_property",
+        "type_mismatch",
+        "invalid_operator",
+        "invalid_metric",
+        "invalid_value",
+        "invalid_arguments",
+    }
+    if call.ok:
+        assert call.weaviate_call and call.weaviate_call[0].startswith("collection.")
+    assert len(run.steps) >= 2, "the tool result went back to the model for another turn"
+    assert run.steps[1].tool_choice == "auto"
+    assert run.outcome in {"answered", "max_steps", "correction_limit"}
+    assert run.usage.prompt_tokens > 0 and run.latency_s > 0
+    assert run.messages[2]["role"] == "assistant" and run.messages[3]["role"] == "tool"
