@@ -4,7 +4,7 @@ One plan per operator combination (S = search, F = filters, A = aggregations, G 
 
 - no A, no G:  `query.<search>(limit=SEARCH_LIMIT)` or `query.fetch_objects(limit=FETCH_LIMIT+1, sort=Sort.by_id())`
 - A, no G:     `aggregate.<search>(object_limit=SEARCH_OBJECT_LIMIT)` or `aggregate.over_all()`, all metrics at once
-- G (any A):   the same aggregate call with `group_by=GroupByAggregate(prop, limit=MAX_GROUPS+1)`
+- G (any A):   the same aggregate call with `group_by=GroupByAggregate(prop, limit=GROUP_FETCH_LIMIT)`
 - G, no A:     plus sample objects: the search hits (`limit=SEARCH_OBJECT_LIMIT`) or the first
                `GROUP_SAMPLE_SCAN_LIMIT` matches in UUID order, bucketed by group value locally
 
@@ -122,11 +122,23 @@ def filter_expr(spec: FilterSpec) -> Expr:
     return attribute_call(receiver, FILTER_METHODS[spec.operator], literal(value))
 
 
-def filters_expr(specs: tuple[FilterSpec, ...]) -> Expr | None:
-    """All filters ANDed; None without filters."""
+#: Operators whose lone filter Weaviate (v1.39) resolves only up to the query's `limit`.
+LIMITED_OPERATORS = frozenset({"<", "<=", ">", ">=", "LIKE"})
+
+
+def filters_expr(specs: tuple[FilterSpec, ...], *, sorted_fetch: bool = False) -> Expr | None:
+    """All filters ANDed; None without filters.
+
+    `sorted_fetch`: Weaviate resolves a lone range or LIKE filter only up to the query's limit
+    and then sorts that partial set, so `fetch_objects(limit=10, sort=Sort.by_id())` would list
+    some matches in UUID order rather than the first ten. A filter ANDed with itself is resolved
+    completely (nested filters are never limited), which makes the result exact.
+    """
     exprs = [filter_expr(spec) for spec in specs]
     if not exprs:
         return None
+    if len(exprs) == 1 and sorted_fetch and specs[0].operator in LIMITED_OPERATORS:
+        exprs = [exprs[0], exprs[0]]
     if len(exprs) == 1:
         return exprs[0]
     return attribute_call(_FILTER, "all_of", list_expr(exprs))
@@ -169,8 +181,9 @@ def _objects_call(
     kwargs: dict[str, Expr] = {}
     if spec.search_query is None:
         kwargs["limit"] = literal(limit)
-        if filters is not None:
-            kwargs["filters"] = filters
+        fetch_filters = filters_expr(spec.filters, sorted_fetch=True)
+        if fetch_filters is not None:
+            kwargs["filters"] = fetch_filters
         kwargs["sort"] = attribute_call(Expr(Sort, "Sort"), "by_id")
         return PlannedCall("query", "fetch_objects", purpose, (), kwargs)
     method, kwargs = _search_kwargs(options, aggregate=False)
@@ -195,7 +208,9 @@ def _aggregate_call(
     if filters is not None:
         kwargs["filters"] = filters
     if spec.group_by is not None:
-        limit = options.max_groups + 1  # one extra to know whether groups were cut
+        # Fetch more groups than are shown (at least one extra, to know whether any were cut)
+        # and cut locally: Weaviate breaks ties between equal-sized groups arbitrarily.
+        limit = max(options.group_fetch_limit, options.max_groups + 1)
         group = GroupByAggregate(prop=spec.group_by.name, limit=limit)
         kwargs["group_by"] = Expr(group, f"GroupByAggregate(prop={literal(spec.group_by.name).source}, limit={limit})")
     if metrics:

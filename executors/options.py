@@ -4,10 +4,14 @@ Every limit the executor applies is a named constant here and appears in the ren
 a result never silently depends on a server default:
 
 - `SEARCH_LIMIT`: objects a search returns when there is no aggregation or group-by.
-- `FETCH_LIMIT`: objects a query without search returns, the first ones in UUID order.
+- `FETCH_LIMIT`: objects a query without search returns: the first ones in UUID order
+  (`Sort.by_id()`; see `_plan.filters_expr` for the Weaviate quirk this works around).
 - `SEARCH_OBJECT_LIMIT`: with search plus aggregation or group-by, the aggregation runs over the
   search's top `SEARCH_OBJECT_LIMIT` hits (Weaviate's aggregate `object_limit`).
-- `MAX_GROUPS`: groups returned by a group-by, largest first (ties by value).
+- `MAX_GROUPS`: groups returned by a group-by, largest first (ties by value). Weaviate is asked
+  for up to `GROUP_FETCH_LIMIT` groups and the cut is made here, because Weaviate's own cut
+  picks arbitrarily among groups of equal size; beyond `GROUP_FETCH_LIMIT` distinct values
+  the groups at the boundary may vary between runs.
 - `SAMPLES_PER_GROUP` / `GROUP_SAMPLE_SCAN_LIMIT`: a group-by without aggregation shows up to
   `SAMPLES_PER_GROUP` sample objects per group, taken from the search hits (best first) or,
   without search, from the first `GROUP_SAMPLE_SCAN_LIMIT` matching objects in UUID order.
@@ -25,6 +29,7 @@ SEARCH_LIMIT = 10
 FETCH_LIMIT = 10
 SEARCH_OBJECT_LIMIT = 100
 MAX_GROUPS = 100
+GROUP_FETCH_LIMIT = 1000
 SAMPLES_PER_GROUP = 3
 GROUP_SAMPLE_SCAN_LIMIT = 1000
 DEFAULT_TOP_OCCURRENCES_LIMIT = 5
@@ -55,6 +60,7 @@ class ExecutorOptions(BaseModel):
     fetch_limit: int = Field(default=FETCH_LIMIT, ge=1, le=10_000)
     search_object_limit: int = Field(default=SEARCH_OBJECT_LIMIT, ge=1, le=100_000)
     max_groups: int = Field(default=MAX_GROUPS, ge=1, le=10_000)
+    group_fetch_limit: int = Field(default=GROUP_FETCH_LIMIT, ge=1, le=100_000)
     samples_per_group: int = Field(default=SAMPLES_PER_GROUP, ge=0, le=100)
     group_sample_scan_limit: int = Field(default=GROUP_SAMPLE_SCAN_LIMIT, ge=0, le=100_000)
     default_top_occurrences_limit: int = Field(

@@ -12,6 +12,7 @@ collection configs and runs the `query`/`aggregate` methods listed in `READ_METH
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -208,8 +209,11 @@ def assemble_result(plan: QueryPlan, responses: dict[str, Any]) -> QueryResult:
             result.total_count = None if result.truncated else len(objects)
     if "aggregate" in responses:
         response = responses["aggregate"]
+        # Weaviate's unfiltered scan returns TOP_OCCURRENCES values still JSON-escaped.
+        escaped = not spec.filters and not spec.has_search
         result.aggregations = {
-            a.prop.name: _metric_values(a, response.properties.get(a.prop.name), options) for a in spec.aggregations
+            a.prop.name: _metric_values(a, response.properties.get(a.prop.name), options, escaped)
+            for a in spec.aggregations
         }
         result.total_count = response.total_count
     if "groups" in responses:
@@ -256,7 +260,9 @@ def _float(value: Any) -> float | None:
     return None if math.isnan(number) else number
 
 
-def _metric_values(spec: AggregationSpec, aggregate: Any, options: ExecutorOptions) -> dict[str, MetricValue]:
+def _metric_values(
+    spec: AggregationSpec, aggregate: Any, options: ExecutorOptions, escaped: bool = False
+) -> dict[str, MetricValue]:
     values: dict[str, MetricValue] = {}
     for metric in spec.metrics:
         if metric == "TYPE":
@@ -264,7 +270,7 @@ def _metric_values(spec: AggregationSpec, aggregate: Any, options: ExecutorOptio
             continue
         raw = getattr(aggregate, RESULT_ATTRIBUTES[metric], None) if aggregate is not None else None
         if metric == "TOP_OCCURRENCES":
-            values[metric] = _top_occurrences(raw or [], top_occurrences_limit(spec, options))
+            values[metric] = _top_occurrences(raw or [], top_occurrences_limit(spec, options), escaped)
         elif metric == "COUNT":
             values[metric] = float(raw or 0)
         else:
@@ -272,9 +278,23 @@ def _metric_values(spec: AggregationSpec, aggregate: Any, options: ExecutorOptio
     return values
 
 
-def _top_occurrences(items: list[Any], limit: int) -> list[TopOccurrence]:
-    pairs = [TopOccurrence(value=str(item.value), count=int(item.count or 0)) for item in items]
+def _top_occurrences(items: list[Any], limit: int, escaped: bool) -> list[TopOccurrence]:
+    pairs = [
+        TopOccurrence(value=_unescape(str(item.value)) if escaped else str(item.value), count=int(item.count or 0))
+        for item in items
+    ]
     return sorted(pairs, key=lambda p: (-p.count, p.value))[:limit]
+
+
+def _unescape(value: str) -> str:
+    """Undo the JSON string escaping (`\\u0026` for `&`, `\\n`...) of Weaviate's unfiltered text scan."""
+    if "\\" not in value:
+        return value
+    try:
+        decoded = json.loads(f'"{value}"')
+    except ValueError:
+        return value
+    return decoded if isinstance(decoded, str) else value
 
 
 __all__ = [

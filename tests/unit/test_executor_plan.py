@@ -142,7 +142,7 @@ def test_all_filters_and_all_aggregations_in_one_call() -> None:
     assert call == (
         "collection.aggregate.over_all(filters=Filter.all_of([Filter.by_property('price').less_than(20.0), "
         "Filter.by_property('name').like('b*'), Filter.by_property('open').not_equal(False)]), "
-        "group_by=GroupByAggregate(prop='open', limit=101), return_metrics=[Metrics('price').number(sum_=True), "
+        "group_by=GroupByAggregate(prop='open', limit=1000), return_metrics=[Metrics('price').number(sum_=True), "
         "Metrics('name').text(top_occurrences_count=True, top_occurrences_value=True, limit=5), "
         "Metrics('open').boolean(percentage_true=True)], total_count=True)"
     )
@@ -200,3 +200,18 @@ def test_int_filter_bounds_keep_the_meaning(operator: str, value: float, bound: 
         "integer_property_filter": {"property_name": "rooms", "operator": operator, "value": value},
     }
     assert f"({bound})" in plan_for(raw).rendered()[0]
+
+
+@pytest.mark.parametrize(("operator", "value", "doubled"), [("<", 3, True), ("LIKE", "b*", True), ("=", "b", False)])
+def test_lone_range_or_like_filter_is_anded_with_itself_for_sorted_fetches(
+    operator: str, value: Any, doubled: bool
+) -> None:
+    """Weaviate resolves a lone range/LIKE filter only up to the limit before sorting by id."""
+    slot = "integer_property_filter" if operator == "<" else "text_property_filter"
+    prop = "price" if operator == "<" else "name"
+    raw = {"collection_name": "Shops", slot: {"property_name": prop, "operator": operator, "value": value}}
+    (call,) = plan_for(raw).rendered()
+    assert call.startswith("collection.query.fetch_objects(")
+    assert ("Filter.all_of([" in call) is doubled
+    searched = plan_for({**raw, "search_query": "x"}).rendered()[0]
+    assert "Filter.all_of([" not in searched

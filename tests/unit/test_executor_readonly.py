@@ -174,3 +174,14 @@ def test_schema_read_failure_is_typed() -> None:
     with pytest.raises(ExecutorError) as caught:
         executor.execute({"collection_name": "Shops"})
     assert caught.value.code == "weaviate_unavailable"
+
+
+def test_unfiltered_top_occurrences_are_unescaped() -> None:
+    """Weaviate's unfiltered text scan returns values JSON-escaped (`\\u0026` for `&`)."""
+    from executors.weaviate_executor import _unescape
+
+    assert _unescape("a \\u0026 b") == "a & b"
+    assert _unescape('say \\"hi\\" \\u003cb\\u003e') == 'say "hi" <b>'
+    assert _unescape("back\\\\slash") == "back\\slash"
+    assert _unescape("plain") == "plain"
+    assert _unescape("broken \\x") == "broken \\x"
