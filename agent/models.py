@@ -168,6 +168,11 @@ class OracleModel:
     def __init__(self, ground_truth: dict[str, Any]) -> None:
         self.ground_truth = ground_truth
 
+    @classmethod
+    def for_case(cls, case: Any) -> OracleModel:
+        """One oracle per benchmark case (anything with a `ground_truth` dict)."""
+        return cls(case.ground_truth)
+
     def complete(
         self,
         messages: list[dict[str, Any]],

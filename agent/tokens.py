@@ -7,8 +7,10 @@ local GGUF in well under a second). Without it, we fall back to a chars/4 estima
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 CHARS_PER_TOKEN_ESTIMATE = 4.0
@@ -28,7 +30,8 @@ def default_counter() -> TokenCounter:
 
         from dbgorilla.model_server import QWEN_CODER
 
-        vocab = Llama(model_path=str(QWEN_CODER.gguf_path(echo=lambda _: None)), vocab_only=True, verbose=False)
+        with _quiet_stderr():
+            vocab = Llama(model_path=str(QWEN_CODER.gguf_path(echo=lambda _: None)), vocab_only=True, verbose=False)
     except Exception:  # no llama-cpp-python or no model files: estimate instead
         return estimate_counter()
 
@@ -36,6 +39,19 @@ def default_counter() -> TokenCounter:
         return len(vocab.tokenize(text.encode(), add_bos=False, special=False))
 
     return TokenCounter("qwen2.5 tokenizer", count, exact=True)
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """llama.cpp logs a context-size warning from C even with verbose=False."""
+    saved = os.dup(2)
+    with open(os.devnull, "wb") as devnull:
+        os.dup2(devnull.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
 
 
 def estimate_counter() -> TokenCounter:

@@ -23,7 +23,8 @@ from typing import Any
 from executors import ExecutorOptions, QueryResult
 
 RELATIVE_TOLERANCE = 1e-6
-SCORING_OPTIONS = ExecutorOptions(fetch_limit=10_000, search_limit=10, max_groups=1000)
+#: Weaviate caps limit at QUERY_MAXIMUM_RESULTS (10,000) and the executor asks for one extra.
+SCORING_OPTIONS = ExecutorOptions(fetch_limit=9_999, search_limit=10, max_groups=1000)
 
 
 @dataclass(frozen=True)

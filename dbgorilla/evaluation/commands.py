@@ -1,0 +1,249 @@
+"""`dbgorilla eval` and `dbgorilla score`."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from agent.commands import design_from_flags
+from agent.loop import AgentConfig
+from agent.models import ORACLE, OracleModel, resolve_model
+from agent.tooldef import DEFAULT_TOKEN_BUDGET, ToolDesign, ToolSet, build_tools
+from dbgorilla.errors import ConfigError
+from dbgorilla.evaluation import runner
+from dbgorilla.evaluation.cases import is_dbgorilla_file, load_cases, select_cases
+from dbgorilla.evaluation.metrics import core, summarize
+from dbgorilla.evaluation.records import EvalRecord
+
+out = Console()
+err = Console(stderr=True, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(evaluate)
+    app.command("score")(score)
+
+
+def _say(message: str) -> None:
+    err.print(message, highlight=False)
+
+
+def use_case_collections(dataset: Path | None) -> dict[str, list[str]]:
+    from fixtures.schema import get_use_cases
+
+    use_cases = get_use_cases()
+    if dataset is not None and is_dbgorilla_file(dataset):
+        from fixtures.dbgorilla_format import load_dbgorilla
+
+        use_cases = load_dbgorilla(dataset).use_cases
+    return {u.name: [c.name for c in u.collections] for u in use_cases}
+
+
+def ensure_loaded(client: Any, needed: dict[str, list[str]], dataset: Path | None) -> None:
+    """Load any use case whose collections are missing or empty (default size and seed)."""
+    from fixtures.loader import load_schemas
+    from fixtures.schema import get_use_cases
+
+    missing = [
+        name
+        for name, collections in needed.items()
+        if not all(client.collections.exists(c) and len(client.collections.use(c)) > 0 for c in collections)
+    ]
+    if not missing:
+        return
+    _say(f"loading use cases with no data yet: {', '.join(missing)} (`dbgorilla load` for other sizes)")
+    if dataset is not None and is_dbgorilla_file(dataset):
+        from fixtures.dbgorilla_format import load_dbgorilla
+
+        use_cases = [u for u in load_dbgorilla(dataset).use_cases if u.name in missing]
+    else:
+        use_cases = get_use_cases(missing)
+    report = load_schemas(client, use_cases)
+    if not report.ok:
+        raise ConfigError(f"loading {', '.join(missing)} failed: {report.model_dump_json()[:500]}")
+
+
+def tools_by_use_case(schema: Any, collections: dict[str, list[str]], design: ToolDesign) -> dict[str, ToolSet]:
+    from executors import DatabaseSchema
+
+    tools = {}
+    for use_case, names in collections.items():
+        found = tuple(c for c in schema.collections if c.name in names)
+        if found:
+            tools[use_case] = build_tools(DatabaseSchema(collections=found), design)
+    return tools
+
+
+def _running_scores(records: list[EvalRecord]) -> str:
+    if not records:
+        return ""
+    numbers = core(records)
+    execution = numbers["execution_match_exact"]
+    return (
+        f"EM {numbers['exact_match']:.2f}  AST {numbers['ast_score']:.2f}  EX {execution:.2f}"
+        if execution is not None
+        else f"EM {numbers['exact_match']:.2f}  AST {numbers['ast_score']:.2f}"
+    )
+
+
+def evaluate(
+    dataset: Annotated[
+        Path | None, typer.Option(help="Benchmark JSONL (default: ours) or a DBGorilla JSON file.")
+    ] = None,
+    use_case: Annotated[list[str] | None, typer.Option("--use-case", help="Only these use cases (repeatable).")] = None,
+    limit: Annotated[
+        int | None, typer.Option(help="Cases to run; 0 = all. Default: one per collection (15), a few minutes offline.")
+    ] = None,
+    case_id: Annotated[list[str] | None, typer.Option("--id", help="Only these case ids (repeatable).")] = None,
+    model: Annotated[str | None, typer.Option(help="'oracle', a local model, or the endpoint's model name.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Any OpenAI-compatible endpoint (key: OPENAI_API_KEY).")] = None,
+    variant: Annotated[str, typer.Option(help="unified | per-collection")] = "unified",
+    rationale: Annotated[bool, typer.Option(help="Require a rationale argument.")] = False,
+    parallel: Annotated[bool | None, typer.Option("--parallel/--sequential", help="Send parallel_tool_calls.")] = None,
+    structured: Annotated[bool, typer.Option(help="ResponseOrToolCall via response_format.")] = False,
+    token_budget: Annotated[int, typer.Option(help="Tool description budget in tokens.")] = DEFAULT_TOKEN_BUDGET,
+    max_steps: Annotated[int, typer.Option(min=1)] = 3,
+    concurrency: Annotated[int, typer.Option(min=1, help="Cases in flight.")] = 1,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<model>-<time>).")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Skip the ids already done in --out.")] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Discard earlier results in --out.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+) -> None:
+    """Run a model over the benchmark through the live loop; score by arguments and by execution."""
+    from dbgorilla.connection import connect
+    from executors import WeaviateExecutor
+
+    if resume and overwrite:
+        raise ConfigError("choose --resume or --overwrite, not both")
+    design = design_from_flags(variant, rationale, parallel, structured, token_budget)
+    cases = select_cases(load_cases(dataset), use_case, limit, case_id)
+    if not cases:
+        raise ConfigError("no benchmark cases selected")
+    model_label = model or "offline-default"
+    out = out_dir or Path("runs") / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', model_label)}-{datetime.now():%Y%m%d-%H%M%S}"
+    done = runner.prepare_run_dir(out, resume, overwrite)
+    todo = [c for c in cases if c.id not in done]
+    collections = {
+        name: cols for name, cols in use_case_collections(dataset).items() if name in {c.use_case for c in cases}
+    }
+    started = time.time()
+    with connect() as client:
+        ensure_loaded(client, collections, dataset)
+        executor = WeaviateExecutor(client)
+        tools = tools_by_use_case(executor.schema, collections, design)
+        if model == ORACLE:
+            chat_name, model_for = ORACLE, OracleModel.for_case
+        else:
+            chat = resolve_model(model, base_url, echo=_say)
+            chat_name, model_for = chat.name, (lambda _case, chat=chat: chat)
+        context = runner.RunContext(
+            client=client,
+            executor=executor,
+            scorer=runner.scoring_executor(client),
+            tools_for=tools,
+            model_for=model_for,
+            model_name=chat_name,
+            config=AgentConfig(max_steps=max_steps),
+            design=design,
+        )
+        _say(f"{len(todo)} cases to run ({len(done)} already done) → {out / runner.RESULTS_FILE}")
+        finished: list[EvalRecord] = []
+        with Progress(
+            TextColumn("[bold]eval[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[scores]}"),
+            console=err,
+            transient=False,
+        ) as progress:
+            task = progress.add_task("eval", total=len(todo), scores="")
+
+            def on_record(record: EvalRecord) -> None:
+                finished.append(record)
+                progress.update(task, advance=1, scores=_running_scores(finished))
+
+            runner.run_cases(todo, context, out, concurrency, on_record)
+    records = [r for r in runner.read_records(out / runner.RESULTS_FILE) if r.id in {c.id for c in cases}]
+    summary = summarize(records)
+    runner.write_run_file(
+        out,
+        {
+            "model": chat_name,
+            "base_url": base_url,
+            "tool_design": design.label(),
+            "dataset": str(dataset or "benchmark"),
+            "cases": len(cases),
+            "concurrency": concurrency,
+            "max_steps": max_steps,
+            "started": datetime.fromtimestamp(started, timezone.utc).isoformat(),
+            "wall_time_s": round(time.time() - started, 2),
+        },
+    )
+    (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    if as_json:
+        print(json.dumps(summary, default=str))
+    else:
+        show_summary(summary, out)
+
+
+def show_summary(summary: dict[str, Any], out: Path | None = None) -> None:
+    table = Table("metric", "value", title=f"results{f' in {out}' if out else ''}")
+    for key in (
+        "cases",
+        "exact_match",
+        "ast_score",
+        "ast_score_lenient",
+        "routing_accuracy",
+        "no_tool_rate",
+        "execution_match_exact",
+        "execution_match_subset",
+        "avg_steps",
+        "avg_corrections",
+        "latency_p50_s",
+        "latency_p95_s",
+    ):
+        if key in summary:
+            value = summary[key]
+            table.add_row(key, f"{value:.3f}" if isinstance(value, float) else str(value))
+    out_console = Console()
+    out_console.print(table)
+    if summary.get("outcomes"):
+        out_console.print("outcomes: " + ", ".join(f"{k}={v}" for k, v in sorted(summary["outcomes"].items())))
+
+
+def score(
+    predictions: Annotated[
+        Path, typer.Option(exists=True, dir_okay=False, help="Our results.jsonl or a DBGorilla result JSON.")
+    ],
+    dataset: Annotated[
+        Path | None, typer.Option(help="The dataset the predictions answer (for DBGorilla files).")
+    ] = None,
+    execute: Annotated[bool, typer.Option("--execute", help="Also score execution match on the loaded data.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+) -> None:
+    """Score predictions without calling a model."""
+    from dbgorilla.evaluation.scoring import load_predictions, rescore
+
+    records = load_predictions(predictions)
+    if execute:
+        from dbgorilla.connection import connect
+
+        with connect() as client:
+            records = rescore(records, client)
+    else:
+        records = rescore(records, None)
+    summary = summarize(records, executed_scoring=execute)
+    if as_json:
+        print(json.dumps(summary, default=str))
+    else:
+        show_summary(summary)
