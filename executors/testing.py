@@ -103,77 +103,131 @@ def unique_name(prefix: str = "ExecTest") -> str:
     return f"{prefix}{uuid.uuid4().hex[:10]}"
 
 
-def tool_arguments_strategy(collections: dict[str, list[str]]) -> Any:
+def sample_schema(name: str) -> Any:
+    """The `DatabaseSchema` of one sample collection, as `WeaviateExecutor.schema` would read it."""
+    from executors.schema import CollectionSchema, DatabaseSchema, PropertySchema
+
+    properties = (
+        PropertySchema(name="title", data_type="text", tokenization="word"),
+        PropertySchema(name="cuisine", data_type="text", tokenization="field"),
+        PropertySchema(name="price", data_type="number"),
+        PropertySchema(name="seats", data_type="int"),
+        PropertySchema(name="open_late", data_type="boolean"),
+    )
+    return DatabaseSchema(collections=(CollectionSchema(name=name, properties=properties),))
+
+
+def tool_arguments_strategy(schema: Any) -> Any:
     """Hypothesis strategy of raw tool arguments, valid and invalid, for fuzzing executors.
 
-    `collections` maps collection names to property names. Draws mix plausible calls (known
-    names, every operator and metric, values of every JSON type including NaN and huge numbers)
-    with garbage: unknown names, wrong slot shapes, random JSON values and malformed JSON text.
+    Draws come from three families: well-typed calls against `schema` (a `DatabaseSchema`) with
+    occasional wrong names, operators, metrics and values (NaN, huge numbers, wrong JSON types);
+    structurally broken calls (unknown keys, slots that are not objects); and garbage (random JSON
+    values and text). Calls are also sent as JSON strings.
     """
     import json
 
     from hypothesis import strategies as st
 
-    from executors.arguments import (
-        BooleanMetric,
-        BooleanOperator,
-        NumberMetric,
-        NumberOperator,
-        TextMetric,
-        TextOperator,
-    )
+    from executors._validate import AGGREGATION_SLOT, FILTER_SLOT, METRICS, OPERATORS
+    from executors.arguments import PropertyKind
 
-    names = sorted(collections)
-    props = sorted({p for ps in collections.values() for p in ps})
-    collection_names = st.one_of(st.sampled_from(names), st.text(max_size=12)) if names else st.text(max_size=12)
-    property_names = st.one_of(st.sampled_from(props), st.text(max_size=12)) if props else st.text(max_size=12)
-    operators = st.sampled_from(
-        sorted({o.value for o in (*NumberOperator, *TextOperator, *BooleanOperator)} | {"!=", "~", "", "contains"})
-    )
-    metrics = st.sampled_from(sorted({m.value for m in (*NumberMetric, *TextMetric, *BooleanMetric)} | {"AVG", ""}))
+    names = schema.names()
+    props = sorted({p.name for c in schema.collections for p in c.properties})
+    words = ["pizza", "Thai", "It*", "?ta*", "the", "*", "  ", "Italian", "cozy pizza", "", "a?b", "Ω"]
     scalars = st.one_of(
         st.none(),
         st.booleans(),
         st.integers(min_value=-(2**70), max_value=2**70),
         st.floats(allow_nan=True, allow_infinity=True),
         st.text(max_size=30),
-        st.sampled_from(["pizza", "Thai", "It*", "?ta*", "the", "*", "  ", "Italian", "cozy pizza"]),
+        st.sampled_from(words),
     )
     json_values = st.recursive(
         scalars,
         lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
         max_leaves=6,
     )
+    all_operators = sorted({op for ops in OPERATORS.values() for op in ops} | {"~", "", "contains"})
+    all_metrics = sorted({m for ms in METRICS.values() for m in ms} | {"AVG", ""})
+    good_values = {
+        PropertyKind.NUMBER: st.one_of(st.integers(-10, 200), st.floats(-10, 200, allow_nan=False)),
+        PropertyKind.TEXT: st.one_of(st.sampled_from(words), st.text(min_size=1, max_size=12)),
+        PropertyKind.BOOLEAN: st.booleans(),
+    }
 
-    def slot(keys: dict[str, Any]) -> Any:
-        return st.one_of(st.fixed_dictionaries({}, optional=keys), json_values)
+    corrupt = True
 
-    filter_slot = slot({"property_name": property_names, "operator": operators, "value": scalars})
-    aggregation_slot = slot(
-        {
-            "property_name": property_names,
-            "metrics": metrics,
-            "top_occurrences_limit": st.one_of(st.integers(-5, 1000), scalars),
-        }
+    def mostly(good: Any, bad: Any) -> Any:
+        return st.one_of(good, good, good, good, good, good, good, good, good, bad) if corrupt else good
+
+    def kind_props(kind: PropertyKind) -> Any:
+        typed = sorted({p.name for c in schema.collections for p in c.properties if p.kind == kind})
+        return mostly(st.sampled_from(typed), st.sampled_from(props) | st.text(max_size=8)) if typed else st.text()
+
+    def filter_slot(kind: PropertyKind) -> Any:
+        return st.fixed_dictionaries(
+            {
+                "property_name": kind_props(kind),
+                "operator": mostly(st.sampled_from(OPERATORS[kind]), st.sampled_from(all_operators)),
+                "value": mostly(good_values[kind], scalars),
+            }
+        )
+
+    def aggregation_slot(kind: PropertyKind) -> Any:
+        optional = {"top_occurrences_limit": mostly(st.integers(1, 100), st.integers(-5, 1000) | scalars)}
+        return st.fixed_dictionaries(
+            {
+                "property_name": kind_props(kind),
+                "metrics": mostly(st.sampled_from(METRICS[kind]), st.sampled_from(all_metrics)),
+            },
+            optional=optional if kind == PropertyKind.TEXT else {},
+        )
+
+    def calls() -> Any:
+        collection_names = mostly(st.sampled_from(names), st.text(max_size=12)) if names else st.text(max_size=12)
+        return st.fixed_dictionaries(
+            {"collection_name": collection_names},
+            optional={
+                "search_query": mostly(st.sampled_from(["pizza", "cozy thai noodles", "bar"]), scalars),
+                **{slot: filter_slot(kind) for kind, slot in FILTER_SLOT.items()},
+                **{slot: aggregation_slot(kind) for kind, slot in AGGREGATION_SLOT.items()},
+                "groupby_property": mostly(st.sampled_from(props), scalars),
+                "rationale": st.text(max_size=10),
+            },
+        )
+
+    typed_calls = calls()
+    corrupt = False
+    clean_calls = calls()
+    collection_names = st.sampled_from(names) if names else st.text(max_size=12)
+    loose_slot = st.one_of(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "property_name": st.sampled_from(props) | scalars,
+                "operator": st.sampled_from(all_operators),
+                "metrics": st.sampled_from(all_metrics),
+                "value": scalars,
+                "extra": scalars,
+            },
+        ),
+        json_values,
     )
-    calls = st.fixed_dictionaries(
-        {"collection_name": collection_names},
+    broken_calls = st.fixed_dictionaries(
+        {"collection_name": collection_names | scalars},
         optional={
-            "search_query": st.one_of(st.text(max_size=40), scalars),
-            "integer_property_filter": filter_slot,
-            "text_property_filter": filter_slot,
-            "boolean_property_filter": filter_slot,
-            "integer_property_aggregation": aggregation_slot,
-            "text_property_aggregation": aggregation_slot,
-            "boolean_property_aggregation": aggregation_slot,
-            "groupby_property": st.one_of(property_names, scalars),
-            "rationale": st.text(max_size=10),
+            **{slot: loose_slot for slot in (*FILTER_SLOT.values(), *AGGREGATION_SLOT.values())},
             "unexpected": scalars,
         },
     )
     return st.one_of(
-        calls,
-        calls.map(lambda call: json.dumps(call, allow_nan=True)),
+        clean_calls,
+        clean_calls,
+        typed_calls,
+        typed_calls,
+        typed_calls.map(lambda call: json.dumps(call, allow_nan=True)),
+        broken_calls,
         json_values,
         st.text(max_size=60),
     )

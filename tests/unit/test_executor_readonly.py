@@ -17,6 +17,7 @@ from weaviate import exceptions as wx
 
 from executors import ExecutorError, QueryResult, WeaviateExecutor
 from executors._plan import READ_METHODS
+from executors.schema import schema_from_configs
 from executors.testing import tool_arguments_strategy
 from executors.weaviate_executor import translate_exception
 
@@ -101,7 +102,7 @@ class FakeClient(Strict):
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(raw=tool_arguments_strategy({"Shops": ["name", "kind", "price", "rooms", "open"]}))
+@given(raw=tool_arguments_strategy(schema_from_configs(CONFIGS)))
 def test_fuzzed_arguments_only_reach_read_methods(raw: Any) -> None:
     client = FakeClient()
     executor = WeaviateExecutor(client)
