@@ -17,6 +17,7 @@ from dbgorilla import stack
 from dbgorilla.config import WEAVIATE_VERSION, Settings
 from dbgorilla.errors import DbGorillaError, ExitCode, MissingDependency
 from dbgorilla.evaluation.commands import register as register_eval_commands
+from dbgorilla.evaluation.report_commands import register as register_report_commands
 from dbgorilla.model_server import DEFAULT_MODEL, MODELS, ModelService, get_model
 from fixtures.commands import register as register_fixture_commands
 
@@ -31,6 +32,7 @@ model_app = typer.Typer(help="The local OpenAI-compatible model server (llama-cp
 app.add_typer(model_app, name="model")
 register_fixture_commands(app)
 register_agent_commands(app)
+register_report_commands(app)
 register_eval_commands(app)
 
 out = Console()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +22,8 @@ QUESTION_PREVIEW = 110
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0 auto;max-width:1400px;padding:16px 28px;
 color:#1d232a;background:#fff}
-h1{font-size:24px;margin:8px 0 2px}h2{font-size:19px;margin:30px 0 6px;border-bottom:1px solid #e3e6ea;padding-bottom:4px}
+h1{font-size:24px;margin:8px 0 2px}
+h2{font-size:19px;margin:30px 0 6px;border-bottom:1px solid #e3e6ea;padding-bottom:4px}
 nav a{margin-right:14px;color:#2458a6;text-decoration:none}.muted{color:#6a737d}.caption{color:#555;max-width:1100px}
 table{border-collapse:collapse;margin:8px 0 4px;font-size:13px}th,td{padding:4px 9px;border-bottom:1px solid #eceff2}
 th{background:#f4f6f8;text-align:left;position:sticky;top:0}td.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -32,7 +34,8 @@ details.failure[open]{background:#fbfcfd}summary{cursor:pointer}summary code{fon
 .tag.bad{background:#fde8e8;color:#a01c1c}.grid{display:grid;grid-template-columns:1fr 1fr;gap:10px}
 pre{background:#f6f8fa;padding:8px;border-radius:4px;overflow:auto;max-height:380px;font-size:12px;margin:2px 0}
 h4{margin:8px 0 2px;font-size:13px}#filters select,#filters button{margin-right:10px;font-size:13px}
-dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:1px 12px;margin:4px 0 10px;font-size:13px}dt{color:#6a737d}
+dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:1px 12px;margin:4px 0 10px;font-size:13px}
+dt{color:#6a737d}dd{margin:0;word-break:break-all}
 """
 
 JS = """
@@ -89,7 +92,8 @@ def _table(table: Table) -> str:
         )
         rows.append(f"<tr>{cells}</tr>")
     caption = f'<p class="caption">{escape(table.caption)}</p>'
-    return f'{caption}<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+    body = "".join(rows)
+    return f'{caption}<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _image(png: bytes, alt: str) -> str:
@@ -120,7 +124,7 @@ def _failure(run: Run, record: EvalRecord, reasons: list[str]) -> str:
     question = record.query if len(record.query) <= QUESTION_PREVIEW else record.query[: QUESTION_PREVIEW - 1] + "…"
     tags = "".join(f'<span class="tag bad">{escape(r)}</span>' for r in reasons)
     summary = (
-        f"<summary><code>{escape(record.id)}</code> <span class=\"tag\">{escape(run.name)}</span>"
+        f'<summary><code>{escape(record.id)}</code> <span class="tag">{escape(run.name)}</span>'
         f'<span class="tag">{escape(record.use_case)}</span>{tags} {escape(question)}</summary>'
     )
     s = record.scores
@@ -142,17 +146,19 @@ def _failure(run: Run, record: EvalRecord, reasons: list[str]) -> str:
         '<div class="grid">'
         + _block("Ground truth", record.ground_truth)
         + _block("Prediction (first parsed call, the one scored by argument match)", record.first_arguments)
-        + _block("Ground truth result", _trim(truth_result))
-        + _block("Prediction result (first call that returned one)", _trim(_first_result(record)))
+        + _block("Ground truth result", truth_result, _result_text)
+        + _block("Prediction result (first call that returned one)", _first_result(record), _result_text)
         + "</div>"
     )
-    if record.predicted_calls:
-        parts.append(_block("All calls", [_call(c) for c in record.predicted_calls]))
+    calls = record.predicted_calls
+    if len(calls) > 1 or any(c.arguments is None or c.error_code for c in calls):
+        parts.append(_block("All calls (execution match takes the best of them)", [_call(c) for c in calls]))
     if record.final_answer:
         parts.append(f"<h4>Final answer</h4><pre>{escape(record.final_answer)}</pre>")
     data = f'data-run="{escape(run.name)}" data-usecase="{escape(record.use_case)}" '
     data += f'data-outcome="{escape(record.outcome.value)}" data-reason="{escape("|".join(reasons))}"'
-    return f'<details class="failure" id="{escape(run.name + ":" + record.id)}" {data}>{summary}{"".join(parts)}</details>'
+    anchor = escape(f"{run.name}:{record.id}")
+    return f'<details class="failure" id="{anchor}" {data}>{summary}{"".join(parts)}</details>'
 
 
 def _yes(value: bool | None) -> str:
@@ -191,8 +197,27 @@ def _trim(result: Any) -> Any:
     return trimmed
 
 
-def _block(title: str, value: Any) -> str:
-    text = "none" if value is None else json.dumps(value, indent=2, ensure_ascii=False, default=str)
+def _json(value: Any, indent: int | None = 2) -> str:
+    return json.dumps(value, indent=indent, ensure_ascii=False, default=str)
+
+
+def _result_text(result: Any) -> str:
+    """One line per field, object and group: results are long lists of small dicts."""
+    if not isinstance(result, dict):
+        return _json(result)
+    lines = []
+    for key, value in _trim(result).items():
+        if isinstance(value, list) and value:
+            lines += [f"{key}:", *(f"  {_json(item, None)}" for item in value)]
+        elif isinstance(value, dict) and value and key == "groups":
+            lines += [f"{key}:", *(f"  {_json(group)}: {_json(item, None)}" for group, item in value.items())]
+        else:
+            lines.append(f"{key}: {_json(value, None)}")
+    return "\n".join(lines)
+
+
+def _block(title: str, value: Any, show: Callable[[Any], str] = _json) -> str:
+    text = "none" if value is None else show(value)
     if len(text) > MAX_JSON_CHARS:
         text = text[:MAX_JSON_CHARS] + f"\n… ({len(text) - MAX_JSON_CHARS} more characters)"
     return f"<div><h4>{escape(title)}</h4><pre>{escape(text)}</pre></div>"
@@ -213,7 +238,7 @@ def _run_meta(run: Run) -> str:
     if not run.meta:
         items["run.json"] = "absent: metadata taken from the records"
     rows = "".join(f"<dt>{escape(str(k))}</dt><dd>{escape(_plain(v))}</dd>" for k, v in items.items())
-    return f"<h3>{escape(run.name)}</h3><dl class=\"meta\">{rows}</dl>"
+    return f'<h3>{escape(run.name)}</h3><dl class="meta">{rows}</dl>'
 
 
 def _plain(value: Any) -> str:

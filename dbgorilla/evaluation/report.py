@@ -173,8 +173,8 @@ class Column:
             return f"{value * 100:.1f}%"
         if self.kind == "score":
             return f"{value:.3f}"
-        if self.kind == "usd":
-            return f"${value:.4f}"
+        if self.kind == "usd":  # local runs cost fractions of a cent: keep them visible
+            return f"${value:.4f}" if value == 0 or value >= 0.01 else f"${value:.6f}"
         if self.kind == "seconds":
             return f"{value:.2f}"
         return str(value)
@@ -362,7 +362,10 @@ def build_report(run_dirs: Sequence[Path], out_dir: Path, prices_path: Path | No
     if not run_dirs:
         raise ConfigError("give at least one run directory")
     prices = load_prices(prices_path)
-    runs = [load_run(Path(path), name) for path, name in zip(run_dirs, run_names([Path(p) for p in run_dirs]))]
+    paths = [Path(p) for p in run_dirs]
+    if len({p.resolve() for p in paths}) < len(paths):
+        raise ConfigError("a run directory is given twice")
+    runs = [load_run(path, name) for path, name in zip(paths, run_names(paths), strict=True)]
     for run in runs:
         run.cost_usd = cost_usd(run.records, prices)
     board = leaderboard(runs)

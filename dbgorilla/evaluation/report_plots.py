@@ -51,7 +51,7 @@ def radar_png(values: dict[str, dict[str, dict[str, Any]]]) -> bytes:
 
     A component no case uses (None) is drawn at 0 and its axis label says "no cases"."""
     angles = [2 * math.pi * i / len(COMPONENTS) for i in range(len(COMPONENTS))]
-    figure = _figure(12, 6.6)
+    figure = _figure(12, 6.0)
     import matplotlib
 
     cycle = matplotlib.colormaps["tab10"]
@@ -78,7 +78,7 @@ def radar_png(values: dict[str, dict[str, dict[str, Any]]]) -> bytes:
         axes.set_title(title, fontsize=11, pad=26)
     handles, labels = figure.axes[0].get_legend_handles_labels()
     figure.legend(handles, labels, loc="lower center", ncol=min(3, max(1, len(labels))), frameon=False, fontsize=9)
-    figure.subplots_adjust(bottom=0.08 + 0.04 * math.ceil(len(labels) / 3), wspace=0.45)
+    figure.subplots_adjust(bottom=0.05 + 0.035 * math.ceil(len(labels) / 3), top=0.86, wspace=0.45)
     return _png(figure)
 
 
@@ -91,7 +91,7 @@ def use_case_png(rows: Sequence[dict[str, Any]], runs: Sequence[str]) -> bytes:
     scored = any(row.get("execution_match_exact") is not None for row in rows)
     metric = "execution_match_exact" if scored else "exact_match"
     cycle = matplotlib.colormaps["tab10"]
-    figure = _figure(max(6.0, 1.3 * len(use_cases) * max(1, len(runs)) ** 0.5 + 2), 4.2)
+    figure = _figure(max(7.5, 1.3 * len(use_cases) * max(1, len(runs)) ** 0.5 + 2), 4.2)
     axes = figure.add_subplot(1, 1, 1)
     width = 0.8 / max(1, len(runs))
     for index, run in enumerate(runs):
