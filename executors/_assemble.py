@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import date, datetime
 
 from executors.options import ExecutorOptions
@@ -11,29 +12,52 @@ from executors.schema import CollectionSchema, PropertySchema
 from executors.spec import QuerySpec
 
 
+@dataclass(slots=True)
+class Hit:
+    """A raw object before it becomes a `ResultObject` (only the ones shown are converted)."""
+
+    uuid: str
+    properties: Mapping[str, object]
+    score: float | None = None
+    distance: float | None = None
+
+
 def object_properties(collection: CollectionSchema, properties: Mapping[str, object]) -> dict[str, PropertyValue]:
     """Non-null properties in schema order, values normalised (numbers as float)."""
     out: dict[str, PropertyValue] = {}
-    for prop in collection.properties:
-        value = properties.get(prop.name)
+    for name in collection.names:
+        value = properties.get(name)
         if value is None:
             continue
-        if isinstance(value, datetime | date):
-            value = value.isoformat()
-        out[prop.name] = normalize_property_value(value)
+        kind = type(value)
+        if kind is str or kind is float or kind is bool:  # the common cases first: this runs per value
+            out[name] = value  # type: ignore[assignment]
+        elif isinstance(value, datetime | date):
+            out[name] = value.isoformat()
+        else:
+            out[name] = normalize_property_value(value)
     return out
 
 
-def rank_hits(hits: Iterable[ResultObject], by_distance: bool) -> list[ResultObject]:
-    """Order search hits best first, ties broken by UUID (Weaviate's tie order is arbitrary)."""
+def to_object(collection: CollectionSchema, hit: Hit, rank: int | None = None) -> ResultObject:
+    return ResultObject(
+        uuid=hit.uuid,
+        properties=object_properties(collection, hit.properties),
+        rank=rank,
+        score=hit.score,
+        distance=hit.distance,
+    )
 
-    def key(hit: ResultObject) -> tuple[float, str]:
-        if by_distance:
-            return (hit.distance if hit.distance is not None else float("inf"), hit.uuid)
-        return (-(hit.score if hit.score is not None else float("-inf")), hit.uuid)
 
-    ordered = sorted(hits, key=key)
-    return [hit.model_copy(update={"rank": index}) for index, hit in enumerate(ordered, start=1)]
+def rank_hits(hits: list[Hit]) -> list[Hit]:
+    """Search hits best first, ties broken by UUID (Weaviate's tie order is arbitrary)."""
+    if any(hit.distance is not None for hit in hits):
+        return sorted(hits, key=lambda h: (h.distance if h.distance is not None else float("inf"), h.uuid))
+    return sorted(hits, key=lambda h: (-(h.score if h.score is not None else float("-inf")), h.uuid))
+
+
+def ranked_objects(collection: CollectionSchema, hits: list[Hit]) -> list[ResultObject]:
+    return [to_object(collection, hit, rank) for rank, hit in enumerate(rank_hits(hits), start=1)]
 
 
 def order_groups(groups: Iterable[GroupResult], max_groups: int) -> tuple[dict[str, GroupResult], bool]:
@@ -43,16 +67,25 @@ def order_groups(groups: Iterable[GroupResult], max_groups: int) -> tuple[dict[s
 
 
 def attach_samples(
-    groups: dict[str, GroupResult], objects: Iterable[ResultObject], prop: PropertySchema, per_group: int
+    collection: CollectionSchema,
+    groups: dict[str, GroupResult],
+    hits: Iterable[Hit],
+    prop: PropertySchema,
+    per_group: int,
+    ranked: bool,
 ) -> None:
-    """Give each group its first `per_group` objects, in the order `objects` come."""
-    for obj in objects:
-        value = obj.properties.get(prop.name)
+    """Give each group its first `per_group` hits, in the order `hits` come (rank or UUID)."""
+    missing = len(groups) * per_group
+    for rank, hit in enumerate(hits, start=1):
+        if missing <= 0:
+            return
+        value = hit.properties.get(prop.name)
         if value is None:
             continue
         group = groups.get(group_key(value))
         if group is not None and len(group.samples) < per_group:
-            group.samples.append(obj)
+            group.samples.append(to_object(collection, hit, rank if ranked else None))
+            missing -= 1
 
 
 def groups_total(groups: dict[str, GroupResult], truncated: bool) -> int | None:

@@ -23,7 +23,7 @@ from typing import Any
 from weaviate.classes.aggregate import GroupByAggregate
 from weaviate.classes.query import Filter, MetadataQuery, Metrics, Sort
 
-from executors._render import Expr, attribute_call, list_expr, literal, render_arguments
+from executors._render import Expr, attribute_call, list_expr, literal, render_arguments, render_literal
 from executors.arguments import PropertyKind
 from executors.options import ExecutorOptions, SearchMode
 from executors.spec import AggregationSpec, FilterSpec, QuerySpec
@@ -118,8 +118,9 @@ def filter_expr(spec: FilterSpec) -> Expr:
     value: Any = spec.value
     if spec.kind == PropertyKind.NUMBER:
         value = int_filter_bound(spec.operator, float(value)) if spec.prop.is_int else float(value)
-    receiver = attribute_call(_FILTER, "by_property", literal(spec.prop.name))
-    return attribute_call(receiver, FILTER_METHODS[spec.operator], literal(value))
+    method = FILTER_METHODS[spec.operator]
+    built = getattr(Filter.by_property(spec.prop.name), method)(value)
+    return Expr(built, f"Filter.by_property({render_literal(spec.prop.name)}).{method}({render_literal(value)})")
 
 
 #: Operators whose lone filter Weaviate (v1.39) resolves only up to the query's `limit`.
@@ -151,19 +152,16 @@ def top_occurrences_limit(spec: AggregationSpec, options: ExecutorOptions) -> in
 def metrics_expr(spec: AggregationSpec, options: ExecutorOptions) -> Expr | None:
     """`Metrics(prop).<type>(flag=True, ...)` for every metric except TYPE; None if only TYPE."""
     keywords = METRIC_KEYWORDS[spec.kind]
-    flags: dict[str, Expr] = {keywords[m]: _TRUE for m in spec.metrics if m in keywords}
+    flags: dict[str, Any] = {keywords[m]: True for m in spec.metrics if m in keywords}
     if spec.kind == PropertyKind.TEXT and "TOP_OCCURRENCES" in spec.metrics:
         # Always send the limit: Weaviate's gRPC handler mis-parses TOP_OCCURRENCES without one.
-        flags.update(
-            top_occurrences_count=_TRUE,
-            top_occurrences_value=_TRUE,
-            limit=literal(top_occurrences_limit(spec, options)),
-        )
+        flags.update(top_occurrences_count=True, top_occurrences_value=True, limit=top_occurrences_limit(spec, options))
     if not flags:
         return None
     method = {PropertyKind.NUMBER: "integer" if spec.prop.is_int else "number"}.get(spec.kind, spec.kind.value)
-    receiver = Expr(Metrics(spec.prop.name), f"Metrics({literal(spec.prop.name).source})")
-    return attribute_call(receiver, method, **flags)
+    built = getattr(Metrics(spec.prop.name), method)(**flags)
+    arguments = ", ".join(f"{key}={value!r}" for key, value in flags.items())
+    return Expr(built, f"Metrics({render_literal(spec.prop.name)}).{method}({arguments})")
 
 
 def _search_kwargs(options: ExecutorOptions, *, aggregate: bool) -> tuple[str, dict[str, Expr]]:

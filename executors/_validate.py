@@ -27,6 +27,7 @@ from executors.arguments import (
     NumberOperator,
     PropertyKind,
     QueryDatabaseArguments,
+    TextAggregation,
     TextMetric,
     TextOperator,
 )
@@ -293,7 +294,7 @@ def validate_arguments(args: QueryDatabaseArguments, schema: DatabaseSchema) -> 
             continue
         prop = _resolve(collection, argument.property_name, slot, f"{slot}.property_name")
         _check_kind(collection, prop, slot, AGGREGATION_SLOT)
-        limit = getattr(argument, "top_occurrences_limit", None)
+        limit = argument.top_occurrences_limit if isinstance(argument, TextAggregation) else None
         aggregations.append(
             AggregationSpec(prop=prop, metrics=(argument.metrics.value,), slot=slot, top_occurrences_limit=limit)
         )

@@ -24,13 +24,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from executors import _text
-from executors._assemble import attach_samples, groups_total, notes_for, object_properties, order_groups
+from executors._assemble import Hit, attach_samples, groups_total, notes_for, order_groups, to_object
 from executors._plan import build_plan, top_occurrences_limit
 from executors._validate import parse_arguments, validate_arguments
 from executors.arguments import PropertyKind
 from executors.errors import UnsupportedQueryError
 from executors.options import ExecutorOptions
-from executors.results import GroupResult, MetricValue, QueryResult, ResultObject, TopOccurrence, group_key
+from executors.results import GroupResult, MetricValue, QueryResult, TopOccurrence, group_key
 from executors.schema import CollectionSchema, DatabaseSchema
 from executors.spec import AggregationSpec, FilterSpec, QuerySpec
 from executors.weaviate_executor import RawArguments, typed_errors
@@ -132,7 +132,7 @@ class ReferenceExecutor:
         )
         if spec.group_by is None and not spec.aggregations:
             result.truncated = len(matched) > options.fetch_limit
-            result.objects = [_result_object(collection, obj) for obj in matched[: options.fetch_limit]]
+            result.objects = [to_object(collection, Hit(o.uuid, o.properties)) for o in matched[: options.fetch_limit]]
             result.total_count = None if result.truncated else len(matched)
             return result
         if spec.group_by is None:
@@ -155,17 +155,13 @@ class ReferenceExecutor:
         result.groups, result.truncated = order_groups(groups, options.max_groups)
         result.total_count = groups_total(result.groups, result.truncated)
         if not spec.aggregations and options.samples_per_group > 0:
-            scanned = [_result_object(collection, obj) for obj in matched[: options.group_sample_scan_limit]]
-            attach_samples(result.groups, scanned, spec.group_by, options.samples_per_group)
+            scanned = [Hit(o.uuid, o.properties) for o in matched[: options.group_sample_scan_limit]]
+            attach_samples(collection, result.groups, scanned, spec.group_by, options.samples_per_group, False)
         return result
 
 
 def _normalised(value: Any) -> Any:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
-
-
-def _result_object(collection: CollectionSchema, obj: DataObject) -> ResultObject:
-    return ResultObject(uuid=obj.uuid, properties=object_properties(collection, obj.properties))
 
 
 def matches(spec: FilterSpec, properties: Mapping[str, Any], collection: CollectionSchema) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_serializer
@@ -76,11 +77,17 @@ class CollectionSchema(BaseModel):
     def _sorted_stopwords(self, stopwords: frozenset[str]) -> list[str]:
         return sorted(stopwords)
 
+    @cached_property
+    def names(self) -> tuple[str, ...]:
+        """Property names in schema order (cached: read for every result object)."""
+        return tuple(prop.name for prop in self.properties)
+
+    @cached_property
+    def _by_name(self) -> dict[str, PropertySchema]:
+        return {prop.name: prop for prop in self.properties}
+
     def get_property(self, name: str) -> PropertySchema | None:
-        for prop in self.properties:
-            if prop.name == name:
-                return prop
-        return None
+        return self._by_name.get(name)
 
     def property_names(self) -> list[str]:
         return [prop.name for prop in self.properties]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -22,12 +23,14 @@ import httpx
 from weaviate import exceptions as wx
 
 from executors._assemble import (
+    Hit,
     attach_samples,
     groups_total,
     notes_for,
-    object_properties,
     order_groups,
     rank_hits,
+    ranked_objects,
+    to_object,
 )
 from executors._plan import READ_METHODS, PlannedCall, QueryPlan, build_plan, top_occurrences_limit
 from executors._validate import parse_arguments, validate_arguments
@@ -39,7 +42,7 @@ from executors.errors import (
     WeaviateUnavailableError,
 )
 from executors.options import ExecutorOptions
-from executors.results import GroupResult, MetricValue, QueryResult, ResultObject, TopOccurrence, group_key
+from executors.results import GroupResult, MetricValue, QueryResult, TopOccurrence, group_key
 from executors.schema import DatabaseSchema, SchemaCache, schema_from_configs
 from executors.spec import AggregationSpec, QuerySpec
 
@@ -81,7 +84,7 @@ class ReadOnlyWeaviate:
     method here that inserts, updates, deletes or changes the schema.
     """
 
-    __slots__ = ("__client", "__handles")
+    __slots__ = ("__client", "__handles")  # no public way back to the client
 
     def __init__(self, client: Any) -> None:
         self.__client = client
@@ -89,6 +92,10 @@ class ReadOnlyWeaviate:
 
     def read_schema(self) -> DatabaseSchema:
         return schema_from_configs(self.__client.collections.list_all(simple=False))
+
+    def is_live(self) -> bool:
+        """Weaviate's HTTP liveness probe (milliseconds, no retries)."""
+        return bool(self.__client.is_live())
 
     def run(self, collection: str, call: PlannedCall) -> Any:
         if (call.namespace, call.method) not in READ_METHODS:
@@ -145,6 +152,35 @@ def typed_errors() -> Iterator[None]:
         raise translate_exception(exc) from exc
 
 
+class _Breaker:
+    """Fail fast once Weaviate is known to be down.
+
+    weaviate-client retries an unavailable gRPC server with backoff for about a minute per call.
+    After one such failure, every later call first asks the (HTTP, millisecond) liveness endpoint
+    and fails at once while it says no, so an agent or an eval run is not stalled call after call.
+    """
+
+    def __init__(self, weaviate: ReadOnlyWeaviate) -> None:
+        self._weaviate = weaviate
+        self._tripped = threading.Event()
+
+    def check(self) -> None:
+        if not self._tripped.is_set():
+            return
+        try:
+            live = self._weaviate.is_live()
+        except Exception:
+            live = False
+        if not live:
+            raise WeaviateUnavailableError(
+                "Weaviate is not reachable right now (its liveness check fails). The query was not run; retry later."
+            )
+        self._tripped.clear()
+
+    def trip(self) -> None:
+        self._tripped.set()
+
+
 class WeaviateExecutor:
     """Validates tool arguments against the live schema and runs them with the typed client API."""
 
@@ -152,10 +188,18 @@ class WeaviateExecutor:
         self._options = _options(options, overrides)
         self._weaviate = ReadOnlyWeaviate(client)
         self._schema = SchemaCache(self._weaviate.read_schema)
+        self._breaker = _Breaker(self._weaviate)
 
     @property
     def options(self) -> ExecutorOptions:
         return self._options
+
+    def with_options(self, options: ExecutorOptions) -> WeaviateExecutor:
+        """A sibling with other limits that shares this one's connection, schema cache and breaker."""
+        sibling = object.__new__(WeaviateExecutor)
+        sibling._options = options
+        sibling._weaviate, sibling._schema, sibling._breaker = self._weaviate, self._schema, self._breaker
+        return sibling
 
     @property
     def schema(self) -> DatabaseSchema:
@@ -169,20 +213,32 @@ class WeaviateExecutor:
             return self._schema.refresh()
 
     def validate(self, arguments: RawArguments) -> QuerySpec:
+        """Parse and check `arguments` against the live schema; raises `ExecutorError`."""
         with typed_errors():
             return validate_arguments(parse_arguments(arguments), self._schema.get())
 
     def plan(self, arguments: RawArguments) -> QueryPlan:
         """The calls `execute` would make, without making them."""
         with typed_errors():
-            return build_plan(self.validate(arguments), self._options)
+            return self._plan(arguments)
 
     def execute(self, arguments: RawArguments) -> QueryResult:
+        """Run one tool call: a `QueryResult`, or an `ExecutorError` and nothing else."""
         with typed_errors():
-            plan = self.plan(arguments)
+            plan = self._plan(arguments)
             name = plan.spec.collection.name
-            responses = {call.purpose: self._weaviate.run(name, call) for call in plan.calls}
+            self._breaker.check()
+            try:
+                responses = {call.purpose: self._weaviate.run(name, call) for call in plan.calls}
+            except Exception as exc:
+                error = translate_exception(exc)
+                if isinstance(error, WeaviateUnavailableError):
+                    self._breaker.trip()
+                raise error from exc
             return assemble_result(plan, responses)
+
+    def _plan(self, arguments: RawArguments) -> QueryPlan:
+        return build_plan(validate_arguments(parse_arguments(arguments), self._schema.get()), self._options)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -200,13 +256,13 @@ def assemble_result(plan: QueryPlan, responses: dict[str, Any]) -> QueryResult:
         notes=notes_for(spec, options),
     )
     if "objects" in responses:
-        objects = _objects(spec, responses["objects"])
+        hits = _hits(spec, responses["objects"])
         if spec.has_search:
-            result.objects = objects
+            result.objects = ranked_objects(spec.collection, hits)
         else:
-            result.truncated = len(objects) > options.fetch_limit
-            result.objects = objects[: options.fetch_limit]
-            result.total_count = None if result.truncated else len(objects)
+            result.truncated = len(hits) > options.fetch_limit
+            result.objects = [to_object(spec.collection, hit) for hit in hits[: options.fetch_limit]]
+            result.total_count = None if result.truncated else len(hits)
     if "aggregate" in responses:
         response = responses["aggregate"]
         # Weaviate's unfiltered scan returns TOP_OCCURRENCES values still JSON-escaped.
@@ -232,24 +288,27 @@ def assemble_result(plan: QueryPlan, responses: dict[str, Any]) -> QueryResult:
         result.groups, result.truncated = order_groups(groups, options.max_groups)
         result.total_count = groups_total(result.groups, result.truncated)
         if "group_samples" in responses:
-            samples = _objects(spec, responses["group_samples"])
-            attach_samples(result.groups, samples, spec.group_by, options.samples_per_group)
+            response = responses["group_samples"]
+            samples = rank_hits(_hits(spec, response)) if spec.has_search else _lazy_hits(spec, response)
+            attach_samples(
+                spec.collection, result.groups, samples, spec.group_by, options.samples_per_group, spec.has_search
+            )
     return result
 
 
-def _objects(spec: QuerySpec, response: Any) -> list[ResultObject]:
-    objects = [
-        ResultObject(
-            uuid=str(obj.uuid),
-            properties=object_properties(spec.collection, obj.properties or {}),
-            score=_float(getattr(obj.metadata, "score", None)) if spec.has_search else None,
-            distance=_float(getattr(obj.metadata, "distance", None)) if spec.has_search else None,
-        )
-        for obj in response.objects
-    ]
+def _hits(spec: QuerySpec, response: Any) -> list[Hit]:
+    """Response objects as `Hit`s; without search they come in UUID order (`Sort.by_id()`)."""
     if spec.has_search:
-        return rank_hits(objects, by_distance=any(o.distance is not None for o in objects))
-    return sorted(objects, key=lambda o: o.uuid)
+        return [
+            Hit(str(obj.uuid), obj.properties or {}, _float(obj.metadata.score), _float(obj.metadata.distance))
+            for obj in response.objects
+        ]
+    return [Hit(str(obj.uuid), obj.properties or {}) for obj in response.objects]
+
+
+def _lazy_hits(spec: QuerySpec, response: Any) -> Iterator[Hit]:
+    """Like `_hits` without search, converting only as far as the caller reads (group samples)."""
+    return (Hit(str(obj.uuid), obj.properties or {}) for obj in response.objects)
 
 
 def _float(value: Any) -> float | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -133,7 +134,8 @@ class Forwarder:
 
 @pytest.mark.slow
 def test_server_going_down_is_weaviate_unavailable(weaviate_stack: Any, plain: str) -> None:
-    """weaviate-client retries an UNAVAILABLE gRPC call with backoff for about a minute first."""
+    """weaviate-client retries an UNAVAILABLE gRPC call with backoff for about a minute; after that
+    first failure the executor's breaker answers from the liveness probe at once."""
     ports = weaviate_stack.settings.ports
     http, grpc = Forwarder(ports.weaviate_http), Forwarder(ports.weaviate_grpc)
     quick = AdditionalConfig(timeout=Timeout(init=5, query=2, insert=2))
@@ -146,6 +148,9 @@ def test_server_going_down_is_weaviate_unavailable(weaviate_stack: Any, plain: s
         error = error_of(executor, {"collection_name": plain, "search_query": "a"})
         assert error.code == "weaviate_unavailable"
         assert "not reachable" in error.message
+        started = time.monotonic()
+        again = error_of(executor, {"collection_name": plain, "search_query": "a"})
+        assert again.code == "weaviate_unavailable" and time.monotonic() - started < 5, "breaker fails fast"
         fresh = WeaviateExecutor(proxied)  # the schema read itself fails
         assert error_of(fresh, {"collection_name": plain}).code == "weaviate_unavailable"
     finally:

@@ -68,11 +68,13 @@ class Strict:
 
 
 class FakeClient(Strict):
-    def __init__(self, failure: BaseException | None = None) -> None:
+    def __init__(self, failure: BaseException | None = None, live: bool = True) -> None:
         self.log: list[str] = []
         self.failure = failure
+        self.live = live
+        self.calls = 0
         collections = Strict("client.collections", self.log, list_all=self._list_all, use=self._use)
-        super().__init__("client", self.log, collections=collections)
+        super().__init__("client", self.log, collections=collections, is_live=lambda: self.live)
 
     def _list_all(self, simple: bool = True) -> dict[str, Any]:
         assert simple is False
@@ -90,6 +92,7 @@ class FakeClient(Strict):
 
     def _method(self, namespace: str, method: str) -> Any:
         def call(*args: Any, **kwargs: Any) -> Any:
+            self.calls += 1
             if self.failure is not None:
                 raise self.failure
             if namespace == "query":
@@ -186,3 +189,21 @@ def test_unfiltered_top_occurrences_are_unescaped() -> None:
     assert _unescape("back\\\\slash") == "back\\slash"
     assert _unescape("plain") == "plain"
     assert _unescape("broken \\x") == "broken \\x"
+
+
+def test_breaker_fails_fast_while_weaviate_stays_down() -> None:
+    """After one unavailable error, calls ask the liveness probe first instead of retrying for a minute."""
+    client = FakeClient(wx.WeaviateConnectionError("refused"), live=False)
+    executor = WeaviateExecutor(client)
+    raw = {"collection_name": "Shops", "search_query": "x"}
+    with pytest.raises(ExecutorError):
+        executor.execute(raw)
+    assert client.calls == 1
+    with pytest.raises(ExecutorError) as caught:
+        executor.execute(raw)
+    assert caught.value.code == "weaviate_unavailable" and "liveness" in caught.value.message
+    assert client.calls == 1, "no query while the liveness probe fails"
+    client.live, client.failure = True, None
+    assert executor.execute(raw).objects == []
+    assert client.calls == 2
+    assert "client.is_live" in client.log
