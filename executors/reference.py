@@ -183,10 +183,9 @@ def matches(spec: FilterSpec, properties: Mapping[str, Any], collection: Collect
             ">=": number >= bound,
         }[spec.operator]
     tokenization = spec.prop.tokenization or "word"
-    if tokenization not in _text.SUPPORTED_TOKENIZATIONS:
-        raise UnsupportedQueryError(
-            f"The reference executor does not model {tokenization!r} tokenization (property '{spec.prop.name}')."
-        )
+    if tokenization not in _text.SUPPORTED_TOKENIZATIONS or spec.prop.ascii_fold:
+        what = "ASCII folding" if spec.prop.ascii_fold else f"{tokenization!r} tokenization"
+        raise UnsupportedQueryError(f"The reference executor does not model {what} (property '{spec.prop.name}').")
     if spec.operator == "LIKE":
         return _text.text_like(str(value), str(spec.value), tokenization)
     return _text.text_equal(str(value), str(spec.value), tokenization, collection.stopwords)

@@ -47,6 +47,7 @@ class PropertySchema(BaseModel):
     index_filterable: bool = True
     index_searchable: bool = True
     index_range_filters: bool = False
+    ascii_fold: bool = False
 
     @property
     def kind(self) -> PropertyKind | None:
@@ -156,6 +157,7 @@ def collection_from_config(config: Any) -> CollectionSchema:
             index_filterable=bool(prop.index_filterable),
             index_searchable=bool(prop.index_searchable),
             index_range_filters=bool(getattr(prop, "index_range_filters", False)),
+            ascii_fold=bool(getattr(getattr(prop, "text_analyzer", None), "ascii_fold", False)),
         )
         for prop in config.properties
     )

@@ -183,3 +183,20 @@ def test_search_is_unsupported() -> None:
 def test_properties_normalised_and_nulls_omitted() -> None:
     result = run(text_property_filter={"property_name": "name", "operator": "=", "value": "night"})
     assert result["objects"][0]["properties"] == {"name": "Night bar", "price": 3.0, "rooms": 4.0, "open": True}
+
+
+@pytest.mark.parametrize(
+    "prop",
+    [
+        PropertySchema(name="t", data_type="text", tokenization="trigram"),
+        PropertySchema(name="t", data_type="text", tokenization="word", ascii_fold=True),
+    ],
+)
+def test_unmodelled_text_analysis_is_unsupported_not_wrong(prop: PropertySchema) -> None:
+    schema = DatabaseSchema(collections=(CollectionSchema(name="C", properties=(prop,)),))
+    executor = ReferenceExecutor(schema, {"C": [{"uuid": str(uuid.UUID(int=1)), "properties": {"t": "crème"}}]})
+    with pytest.raises(ExecutorError) as caught:
+        executor.execute(
+            {"collection_name": "C", "text_property_filter": {"property_name": "t", "operator": "=", "value": "creme"}}
+        )
+    assert caught.value.code == "unsupported_query"
