@@ -15,6 +15,7 @@ import openai
 from pydantic import BaseModel, Field
 
 from dbgorilla.config import Settings
+from dbgorilla.errors import ConfigError
 from dbgorilla.model_server import DEFAULT_MODEL, MODELS, ModelService, get_model
 
 ORACLE = "oracle"
@@ -205,23 +206,31 @@ def _oracle_call(ground_truth: dict[str, Any], tools: list[dict[str, Any]]) -> t
     return tool_function_name(collection), arguments
 
 
-def local_model(name: str = DEFAULT_MODEL, settings: Settings | None = None, echo: Any = print) -> OpenAIChatModel:
+def local_model(
+    name: str = DEFAULT_MODEL, settings: Settings | None = None, echo: Any = print, **bounds: Any
+) -> OpenAIChatModel:
     """The offline default: start (or reuse) the llama.cpp server and talk to it."""
     service = ModelService(settings or Settings(), get_model(name))
     service.start(echo=echo)
-    return OpenAIChatModel(name, base_url=service.base_url, timeout=300, max_retries=1, prefers_named_tool_choice=True)
+    options = {"timeout": 300.0, "max_retries": 1, **bounds}
+    return OpenAIChatModel(name, base_url=service.base_url, prefers_named_tool_choice=True, **options)
 
 
-def resolve_model(model: str | None, base_url: str | None, echo: Any = print) -> OpenAIChatModel:
+def resolve_model(
+    model: str | None,
+    base_url: str | None,
+    echo: Any = print,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+) -> OpenAIChatModel:
     """`--model/--base-url` to a chat model: a remote endpoint when a URL is given, else local."""
+    bounds = {k: v for k, v in {"timeout": timeout, "max_retries": max_retries}.items() if v is not None}
     if base_url:
         if not model:
-            raise ValueError("--base-url needs --model (the endpoint's model name)")
-        return OpenAIChatModel(model, base_url=base_url)
+            raise ConfigError("--base-url needs --model (the endpoint's model name)")
+        return OpenAIChatModel(model, base_url=base_url, **bounds)
     if model and model not in MODELS:
         if os.environ.get("OPENAI_API_KEY"):
-            return OpenAIChatModel(model)
-        raise ValueError(
-            f"unknown local model {model!r}: pass --base-url for a remote endpoint, or one of {list(MODELS)}"
-        )
-    return local_model(model or DEFAULT_MODEL, echo=echo)
+            return OpenAIChatModel(model, **bounds)
+        raise ConfigError(f"unknown local model {model!r}: pass --base-url for an endpoint, or one of {list(MODELS)}")
+    return local_model(model or DEFAULT_MODEL, echo=echo, **bounds)

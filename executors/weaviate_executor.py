@@ -8,6 +8,20 @@
 `QueryResult` or raises an `ExecutorError`; no other exception escapes. The executor is
 read-only by construction: it holds the client only through `ReadOnlyWeaviate`, which reads
 collection configs and runs the `query`/`aggregate` methods listed in `READ_METHODS`, nothing else.
+
+Weaviate v1.39 / weaviate-client 4.2x behaviours this module and `_plan` correct or document:
+
+- a lone range or LIKE filter is resolved only up to the query limit before `Sort.by_id()`;
+  fetches AND such a filter with itself so the first objects in UUID order are exact;
+- TOP_OCCURRENCES without a limit is mis-parsed by the gRPC handler: the limit is always sent;
+  the unfiltered scan returns its values JSON-escaped (`\\u0026`): they are unescaped here;
+- a float bound on an `int` property is rejected: it is sent as the equivalent integer bound;
+- group-by picks arbitrarily among equal-sized groups at its limit: more are fetched, cut here;
+- PERCENTAGE_* over no values is NaN: reported as None (like MEAN over no values);
+- `aggregate.hybrid(object_limit=N)` fuses the top N keyword and top N vector hits, so it
+  aggregates over N..2N objects; `bm25` has no aggregate API and runs as hybrid with alpha=0;
+- the client retries an unreachable gRPC server for about a minute per call: after one
+  `weaviate_unavailable`, calls consult the liveness probe first and fail at once while it fails.
 """
 
 from __future__ import annotations

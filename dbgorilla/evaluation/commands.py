@@ -113,6 +113,12 @@ def evaluate(
     token_budget: Annotated[int, typer.Option(help="Tool description budget in tokens.")] = DEFAULT_TOKEN_BUDGET,
     max_steps: Annotated[int, typer.Option(min=1)] = 3,
     concurrency: Annotated[int, typer.Option(min=1, help="Cases in flight.")] = 1,
+    request_timeout: Annotated[
+        float | None, typer.Option(help="Seconds per model request (default 120; local 300).")
+    ] = None,
+    max_retries: Annotated[
+        int | None, typer.Option(help="Retries on 429/5xx/timeouts, with backoff (default 3).")
+    ] = None,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<model>-<time>).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Skip the ids already done in --out.")] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Discard earlier results in --out.")] = False,
@@ -143,12 +149,12 @@ def evaluate(
         if model == ORACLE:
             chat_name, model_for = ORACLE, OracleModel.for_case
         else:
-            chat = resolve_model(model, base_url, echo=_say)
+            chat = resolve_model(model, base_url, echo=_say, timeout=request_timeout, max_retries=max_retries)
             chat_name, model_for = chat.name, (lambda _case, chat=chat: chat)
         context = runner.RunContext(
             client=client,
             executor=executor,
-            scorer=runner.scoring_executor(client),
+            scorer=runner.scoring_executor(client, executor),
             tools_for=tools,
             model_for=model_for,
             model_name=chat_name,

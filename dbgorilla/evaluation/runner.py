@@ -250,7 +250,7 @@ def run_case(case: Case, context: RunContext) -> EvalRecord:
         run = agent.run(case.query)
         record = build_record(case, run, context.model_name, context.design.label())
         truth = context.ground_truth.result(case)
-        size = context.ground_truth.collection_size(case.collection)
+        size = None if isinstance(truth, ExecutorError) else context.ground_truth.collection_size(case.collection)
         return score_record(record, truth, context.scorer, size)
     except Exception as error:  # the run must go on: record the failure with its type
         return EvalRecord(
@@ -288,5 +288,6 @@ def write_run_file(out: Path, payload: dict[str, Any]) -> None:
     (out / RUN_FILE).write_text(json.dumps(payload, indent=2, default=str))
 
 
-def scoring_executor(client: Any) -> WeaviateExecutor:
-    return WeaviateExecutor(client, SCORING_OPTIONS)
+def scoring_executor(client: Any, executor: WeaviateExecutor | None = None) -> WeaviateExecutor:
+    """Executes ground truths and predictions for scoring; shares `executor`'s breaker if given."""
+    return executor.with_options(SCORING_OPTIONS) if executor is not None else WeaviateExecutor(client, SCORING_OPTIONS)
