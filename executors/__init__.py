@@ -11,6 +11,14 @@
 
 `ReferenceExecutor` evaluates the same calls (without search) in pure Python with Weaviate's
 semantics; `compare_results` diffs two `QueryResult`s.
+
+Text filters follow the property's tokenization (see `executors._text`). Create short,
+categorical text properties (the ones filters, group-by and TOP_OCCURRENCES use) with `field`
+tokenization: `=` is then exact, case-sensitive equality and LIKE matches the whole value, the
+same whole values group-by and TOP_OCCURRENCES report. Free text keeps Weaviate's default
+`word`: `=` matches objects containing every non-stopword word of the value, in any order,
+case-insensitively. `word`, `field`, `lowercase` and `whitespace` are modelled exactly by the
+reference; trigram/gse/kagome tokenizers and ASCII folding are not.
 """
 
 from executors._validate import parse_arguments

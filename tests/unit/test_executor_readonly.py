@@ -207,3 +207,15 @@ def test_breaker_fails_fast_while_weaviate_stays_down() -> None:
     assert executor.execute(raw).objects == []
     assert client.calls == 2
     assert "client.is_live" in client.log
+
+
+def test_with_options_shares_connection_and_schema_cache() -> None:
+    from executors import ExecutorOptions
+
+    client = FakeClient()
+    executor = WeaviateExecutor(client)
+    sibling = executor.with_options(ExecutorOptions(fetch_limit=3))
+    assert sibling.options.fetch_limit == 3 and executor.options.fetch_limit == 10
+    assert sibling.schema is executor.schema
+    assert "limit=4" in sibling.plan({"collection_name": "Shops"}).rendered()[0]
+    assert client.log.count("client.collections.list_all") == 1
