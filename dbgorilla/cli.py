@@ -30,10 +30,6 @@ app = typer.Typer(
 )
 model_app = typer.Typer(help="The local OpenAI-compatible model server (llama-cpp-python).", no_args_is_help=True)
 app.add_typer(model_app, name="model")
-register_fixture_commands(app)
-register_agent_commands(app)
-register_report_commands(app)
-register_eval_commands(app)
 
 out = Console()
 err = Console(stderr=True, soft_wrap=True)
@@ -164,6 +160,13 @@ def model_status(as_json: Annotated[bool, typer.Option("--json")] = False) -> No
         raise typer.Exit(ExitCode.STALE)
     if not current.running:
         raise typer.Exit(ExitCode.NOT_RUNNING)
+
+
+# Commands of the other packages come after the service commands in --help.
+register_fixture_commands(app)
+register_agent_commands(app)
+register_report_commands(app)
+register_eval_commands(app)
 
 
 def main() -> None:

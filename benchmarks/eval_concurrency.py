@@ -1,0 +1,87 @@
+"""How well `dbgorilla eval` overlaps slow model calls: speedup against ideal at several concurrencies.
+
+A scripted OpenAI-compatible server answers every request after a fixed delay (default 300 ms):
+the ground-truth call first, then a short answer, so each case costs two model round trips plus
+real Weaviate execution and scoring. The same cases run at each concurrency in one process; the
+ideal speedup at concurrency c is c (the model delay dominates), and efficiency = speedup / c.
+
+Needs a running stack (`dbgorilla up`); loads missing use cases itself.
+
+    .venv/bin/python benchmarks/eval_concurrency.py [--cases 315] [--latency 0.3] [--levels 1 4 16 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from agent.loop import AgentConfig
+from agent.models import OpenAIChatModel
+from agent.testing import MockOpenAIServer, Reply, call, text
+from agent.tooldef import ToolDesign
+from dbgorilla.connection import connect
+from dbgorilla.evaluation import runner
+from dbgorilla.evaluation.cases import load_cases, select_cases
+from dbgorilla.evaluation.commands import ensure_loaded, tools_by_use_case, use_case_collections
+from executors import WeaviateExecutor
+
+
+class DelayedReplay(MockOpenAIServer):
+    """Replays ground truth after `latency` seconds, without blocking other requests."""
+
+    def __init__(self, truths: dict[str, dict[str, Any]], latency: float) -> None:
+        super().__init__(self._reply)
+        self.truths, self.latency = truths, latency
+
+    def _reply(self, body: dict[str, Any], index: int) -> Reply:
+        question = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        reply = text("answer") if any(m["role"] == "tool" for m in body["messages"]) else call("query_database", self.truths[question])
+        reply.hang_seconds = self.latency
+        return reply
+
+
+def run_level(cases: list[Any], context: runner.RunContext, concurrency: int) -> tuple[float, int]:
+    with tempfile.TemporaryDirectory() as out:
+        started = time.perf_counter()
+        written = runner.run_cases(cases, context, Path(out), concurrency)
+        return time.perf_counter() - started, written
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cases", type=int, default=315)
+    parser.add_argument("--latency", type=float, default=0.3)
+    parser.add_argument("--levels", type=int, nargs="+", default=[1, 4, 16, 64])
+    args = parser.parse_args()
+    cases = select_cases(load_cases(), limit=0)[: args.cases]
+    truths = {c.query: c.ground_truth for c in cases}
+    collections = {n: c for n, c in use_case_collections(None).items() if n in {case.use_case for case in cases}}
+    with connect() as client, DelayedReplay(truths, args.latency) as server:
+        ensure_loaded(client, collections, None)
+        executor = WeaviateExecutor(client)
+        model = OpenAIChatModel("replay", base_url=server.base_url, timeout=60, max_retries=0)
+        # One OpenAI client per in-flight case would hide connection-pool limits: share one, as eval does.
+        context = runner.RunContext(
+            client=client, executor=executor, scorer=runner.scoring_executor(client, executor),
+            tools_for=tools_by_use_case(executor.schema, collections, ToolDesign()),
+            model_for=lambda _case: model, model_name="replay", config=AgentConfig(max_steps=3), design=ToolDesign(),
+        )
+        run_level(cases[:8], context, 4)  # warm caches: ground truths, schema, connections
+        baseline = None
+        print(f"{len(cases)} cases, {args.latency * 1000:.0f} ms per model call, 2 calls per case")
+        print(f"{'concurrency':>11} {'wall s':>8} {'cases/s':>8} {'speedup':>8} {'ideal':>6} {'efficiency':>10}")
+        for level in args.levels:
+            wall, written = run_level(cases, context, level)
+            assert written == len(cases)
+            baseline = baseline or wall * args.levels[0]
+            speedup = baseline / wall
+            print(f"{level:>11} {wall:>8.1f} {len(cases) / wall:>8.1f} {speedup:>8.2f} {level:>6} {speedup / level:>10.0%}")
+
+
+if __name__ == "__main__":
+    asyncio.set_event_loop_policy(None)
+    main()
