@@ -27,6 +27,15 @@ class Case(BaseModel):
     def collection(self) -> str:
         return self.ground_truth["collection_name"]
 
+    def fields(self) -> dict[str, Any]:
+        """The case's fields as an `EvalRecord` carries them."""
+        return self.model_dump()
+
+    @classmethod
+    def of(cls, record: Any) -> Case:
+        """The case an `EvalRecord` (or anything with the same fields) answers."""
+        return cls(**{name: getattr(record, name) for name in cls.model_fields})
+
 
 def is_dbgorilla_file(path: Path) -> bool:
     with open(path) as handle:

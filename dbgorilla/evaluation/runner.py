@@ -101,12 +101,7 @@ def execution_scores(
 def build_record(case: Case, run: AgentRun, model: str, design: str) -> EvalRecord:
     calls = predicted_calls(run)
     return EvalRecord(
-        id=case.id,
-        use_case=case.use_case,
-        query=case.query,
-        complexity=case.complexity,
-        components=case.components,
-        ground_truth=case.ground_truth,
+        **case.fields(),
         model=model,
         tool_design=design,
         predicted_calls=calls,
@@ -132,17 +127,8 @@ def score_record(
     arguments = score_arguments(record.ground_truth, record.first_arguments)
     scores = Scores(**arguments)
     if truth is not None and scorer is not None:
-        case = Case(
-            id=record.id,
-            use_case=record.use_case,
-            query=record.query,
-            ground_truth=record.ground_truth,
-            complexity=record.complexity,
-            components=record.components,
-        )
-        execution = execution_scores(
-            case, [c.arguments for c in record.predicted_calls], truth, scorer, collection_size
-        )
+        arguments_of_calls = [c.arguments for c in record.predicted_calls]
+        execution = execution_scores(Case.of(record), arguments_of_calls, truth, scorer, collection_size)
         scores = scores.model_copy(update=execution)
         if isinstance(truth, ExecutorError):
             record = record.model_copy(update={"ground_truth_error": f"{truth.code}: {truth.message}"})
@@ -254,12 +240,7 @@ def run_case(case: Case, context: RunContext) -> EvalRecord:
         return score_record(record, truth, context.scorer, size)
     except Exception as error:  # the run must go on: record the failure with its type
         return EvalRecord(
-            id=case.id,
-            use_case=case.use_case,
-            query=case.query,
-            complexity=case.complexity,
-            components=case.components,
-            ground_truth=case.ground_truth,
+            **case.fields(),
             model=context.model_name,
             tool_design=context.design.label(),
             outcome=Outcome.MODEL_ERROR,

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from dbgorilla.evaluation.argument_match import COMPONENT_LABELS
+from dbgorilla.evaluation.cases import Case
 from dbgorilla.evaluation.records import EvalRecord, Outcome, PredictedCall
 from dbgorilla.evaluation.runner import GroundTruthCache, read_records, score_record, scoring_executor
 from fixtures.benchmark import complexity_of, components_of
@@ -80,15 +81,6 @@ def rescore(records: list[EvalRecord], client: Any | None) -> list[EvalRecord]:
     truths = GroundTruthCache(scorer, client)
     rescored = []
     for record in records:
-        from dbgorilla.evaluation.cases import Case
-
-        case = Case(
-            id=record.id,
-            use_case=record.use_case,
-            query=record.query,
-            ground_truth=record.ground_truth,
-            complexity=record.complexity,
-            components=record.components,
-        )
+        case = Case.of(record)
         rescored.append(score_record(record, truths.result(case), scorer, truths.collection_size(case.collection)))
     return rescored
