@@ -73,6 +73,7 @@ class MockOpenAIServer:
         self.script = script
         self.model = model
         self.requests: list[dict[str, Any]] = []
+        self.authorizations: list[str | None] = []
         self.port = _free_port()
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -96,6 +97,7 @@ class MockOpenAIServer:
         @app.post("/v1/chat/completions")
         async def completions(request: Request) -> JSONResponse:
             body = await request.json()
+            self.authorizations.append(request.headers.get("authorization"))
             reply = self._next(body)
             if reply.hang_seconds:
                 await asyncio.sleep(reply.hang_seconds)

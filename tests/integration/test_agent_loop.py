@@ -259,3 +259,30 @@ def test_oracle_replays_the_ground_truth_through_the_loop(executor: WeaviateExec
     assert executed.arguments == truth
     assert executed.result.comparable() == executor.execute(truth).comparable()
     assert run.outcome == "answered"
+
+
+def test_ask_command_shows_the_trace_and_never_prints_the_key(executor: WeaviateExecutor, weaviate_stack: Any) -> None:
+    from tests.conftest import run_cli
+
+    secret = "sk-test-0123456789abcdef"
+    arguments = {
+        "collection_name": NAME,
+        "text_property_filter": {"property_name": "name", "operator": "LIKE", "value": "*Bar*"},
+    }
+
+    def script(body: dict[str, Any], index: int) -> Reply:
+        return call("query_database", arguments) if index % 2 == 0 else text("Sakura Bar is the one.")
+
+    with MockOpenAIServer(script) as server:
+        env = {**weaviate_stack.env, "OPENAI_API_KEY": secret}
+        readable = run_cli("ask", "Which places are bars?", "--base-url", server.base_url, "--model", "mock", env=env)
+        traced = run_cli(
+            "ask", "Which places are bars?", "--base-url", server.base_url, "--model", "mock", "--json", env=env
+        )
+    assert readable.returncode == 0, readable.stderr
+    assert "weaviate:" in readable.stdout and "Sakura Bar is the one." in readable.stdout
+    assert "Filter.by_property('name').like('*Bar*')" in readable.stdout
+    trace = json.loads(traced.stdout)
+    assert trace["outcome"] == "answered" and trace["steps"][0]["calls"][0]["arguments"] == arguments
+    for output in (readable.stdout, readable.stderr, traced.stdout, traced.stderr):
+        assert secret not in output
