@@ -26,6 +26,7 @@ from executors.testing import create_sample_collection, sample_objects
 
 PREFIX = "BenchExec"
 Q = "cozy pizza"
+NIL = "00000000-0000-0000-0000-000000000000"
 
 
 @dataclass(frozen=True)
@@ -80,11 +81,11 @@ OPERATOR_CLASSES: list[OperatorClass] = [
         {"groupby_property": "cuisine"},
         [
             "collection.aggregate.over_all(group_by=GroupByAggregate(prop='cuisine', limit=1000), total_count=True)",
-            "collection.query.fetch_objects(limit=250, sort=Sort.by_id())",
+            f"collection.query.fetch_objects(limit=250, after='{NIL}')",
         ],
         lambda c: (
             c.aggregate.over_all(group_by=GroupByAggregate(prop="cuisine", limit=1000), total_count=True),
-            c.query.fetch_objects(limit=250, sort=Sort.by_id()),
+            c.query.fetch_objects(limit=250, after=NIL),
         ),
     ),
     OperatorClass(

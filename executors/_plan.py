@@ -2,7 +2,8 @@
 
 One plan per operator combination (S = search, F = filters, A = aggregations, G = group-by):
 
-- no A, no G:  `query.<search>(limit=SEARCH_LIMIT)` or `query.fetch_objects(limit=FETCH_LIMIT+1, sort=Sort.by_id())`
+- no A, no G:  `query.<search>(limit=SEARCH_LIMIT)`, or `query.fetch_objects(limit=FETCH_LIMIT+1)` in
+               UUID order: the cursor (`after=NIL_UUID`) without filters, `sort=Sort.by_id()` with
 - A, no G:     `aggregate.<search>(object_limit=SEARCH_OBJECT_LIMIT)` or `aggregate.over_all()`, all metrics at once
 - G (any A):   the same aggregate call with `group_by=GroupByAggregate(prop, limit=GROUP_FETCH_LIMIT)`
 - G, no A:     plus sample objects: the search hits (`limit=SEARCH_OBJECT_LIMIT`) or the first
@@ -71,6 +72,9 @@ METRIC_KEYWORDS: dict[PropertyKind, dict[str, str]] = {
     },
 }
 
+#: Start of the cursor for unfiltered fetches; an object whose UUID is the nil UUID itself is
+#: therefore never listed by them (the reference executor mirrors this).
+NIL_UUID = "00000000-0000-0000-0000-000000000000"
 _FILTER = Expr(Filter, "Filter")
 _TRUE = literal(True)
 
@@ -180,9 +184,13 @@ def _objects_call(
     if spec.search_query is None:
         kwargs["limit"] = literal(limit)
         fetch_filters = filters_expr(spec.filters, sorted_fetch=True)
-        if fetch_filters is not None:
+        if fetch_filters is None:
+            # The cursor lists objects in UUID order reading only `limit` of them; Sort.by_id()
+            # would read the whole collection. (It starts *after* the nil UUID, see NIL_UUID.)
+            kwargs["after"] = literal(NIL_UUID)
+        else:
             kwargs["filters"] = fetch_filters
-        kwargs["sort"] = attribute_call(Expr(Sort, "Sort"), "by_id")
+            kwargs["sort"] = attribute_call(Expr(Sort, "Sort"), "by_id")
         return PlannedCall("query", "fetch_objects", purpose, (), kwargs)
     method, kwargs = _search_kwargs(options, aggregate=False)
     kwargs["limit"] = literal(limit)

@@ -5,7 +5,7 @@ a result never silently depends on a server default:
 
 - `SEARCH_LIMIT`: objects a search returns when there is no aggregation or group-by.
 - `FETCH_LIMIT`: objects a query without search returns: the first ones in UUID order
-  (`Sort.by_id()`; see `_plan.filters_expr` for the Weaviate quirk this works around).
+  (the cursor without filters, `Sort.by_id()` with; see `_plan` for the details).
 - `SEARCH_OBJECT_LIMIT`: with search plus aggregation or group-by, the aggregation runs over the
   search's top `SEARCH_OBJECT_LIMIT` hits (Weaviate's aggregate `object_limit`).
 - `MAX_GROUPS`: groups returned by a group-by, largest first (ties by value). Weaviate is asked

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from executors import _text
 from executors._assemble import Hit, attach_samples, groups_total, notes_for, order_groups, to_object
-from executors._plan import build_plan, top_occurrences_limit
+from executors._plan import NIL_UUID, build_plan, top_occurrences_limit
 from executors._validate import parse_arguments, validate_arguments
 from executors.arguments import PropertyKind
 from executors.errors import UnsupportedQueryError
@@ -97,6 +97,12 @@ class ReferenceExecutor:
     def schema(self) -> DatabaseSchema:
         return self._schema
 
+    def with_options(self, options: ExecutorOptions) -> ReferenceExecutor:
+        """A sibling with other limits over the same objects (like `WeaviateExecutor.with_options`)."""
+        sibling = object.__new__(ReferenceExecutor)
+        sibling._schema, sibling._objects, sibling._options = self._schema, self._objects, options
+        return sibling
+
     @property
     def options(self) -> ExecutorOptions:
         return self._options
@@ -130,7 +136,10 @@ class ReferenceExecutor:
             calls=build_plan(spec, options).rendered(),
             notes=notes_for(spec, options),
         )
+        # Unfiltered fetches use Weaviate's cursor, which starts after the nil UUID.
+        listed = matched if spec.filters else [o for o in matched if o.uuid != NIL_UUID]
         if spec.group_by is None and not spec.aggregations:
+            matched = listed
             result.truncated = len(matched) > options.fetch_limit
             result.objects = [to_object(collection, Hit(o.uuid, o.properties)) for o in matched[: options.fetch_limit]]
             result.total_count = None if result.truncated else len(matched)
@@ -155,7 +164,7 @@ class ReferenceExecutor:
         result.groups, result.truncated = order_groups(groups, options.max_groups)
         result.total_count = groups_total(result.groups, result.truncated)
         if not spec.aggregations and options.samples_per_group > 0:
-            scanned = [Hit(o.uuid, o.properties) for o in matched[: options.group_sample_scan_limit]]
+            scanned = [Hit(o.uuid, o.properties) for o in listed[: options.group_sample_scan_limit]]
             attach_samples(collection, result.groups, scanned, spec.group_by, options.samples_per_group, False)
         return result
 

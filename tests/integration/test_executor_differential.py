@@ -44,6 +44,8 @@ def pair(weaviate_stack: Any) -> Iterator[Pair]:
     client = connect(weaviate_stack.settings)
     name = unique_name("ExecDiff")
     objects = sample_objects(150, seed=3, null_rate=0.1)
+    nil = {"title": "Nil uuid diner", "cuisine": "Thai", "price": 10.0, "seats": 20, "open_late": True}
+    objects.append(DataObject(uuid=str(uuid.UUID(int=0)), properties=nil))  # the cursor's edge case
     try:
         create_sample_collection(client, name, objects, vectorize=False)
         live = WeaviateExecutor(client, OPTIONS)
@@ -103,6 +105,15 @@ COMBINATIONS = [
     for combo in itertools.product([None, *FILTER_VARIANTS], [None, *AGGREGATION_VARIANTS], [False, True])
     if combo != (None, None, False)
 ]
+
+
+@pytest.mark.parametrize("fetch_limit", [1, 25, 1000])
+def test_plain_listing_matches_the_reference(pair: Pair, fetch_limit: int) -> None:
+    options = OPTIONS.model_copy(update={"fetch_limit": fetch_limit})
+    raw = {"collection_name": pair.name}
+    expected = pair.reference.with_options(options).execute(raw)
+    actual = pair.live.with_options(options).execute(raw)
+    assert compare_results(expected, actual) == []
 
 
 @pytest.mark.parametrize(("filter_", "aggregation", "group"), COMBINATIONS)

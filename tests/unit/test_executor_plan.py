@@ -130,7 +130,14 @@ def test_search_modes_and_limits_are_explicit() -> None:
         "collection.query.hybrid('bakery', alpha=0.5, limit=10, return_metadata=MetadataQuery(score=True))"
     ]
     assert plan_for({"collection_name": "Shops"}).rendered() == [
-        "collection.query.fetch_objects(limit=11, sort=Sort.by_id())"
+        "collection.query.fetch_objects(limit=11, after='00000000-0000-0000-0000-000000000000')"
+    ]
+    raw = {
+        "collection_name": "Shops",
+        "boolean_property_filter": {"property_name": "open", "operator": "=", "value": True},
+    }
+    assert plan_for(raw).rendered() == [
+        "collection.query.fetch_objects(limit=11, filters=Filter.by_property('open').equal(True), sort=Sort.by_id())"
     ]
 
 

@@ -200,3 +200,17 @@ def test_unmodelled_text_analysis_is_unsupported_not_wrong(prop: PropertySchema)
             {"collection_name": "C", "text_property_filter": {"property_name": "t", "operator": "=", "value": "creme"}}
         )
     assert caught.value.code == "unsupported_query"
+
+
+def test_unfiltered_listing_starts_after_the_nil_uuid_like_weaviates_cursor() -> None:
+    rows = [{"uuid": str(uuid.UUID(int=i)), "properties": {"name": f"n{i}", "kind": "k"}} for i in range(3)]
+    executor = ReferenceExecutor(SCHEMA, {"Shops": rows})
+    listed = executor.execute({"collection_name": "Shops"})
+    assert [o.uuid for o in listed.objects] == [rows[1]["uuid"], rows[2]["uuid"]]
+    filtered = executor.execute(
+        {"collection_name": "Shops", "text_property_filter": {"property_name": "kind", "operator": "=", "value": "k"}}
+    )
+    assert len(filtered.objects) == 3
+    grouped = executor.execute({"collection_name": "Shops", "groupby_property": "kind"})
+    assert grouped.groups is not None and grouped.groups["k"].count == 3
+    assert [s.uuid for s in grouped.groups["k"].samples] == [rows[1]["uuid"], rows[2]["uuid"]]
