@@ -39,7 +39,11 @@ class DelayedReplay(MockOpenAIServer):
 
     def _reply(self, body: dict[str, Any], index: int) -> Reply:
         question = next(m["content"] for m in body["messages"] if m["role"] == "user")
-        reply = text("answer") if any(m["role"] == "tool" for m in body["messages"]) else call("query_database", self.truths[question])
+        reply = (
+            text("answer")
+            if any(m["role"] == "tool" for m in body["messages"])
+            else call("query_database", self.truths[question])
+        )
         reply.hang_seconds = self.latency
         return reply
 
@@ -66,9 +70,14 @@ def main() -> None:
         model = OpenAIChatModel("replay", base_url=server.base_url, timeout=60, max_retries=0)
         # One OpenAI client per in-flight case would hide connection-pool limits: share one, as eval does.
         context = runner.RunContext(
-            client=client, executor=executor, scorer=runner.scoring_executor(client, executor),
+            client=client,
+            executor=executor,
+            scorer=runner.scoring_executor(client, executor),
             tools_for=tools_by_use_case(executor.schema, collections, ToolDesign()),
-            model_for=lambda _case: model, model_name="replay", config=AgentConfig(max_steps=3), design=ToolDesign(),
+            model_for=lambda _case: model,
+            model_name="replay",
+            config=AgentConfig(max_steps=3),
+            design=ToolDesign(),
         )
         run_level(cases[:8], context, 4)  # warm caches: ground truths, schema, connections
         baseline = None
@@ -79,7 +88,8 @@ def main() -> None:
             assert written == len(cases)
             baseline = baseline or wall * args.levels[0]
             speedup = baseline / wall
-            print(f"{level:>11} {wall:>8.1f} {len(cases) / wall:>8.1f} {speedup:>8.2f} {level:>6} {speedup / level:>10.0%}")
+            rate = len(cases) / wall
+            print(f"{level:>11} {wall:>8.1f} {rate:>8.1f} {speedup:>8.2f} {level:>6} {speedup / level:>10.0%}")
 
 
 if __name__ == "__main__":
