@@ -81,13 +81,21 @@ def select_cases(
     if limit == 0 or ids:
         return chosen
     if limit is None:
-        by_collection: dict[str, list[Case]] = {}
-        for case in chosen:
-            by_collection.setdefault(case.collection, []).append(case)
-        subset = []
-        for position, group in enumerate(by_collection.values()):
-            # a stride through each collection's cases mixes simple, moderate and complex ones
-            for k in range(min(DEFAULT_SUBSET_PER_COLLECTION, len(group))):
-                subset.append(group[(position * 7 + k * 5) % len(group)])
-        return subset
+        return default_subset(chosen)
     return chosen[:limit]
+
+
+def default_subset(cases: list[Case]) -> list[Case]:
+    """One case per collection, rotating the complexity (simple, moderate, complex) and, within
+    it, the position, so a 15-case run still touches every collection, level and most components."""
+    by_collection: dict[str, list[Case]] = {}
+    for case in cases:
+        by_collection.setdefault(case.collection, []).append(case)
+    levels = ("simple", "moderate", "complex")
+    subset = []
+    for position, group in enumerate(by_collection.values()):
+        for k in range(min(DEFAULT_SUBSET_PER_COLLECTION, len(group))):
+            wanted = levels[(position + k) % len(levels)]
+            candidates = [c for c in group if c.complexity == wanted] or group
+            subset.append(candidates[(position * 5 + k) % len(candidates)])
+    return subset
