@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from agent._recover import recover_tool_calls
 from agent.models import ModelError, ModelReply, RawToolCall, Usage
 from agent.tooldef import TOOL_NAME, ToolSet, ToolVariant
-from executors import ErrorPayload, ExecutorError, QueryResult
+from executors import ErrorPayload, ExecutorError, InvalidArgumentsError, QueryResult
 
 SYSTEM_PROMPT = (
     "You answer questions about a Weaviate database. Use the query_database tool to query it; "
@@ -178,11 +178,11 @@ class Agent:
             try:
                 raw = json.loads(call.arguments) if call.arguments.strip() else {}
             except json.JSONDecodeError as error:
-                raise MalformedArgumentsError(
+                raise InvalidArgumentsError(
                     f"The arguments are not valid JSON ({error.msg} at {error.pos}). Send a JSON object."
                 ) from error
             if not isinstance(raw, dict):
-                raise MalformedArgumentsError("The arguments must be a JSON object.")
+                raise InvalidArgumentsError("The arguments must be a JSON object.")
             arguments, executed.rationale = self.tools.to_call_arguments(call.name, raw)
             executed.arguments = arguments
             result = self.executor.execute(arguments)
@@ -221,10 +221,6 @@ class Agent:
 
 class UnknownToolError(ExecutorError):
     code = "unknown_tool"
-
-
-class MalformedArgumentsError(ExecutorError):
-    code = "invalid_arguments"
 
 
 class ToolCallModel(BaseModel):

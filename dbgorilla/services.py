@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from dbgorilla import _process
-from dbgorilla.config import WEAVIATE_NODE_NAME, WEAVIATE_VERSION, Settings, cache_dir, weaviate_binary_path
+from dbgorilla.config import WEAVIATE_NODE_NAME, Settings, cache_dir, weaviate_binary_path
 from dbgorilla.errors import PortInUse, StaleService, StartupTimeout
 
 Echo = Callable[[str], None]
@@ -270,7 +270,3 @@ class WeaviateService(LocalService):
 
     def is_own_process(self, cmdline: list[str]) -> bool:
         return bool(cmdline) and cmdline[0].endswith("weaviate-server") and str(cache_dir()) in cmdline[0]
-
-
-def weaviate_version_label() -> str:
-    return f"weaviate v{WEAVIATE_VERSION}"

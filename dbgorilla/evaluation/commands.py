@@ -87,12 +87,9 @@ def _running_scores(records: list[EvalRecord]) -> str:
     if not records:
         return ""
     numbers = core(records)
+    text = f"EM {numbers['exact_match']:.2f}  AST {numbers['ast_score']:.2f}"
     execution = numbers["execution_match_exact"]
-    return (
-        f"EM {numbers['exact_match']:.2f}  AST {numbers['ast_score']:.2f}  EX {execution:.2f}"
-        if execution is not None
-        else f"EM {numbers['exact_match']:.2f}  AST {numbers['ast_score']:.2f}"
-    )
+    return text if execution is None else f"{text}  EX {execution:.2f}"
 
 
 def evaluate(
