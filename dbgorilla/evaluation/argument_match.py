@@ -18,17 +18,9 @@ import difflib
 from typing import Any
 
 from executors.arguments import AGGREGATION_FIELDS, FILTER_FIELDS
+from fixtures.benchmark import COMPONENT_OF_FIELD
 
-COMPONENT_LABELS = {
-    "search_query": "search",
-    "integer_property_filter": "integer_filter",
-    "text_property_filter": "text_filter",
-    "boolean_property_filter": "boolean_filter",
-    "integer_property_aggregation": "integer_aggregation",
-    "text_property_aggregation": "text_aggregation",
-    "boolean_property_aggregation": "boolean_aggregation",
-    "groupby_property": "groupby",
-}
+COMPONENT_LABELS = {field: component.value for field, component in COMPONENT_OF_FIELD.items()}
 SLOT_GROUPS: dict[str, tuple[str, ...]] = {
     "search": ("search_query",),
     "filters": FILTER_FIELDS,

@@ -12,11 +12,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from dbgorilla.evaluation.records import EvalRecord, Outcome
+from fixtures.benchmark import Component
 
-COMPONENTS = (
-    "search", "integer_filter", "text_filter", "boolean_filter",
-    "integer_aggregation", "text_aggregation", "boolean_aggregation", "groupby",
-)  # fmt: skip
+COMPONENTS = tuple(component.value for component in Component)
 DISAGREEMENT_EXAMPLES = 5
 
 

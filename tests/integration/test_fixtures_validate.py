@@ -21,6 +21,7 @@ from executors._validate import validate_arguments
 from executors.arguments import QueryDatabaseArguments
 from executors.reference import DataObject, matches
 from fixtures import generate_objects, get_use_cases, load_benchmark, load_use_cases
+from fixtures.benchmark import COMPONENT_OF_FIELD
 from fixtures.validate import (
     MIN_CROSSED_SHARE,
     MUTATION_KINDS,
@@ -125,16 +126,6 @@ def test_cli_json_on_the_benchmark(weaviate_stack: Any, report: ValidationReport
 
 def benchmark_line(record_id: str, query: str, ground_truth: dict[str, Any]) -> str:
     arguments = QueryDatabaseArguments.model_validate(ground_truth)
-    components = {
-        "search_query": "search",
-        "integer_property_filter": "integer_filter",
-        "text_property_filter": "text_filter",
-        "boolean_property_filter": "boolean_filter",
-        "integer_property_aggregation": "integer_aggregation",
-        "text_property_aggregation": "text_aggregation",
-        "boolean_property_aggregation": "boolean_aggregation",
-        "groupby_property": "groupby",
-    }
     used = arguments.components()
     record = {
         "id": record_id,
@@ -143,7 +134,7 @@ def benchmark_line(record_id: str, query: str, ground_truth: dict[str, Any]) -> 
         "query": query,
         "ground_truth": ground_truth,
         "complexity": ["simple", "moderate", "complex"][min(len(used), 3) - 1],
-        "components": [components[name] for name in used],
+        "components": [COMPONENT_OF_FIELD[name].value for name in used],
     }
     return json.dumps(record)
 
