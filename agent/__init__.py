@@ -1,12 +1,15 @@
 """The function-calling loop: tool schema from the live database, model calls, executor results.
 
-from agent import Agent, build_tools, resolve_model
+from agent import Agent, OpenAIChatModel, build_tools
 tools = build_tools(executor.schema)            # the paper's query_database, from the live schema
-run = Agent(resolve_model(None, None), executor, tools).run("Which vegan places open late?")
+model = OpenAIChatModel("qwen2.5-coder-1.5b", base_url="http://127.0.0.1:8012/v1")   # any endpoint
+run = Agent(model, executor, tools).run("Which vegan places open late?")
 run.final_answer, run.steps, run.outcome        # a full trace, JSON-serialisable
+
+The agent never starts servers: `dbgorilla.chat.resolve_model` (the CLI's) starts the local one.
 """
 
-from agent.loop import Agent, AgentConfig, AgentRun, ExecutedCall, ResponseOrToolCall, Step
+from agent.loop import Agent, AgentConfig, AgentRun, ExecutedCall, ResponseOrToolCall, Step, StopReason
 from agent.models import (
     ORACLE,
     ChatModel,
@@ -18,8 +21,6 @@ from agent.models import (
     OracleModel,
     RawToolCall,
     Usage,
-    local_model,
-    resolve_model,
 )
 from agent.tooldef import (
     DEFAULT_TOKEN_BUDGET,
@@ -49,12 +50,11 @@ __all__ = [
     "RawToolCall",
     "ResponseOrToolCall",
     "Step",
+    "StopReason",
     "ToolDesign",
     "ToolSet",
     "ToolVariant",
     "Usage",
     "build_tools",
-    "local_model",
-    "resolve_model",
     "schema_limit_violations",
 ]

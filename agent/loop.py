@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from agent._recover import recover_tool_calls
 from agent.models import ModelError, ModelReply, RawToolCall, Usage
 from agent.tooldef import TOOL_NAME, ToolSet, ToolVariant
-from executors import ErrorPayload, ExecutorError, InvalidArgumentsError, QueryResult
+from executors import ErrorPayload, ExecutorError, InvalidArgumentsError, QueryResult, UnknownToolError
 
 SYSTEM_PROMPT = (
     "You answer questions about a Weaviate database. Use the query_database tool to query it; "
@@ -25,7 +25,8 @@ SYSTEM_PROMPT = (
     "question asks for them. After you get results, answer briefly from them, or query again if needed."
 )
 RESULT_MAX_CHARS = 3000
-Outcome = Literal["answered", "no_tool_call", "max_steps", "correction_limit", "model_error", "timeout"]
+#: Why the loop stopped (the evaluation maps it to a record `Outcome`).
+StopReason = Literal["answered", "no_tool_call", "max_steps", "correction_limit", "model_error", "timeout"]
 
 
 class Executor(Protocol):
@@ -63,7 +64,7 @@ class AgentRun(BaseModel):
     question: str
     model: str
     tool_design: str
-    outcome: Outcome
+    outcome: StopReason
     final_answer: str | None = None
     steps: list[Step] = Field(default_factory=list)
     messages: list[dict[str, Any]] = Field(default_factory=list)
@@ -217,10 +218,6 @@ class Agent:
             return f"Error ({call.error.code}): {call.error.message}"
         assert call.result is not None
         return call.result.to_llm_text(max_chars=self.config.result_max_chars)
-
-
-class UnknownToolError(ExecutorError):
-    code = "unknown_tool"
 
 
 class ToolCallModel(BaseModel):

@@ -1,4 +1,5 @@
-"""Chat models the loop can drive: any OpenAI-compatible endpoint, the local server, the oracle.
+"""Chat models the loop can drive: any OpenAI-compatible endpoint (the local llama.cpp server is
+one, started by the CLI), and the oracle.
 
 All of them answer `complete(...) -> ModelReply`, so the loop never knows which one it talks to.
 Failures surface as `ModelError` subclasses with an `outcome` the evaluation records.
@@ -14,9 +15,8 @@ from typing import Any, Protocol
 import openai
 from pydantic import BaseModel, Field
 
-from dbgorilla.config import Settings
-from dbgorilla.errors import ConfigError
-from dbgorilla.model_server import DEFAULT_MODEL, MODELS, ModelService, get_model
+from agent.tooldef import TOOL_NAME, tool_function_name
+from executors import QueryDatabaseArguments
 
 ORACLE = "oracle"
 
@@ -166,12 +166,14 @@ class OracleModel:
     name = ORACLE
     prefers_named_tool_choice = False
 
-    def __init__(self, ground_truth: dict[str, Any]) -> None:
+    def __init__(self, ground_truth: QueryDatabaseArguments | dict[str, Any]) -> None:
+        if isinstance(ground_truth, QueryDatabaseArguments):
+            ground_truth = ground_truth.to_tool_arguments()
         self.ground_truth = ground_truth
 
     @classmethod
     def for_case(cls, case: Any) -> OracleModel:
-        """One oracle per benchmark case (anything with a `ground_truth` dict)."""
+        """One oracle per benchmark case (anything with a `ground_truth`)."""
         return cls(case.ground_truth)
 
     def complete(
@@ -198,39 +200,7 @@ def _oracle_call(ground_truth: dict[str, Any], tools: list[dict[str, Any]]) -> t
     rationale_needed = "rationale" in tools[0]["function"]["parameters"].get("properties", {})
     if rationale_needed:
         arguments["rationale"] = "ground truth"
-    if "query_database" in names:
-        return "query_database", arguments
-    from agent.tooldef import tool_function_name
-
+    if TOOL_NAME in names:
+        return TOOL_NAME, arguments
     collection = arguments.pop("collection_name")
     return tool_function_name(collection), arguments
-
-
-def local_model(
-    name: str = DEFAULT_MODEL, settings: Settings | None = None, echo: Any = print, **bounds: Any
-) -> OpenAIChatModel:
-    """The offline default: start (or reuse) the llama.cpp server and talk to it."""
-    service = ModelService(settings or Settings(), get_model(name))
-    service.start(echo=echo)
-    options = {"timeout": 300.0, "max_retries": 1, **bounds}
-    return OpenAIChatModel(name, base_url=service.base_url, prefers_named_tool_choice=True, **options)
-
-
-def resolve_model(
-    model: str | None,
-    base_url: str | None,
-    echo: Any = print,
-    timeout: float | None = None,
-    max_retries: int | None = None,
-) -> OpenAIChatModel:
-    """`--model/--base-url` to a chat model: a remote endpoint when a URL is given, else local."""
-    bounds = {k: v for k, v in {"timeout": timeout, "max_retries": max_retries}.items() if v is not None}
-    if base_url:
-        if not model:
-            raise ConfigError("--base-url needs --model (the endpoint's model name)")
-        return OpenAIChatModel(model, base_url=base_url, **bounds)
-    if model and model not in MODELS:
-        if os.environ.get("OPENAI_API_KEY"):
-            return OpenAIChatModel(model, **bounds)
-        raise ConfigError(f"unknown local model {model!r}: pass --base-url for an endpoint, or one of {list(MODELS)}")
-    return local_model(model or DEFAULT_MODEL, echo=echo, **bounds)

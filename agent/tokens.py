@@ -1,8 +1,8 @@
 """Token counting for the tool-description budget, with a real tokenizer where one is installed.
 
 The paper kept its description within 1024 tokens because some providers cap tool descriptions.
-We measure with the offline default model's own tokenizer (Qwen2.5, loaded vocab-only from the
-local GGUF in well under a second). Without it, we fall back to a chars/4 estimate and say so.
+The caller passes the tokenizer of the model it will talk to (`gguf_counter` loads one vocab-only
+from a local GGUF in well under a second); without one, a chars/4 estimate is used and says so.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import functools
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 CHARS_PER_TOKEN_ESTIMATE = 4.0
 
@@ -24,21 +25,20 @@ class TokenCounter:
 
 
 @functools.cache
-def default_counter() -> TokenCounter:
+def gguf_counter(path: Path, name: str) -> TokenCounter:
+    """The exact tokenizer of a local GGUF model, or the estimate when it cannot be loaded."""
     try:
-        from llama_cpp import Llama
-
-        from dbgorilla.model_server import QWEN_CODER
+        from llama_cpp import Llama  # optional: installed with the `local` extra
 
         with _quiet_stderr():
-            vocab = Llama(model_path=str(QWEN_CODER.gguf_path(echo=lambda _: None)), vocab_only=True, verbose=False)
-    except Exception:  # no llama-cpp-python or no model files: estimate instead
+            vocab = Llama(model_path=str(path), vocab_only=True, verbose=False)
+    except Exception:  # no llama-cpp-python or no model file: estimate instead
         return estimate_counter()
 
     def count(text: str) -> int:
         return len(vocab.tokenize(text.encode(), add_bos=False, special=False))
 
-    return TokenCounter("qwen2.5 tokenizer", count, exact=True)
+    return TokenCounter(f"{name} tokenizer", count, exact=True)
 
 
 @contextlib.contextmanager

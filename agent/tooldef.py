@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from agent.tokens import TokenCounter, default_counter
+from agent.tokens import TokenCounter, estimate_counter
 from executors import CollectionSchema, DatabaseSchema, tool_parameters_schema
 
 TOOL_NAME = "query_database"
@@ -133,7 +133,7 @@ def tool_function_name(collection: str) -> str:
 def build_tools(
     schema: DatabaseSchema, design: ToolDesign = ToolDesign(), counter: TokenCounter | None = None
 ) -> ToolSet:
-    counter = counter or default_counter()
+    counter = counter or estimate_counter()
     collections = list(schema.collections)
     names = [c.name for c in collections]
     if not names:

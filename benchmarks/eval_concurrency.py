@@ -19,15 +19,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent.loop import AgentConfig
-from agent.models import OpenAIChatModel
+from agent import AgentConfig, OpenAIChatModel, ToolDesign
 from agent.testing import MockOpenAIServer, Reply, call, text
-from agent.tooldef import ToolDesign
 from dbgorilla.connection import connect
-from dbgorilla.evaluation import runner
-from dbgorilla.evaluation.cases import load_cases, select_cases
-from dbgorilla.evaluation.commands import ensure_loaded, tools_by_use_case, use_case_collections
+from evaluation import runner
+from evaluation.selection import select_cases
 from executors import WeaviateExecutor
+from fixtures import ensure_loaded, read_dataset
 
 
 class DelayedReplay(MockOpenAIServer):
@@ -61,11 +59,13 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.3)
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 4, 16, 64])
     args = parser.parse_args()
-    cases = select_cases(load_cases(), limit=0)[: args.cases]
-    truths = {c.query: c.ground_truth for c in cases}
-    collections = {n: c for n, c in use_case_collections(None).items() if n in {case.use_case for case in cases}}
+    dataset = read_dataset()
+    cases = select_cases(dataset.cases, limit=0)[: args.cases]
+    truths = {c.query: c.ground_truth.to_tool_arguments() for c in cases}
+    needed = [u for u in dataset.use_cases if u.name in {case.use_case for case in cases}]
+    collections = {u.name: [c.name for c in u.collections] for u in needed}
     with connect() as client, DelayedReplay(truths, args.latency) as server:
-        ensure_loaded(client, collections, None)
+        ensure_loaded(client, needed)
         executor = WeaviateExecutor(client)
         model = OpenAIChatModel("replay", base_url=server.base_url, timeout=60, max_retries=0)
         # One OpenAI client per in-flight case would hide connection-pool limits: share one, as eval does.
@@ -73,7 +73,7 @@ def main() -> None:
             client=client,
             executor=executor,
             scorer=runner.scoring_executor(client, executor),
-            tools_for=tools_by_use_case(executor.schema, collections, ToolDesign()),
+            tools_for=runner.tools_by_use_case(executor.schema, collections, ToolDesign()),
             model_for=lambda _case: model,
             model_name="replay",
             config=AgentConfig(max_steps=3),

@@ -21,7 +21,7 @@ from dbgorilla.config import Settings
 from dbgorilla.connection import connect
 from fixtures.generator import DEFAULT_SEED, ObjectGenerator
 from fixtures.loader import BatchOptions, drop_use_cases, load_schemas, resolve_use_case_names
-from fixtures.schema import get_use_cases
+from fixtures.use_cases import get_use_cases
 
 PREFIX = "Bench"
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 
+from dbgorilla._process import wait_until
 from dbgorilla.config import WEAVIATE_VERSION, Settings
 from dbgorilla.errors import ConfigError, MissingDependency, StartupTimeout
 from dbgorilla.services import Echo, EmbedderService, ServiceStatus, WeaviateService
@@ -181,8 +182,6 @@ def _docker_up(settings: Settings, echo: Echo) -> StackStatus:
     if not docker_engine_available():
         raise MissingDependency("no working Docker engine (`docker info` failed); use --backend binary")
     _compose("up", "-d", settings=settings)
-    from dbgorilla._process import wait_until
-
     url = settings.weaviate_http_url
     wait_until(lambda: _probe(url).running, 300, f"weaviate (docker) at {url}")
     _remember(settings, "docker", url)

@@ -10,7 +10,8 @@
         answer = error.to_llm_text()                    # error.code: "unknown_property", ...
 
 `ReferenceExecutor` evaluates the same calls (without search) in pure Python with Weaviate's
-semantics; `compare_results` diffs two `QueryResult`s.
+semantics; `compare_results` diffs two `QueryResult`s. `executors.vocabulary` owns the query
+vocabulary (kinds, operators, metrics, slots); `executors.testing` holds test data helpers.
 
 Text filters follow the property's tokenization (see `executors._text`). Create short,
 categorical text properties (the ones filters, group-by and TOP_OCCURRENCES use) with `field`
@@ -21,13 +22,13 @@ case-insensitively. `word`, `field`, `lowercase` and `whitespace` are modelled e
 reference; trigram/gse/kagome tokenizers and ASCII folding are not.
 """
 
-from executors._validate import parse_arguments
+from executors._text import SUPPORTED_TOKENIZATIONS, go_trim_space, tokenize
+from executors._validate import parse_arguments, validate_arguments
 from executors.arguments import (
     BooleanAggregation,
     BooleanPropertyFilter,
     IntAggregation,
     IntPropertyFilter,
-    PropertyKind,
     QueryDatabaseArguments,
     TextAggregation,
     TextPropertyFilter,
@@ -35,6 +36,7 @@ from executors.arguments import (
 )
 from executors.errors import (
     ERROR_CODES,
+    Blame,
     ErrorPayload,
     ExecutorError,
     InternalExecutorError,
@@ -45,9 +47,11 @@ from executors.errors import (
     TypeMismatchError,
     UnknownCollectionError,
     UnknownPropertyError,
+    UnknownToolError,
     UnsupportedQueryError,
     WeaviateCallError,
     WeaviateUnavailableError,
+    codes_blaming,
 )
 from executors.options import ExecutorOptions, SearchMode
 from executors.reference import DataObject, ReferenceExecutor
@@ -61,15 +65,19 @@ from executors.results import (
 )
 from executors.schema import CollectionSchema, DatabaseSchema, PropertySchema
 from executors.spec import AggregationSpec, FilterSpec, QuerySpec
+from executors.vocabulary import Component, PropertyKind
 from executors.weaviate_executor import ReadOnlyWeaviate, WeaviateExecutor
 
 __all__ = [
     "DEFAULT_LLM_MAX_CHARS",
     "ERROR_CODES",
+    "SUPPORTED_TOKENIZATIONS",
     "AggregationSpec",
+    "Blame",
     "BooleanAggregation",
     "BooleanPropertyFilter",
     "CollectionSchema",
+    "Component",
     "DataObject",
     "DatabaseSchema",
     "ErrorPayload",
@@ -99,11 +107,16 @@ __all__ = [
     "TypeMismatchError",
     "UnknownCollectionError",
     "UnknownPropertyError",
+    "UnknownToolError",
     "UnsupportedQueryError",
     "WeaviateCallError",
     "WeaviateExecutor",
     "WeaviateUnavailableError",
+    "codes_blaming",
     "compare_results",
+    "go_trim_space",
     "parse_arguments",
+    "tokenize",
     "tool_parameters_schema",
+    "validate_arguments",
 ]

@@ -25,9 +25,17 @@ from weaviate.classes.aggregate import GroupByAggregate
 from weaviate.classes.query import Filter, MetadataQuery, Metrics, Sort
 
 from executors._render import Expr, attribute_call, list_expr, literal, render_arguments, render_literal
-from executors.arguments import PropertyKind
 from executors.options import ExecutorOptions, SearchMode
 from executors.spec import AggregationSpec, FilterSpec, QuerySpec
+from executors.vocabulary import (
+    FILTER_METHODS,
+    METRIC_ATTRIBUTES,
+    OPERATORS,
+    SCHEMA_METRICS,
+    NumberOperator,
+    PropertyKind,
+    TextOperator,
+)
 
 #: The only client methods a plan can name; `ReadOnlyWeaviate` refuses anything else.
 READ_METHODS: frozenset[tuple[str, str]] = frozenset(
@@ -41,36 +49,6 @@ READ_METHODS: frozenset[tuple[str, str]] = frozenset(
         ("aggregate", "near_text"),
     }
 )
-
-FILTER_METHODS: dict[str, str] = {
-    "=": "equal",
-    "!=": "not_equal",
-    "<": "less_than",
-    "<=": "less_or_equal",
-    ">": "greater_than",
-    ">=": "greater_or_equal",
-    "LIKE": "like",
-}
-#: Tool metric -> keyword of `Metrics(...).number/integer/text/boolean`; TYPE comes from the schema.
-METRIC_KEYWORDS: dict[PropertyKind, dict[str, str]] = {
-    PropertyKind.NUMBER: {
-        "COUNT": "count",
-        "MIN": "minimum",
-        "MAX": "maximum",
-        "MEAN": "mean",
-        "MEDIAN": "median",
-        "MODE": "mode",
-        "SUM": "sum_",
-    },
-    PropertyKind.TEXT: {"COUNT": "count"},
-    PropertyKind.BOOLEAN: {
-        "COUNT": "count",
-        "TOTAL_TRUE": "total_true",
-        "TOTAL_FALSE": "total_false",
-        "PERCENTAGE_TRUE": "percentage_true",
-        "PERCENTAGE_FALSE": "percentage_false",
-    },
-}
 
 #: Start of the cursor for unfiltered fetches; an object whose UUID is the nil UUID itself is
 #: therefore never listed by them (the reference executor mirrors this).
@@ -128,7 +106,7 @@ def filter_expr(spec: FilterSpec) -> Expr:
 
 
 #: Operators whose lone filter Weaviate (v1.39) resolves only up to the query's `limit`.
-LIMITED_OPERATORS = frozenset({"<", "<=", ">", ">=", "LIKE"})
+LIMITED_OPERATORS = frozenset(OPERATORS[PropertyKind.NUMBER]) - {NumberOperator.EQUAL.value} | {TextOperator.LIKE.value}
 
 
 def filters_expr(specs: tuple[FilterSpec, ...], *, sorted_fetch: bool = False) -> Expr | None:
@@ -155,9 +133,10 @@ def top_occurrences_limit(spec: AggregationSpec, options: ExecutorOptions) -> in
 
 def metrics_expr(spec: AggregationSpec, options: ExecutorOptions) -> Expr | None:
     """`Metrics(prop).<type>(flag=True, ...)` for every metric except TYPE; None if only TYPE."""
-    keywords = METRIC_KEYWORDS[spec.kind]
-    flags: dict[str, Any] = {keywords[m]: True for m in spec.metrics if m in keywords}
-    if spec.kind == PropertyKind.TEXT and "TOP_OCCURRENCES" in spec.metrics:
+    flags: dict[str, Any] = {
+        METRIC_ATTRIBUTES[m]: True for m in spec.metrics if m not in SCHEMA_METRICS and m != "TOP_OCCURRENCES"
+    }
+    if "TOP_OCCURRENCES" in spec.metrics:
         # Always send the limit: Weaviate's gRPC handler mis-parses TOP_OCCURRENCES without one.
         flags.update(top_occurrences_count=True, top_occurrences_value=True, limit=top_occurrences_limit(spec, options))
     if not flags:

@@ -17,20 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from executors import _text
-from executors.arguments import (
-    AGGREGATION_FIELDS,
-    FIELD_KIND,
-    FILTER_FIELDS,
-    BooleanMetric,
-    BooleanOperator,
-    NumberMetric,
-    NumberOperator,
-    PropertyKind,
-    QueryDatabaseArguments,
-    TextAggregation,
-    TextMetric,
-    TextOperator,
-)
+from executors.arguments import QueryDatabaseArguments, TextAggregation
 from executors.errors import (
     ExecutorError,
     InvalidArgumentsError,
@@ -44,30 +31,19 @@ from executors.errors import (
 from executors.options import MAX_INT_FILTER_MAGNITUDE, MAX_SEARCH_QUERY_CHARS, MAX_TEXT_VALUE_CHARS
 from executors.schema import CollectionSchema, DatabaseSchema, PropertySchema
 from executors.spec import AggregationSpec, FilterSpec, QuerySpec
+from executors.vocabulary import (
+    AGGREGATION_FIELDS,
+    AGGREGATION_SLOT,
+    FIELD_KIND,
+    FILTER_FIELDS,
+    FILTER_SLOT,
+    METRICS,
+    OPERATORS,
+    SLOT_KEYS,
+    VALUE_TYPES,
+    PropertyKind,
+)
 
-OPERATORS: dict[PropertyKind, tuple[str, ...]] = {
-    PropertyKind.NUMBER: tuple(op.value for op in NumberOperator),
-    PropertyKind.TEXT: tuple(op.value for op in TextOperator),
-    PropertyKind.BOOLEAN: tuple(op.value for op in BooleanOperator),
-}
-METRICS: dict[PropertyKind, tuple[str, ...]] = {
-    PropertyKind.NUMBER: tuple(m.value for m in NumberMetric),
-    PropertyKind.TEXT: tuple(m.value for m in TextMetric),
-    PropertyKind.BOOLEAN: tuple(m.value for m in BooleanMetric),
-}
-FILTER_SLOT: dict[PropertyKind, str] = {FIELD_KIND[name]: name for name in FILTER_FIELDS}
-AGGREGATION_SLOT: dict[PropertyKind, str] = {FIELD_KIND[name]: name for name in AGGREGATION_FIELDS}
-SLOT_KEYS: dict[str, tuple[str, ...]] = {
-    **{name: ("property_name", "operator", "value") for name in FILTER_FIELDS},
-    "integer_property_aggregation": ("property_name", "metrics"),
-    "text_property_aggregation": ("property_name", "metrics", "top_occurrences_limit"),
-    "boolean_property_aggregation": ("property_name", "metrics"),
-}
-VALUE_TYPES: dict[PropertyKind, str] = {
-    PropertyKind.NUMBER: "a number",
-    PropertyKind.TEXT: "a string",
-    PropertyKind.BOOLEAN: "true or false",
-}
 ARGUMENT_NAMES = tuple(QueryDatabaseArguments.model_fields)
 #: Keys some agents add to the call (the schema's optional `rationale`); accepted and ignored.
 IGNORED_KEYS = ("rationale",)

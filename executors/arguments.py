@@ -2,69 +2,27 @@
 
 These models are the single source of truth: the agent derives the JSON schema the LLM sees
 from them (`tool_parameters_schema`), the executor consumes them, the benchmark's ground truth
-is stored in their shape, and the scorer compares them. Operators and metrics are enums kept in
-one table per property kind, so richer operators (`!=`, `contains_any`, ranges, AND/OR trees,
-sort, limit) are added by extending these tables and the translator, not by new tool builders.
+is stored in their shape, and the scorer compares them. Operators, metrics and slot names come
+from `executors.vocabulary`, so richer operators (`!=`, `contains_any`, ranges, AND/OR trees,
+sort, limit) are added there and in the translator, not by new tool builders.
 """
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-
-class PropertyKind(str, Enum):
-    """The three property kinds the tool distinguishes (Weaviate: text, number/int, boolean)."""
-
-    TEXT = "text"
-    NUMBER = "number"
-    BOOLEAN = "boolean"
-
-
-class NumberOperator(str, Enum):
-    EQUAL = "="
-    LESS = "<"
-    GREATER = ">"
-    LESS_EQUAL = "<="
-    GREATER_EQUAL = ">="
-
-
-class TextOperator(str, Enum):
-    EQUAL = "="
-    LIKE = "LIKE"
-
-
-class BooleanOperator(str, Enum):
-    EQUAL = "="
-    NOT_EQUAL = "!="
-
-
-class NumberMetric(str, Enum):
-    COUNT = "COUNT"
-    TYPE = "TYPE"
-    MIN = "MIN"
-    MAX = "MAX"
-    MEAN = "MEAN"
-    MEDIAN = "MEDIAN"
-    MODE = "MODE"
-    SUM = "SUM"
-
-
-class TextMetric(str, Enum):
-    COUNT = "COUNT"
-    TYPE = "TYPE"
-    TOP_OCCURRENCES = "TOP_OCCURRENCES"
-
-
-class BooleanMetric(str, Enum):
-    COUNT = "COUNT"
-    TYPE = "TYPE"
-    TOTAL_TRUE = "TOTAL_TRUE"
-    TOTAL_FALSE = "TOTAL_FALSE"
-    PERCENTAGE_TRUE = "PERCENTAGE_TRUE"
-    PERCENTAGE_FALSE = "PERCENTAGE_FALSE"
+from executors.vocabulary import (
+    AGGREGATION_FIELDS,
+    COMPONENT_FIELDS,
+    BooleanMetric,
+    BooleanOperator,
+    NumberMetric,
+    NumberOperator,
+    TextMetric,
+    TextOperator,
+)
 
 
 class _Strict(BaseModel):
@@ -115,19 +73,6 @@ class BooleanAggregation(_Strict):
 
     property_name: str
     metrics: BooleanMetric
-
-
-FILTER_FIELDS = ("integer_property_filter", "text_property_filter", "boolean_property_filter")
-AGGREGATION_FIELDS = ("integer_property_aggregation", "text_property_aggregation", "boolean_property_aggregation")
-COMPONENT_FIELDS = ("search_query", *FILTER_FIELDS, *AGGREGATION_FIELDS, "groupby_property")
-FIELD_KIND: dict[str, PropertyKind] = {
-    "integer_property_filter": PropertyKind.NUMBER,
-    "text_property_filter": PropertyKind.TEXT,
-    "boolean_property_filter": PropertyKind.BOOLEAN,
-    "integer_property_aggregation": PropertyKind.NUMBER,
-    "text_property_aggregation": PropertyKind.TEXT,
-    "boolean_property_aggregation": PropertyKind.BOOLEAN,
-}
 
 
 class QueryDatabaseArguments(_Strict):

@@ -1,12 +1,15 @@
 """The executor's error taxonomy: every failure reaches the caller as an `ExecutorError`.
 
-Each class carries a stable `code` (what scorers and dashboards count) and a message written
-for the model that made the call: it says what was wrong and how to fix the arguments, e.g. by
-listing the collection's properties and their types. `field` names the offending argument slot.
+Each class carries a stable `code` (what scorers and dashboards count), a `blame` (were the
+call's arguments wrong, or did the infrastructure fail: evaluation counts the first against the
+model and runs the second again on resume) and a message written for the model that made the
+call: it says what was wrong and how to fix the arguments, e.g. by listing the collection's
+properties and their types. `field` names the offending argument slot.
 """
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
@@ -22,10 +25,19 @@ class ErrorPayload(BaseModel):
     field: str | None = None
 
 
+class Blame(str, Enum):
+    """Whose fault a failed call is."""
+
+    ARGUMENTS = "arguments"  # the model's call: wrong collection, property, operator, value...
+    INFRASTRUCTURE = "infrastructure"  # Weaviate down or failing: not the model's fault
+    EXECUTOR = "executor"  # a bug on our side
+
+
 class ExecutorError(Exception):
     """Base class: a tool call that could not be turned into a result."""
 
     code: ClassVar[str] = "executor_error"
+    blame: ClassVar[Blame] = Blame.ARGUMENTS
 
     def __init__(self, message: str, *, field: str | None = None) -> None:
         super().__init__(message)
@@ -50,6 +62,12 @@ class InvalidArgumentsError(ExecutorError):
     """The arguments are not a well-formed `query_database` call (bad JSON, unknown slots...)."""
 
     code = "invalid_arguments"
+
+
+class UnknownToolError(ExecutorError):
+    """The model called a tool name that was not offered."""
+
+    code = "unknown_tool"
 
 
 class UnknownCollectionError(ExecutorError):
@@ -90,33 +108,40 @@ class WeaviateCallError(ExecutorError):
     """Weaviate rejected or failed the query (`WeaviateQueryError` and friends)."""
 
     code = "weaviate_error"
+    blame = Blame.INFRASTRUCTURE
 
 
 class WeaviateUnavailableError(ExecutorError):
     """Weaviate could not be reached (server down, connection refused, timeout, closed client)."""
 
     code = "weaviate_unavailable"
+    blame = Blame.INFRASTRUCTURE
 
 
 class InternalExecutorError(ExecutorError):
     """A bug in the executor itself; wrapped so callers still only ever see `ExecutorError`."""
 
     code = "internal_error"
+    blame = Blame.EXECUTOR
 
 
-ERROR_CODES: tuple[str, ...] = tuple(
-    cls.code
-    for cls in (
-        InvalidArgumentsError,
-        UnknownCollectionError,
-        UnknownPropertyError,
-        TypeMismatchError,
-        InvalidOperatorError,
-        InvalidMetricError,
-        InvalidValueError,
-        UnsupportedQueryError,
-        WeaviateCallError,
-        WeaviateUnavailableError,
-        InternalExecutorError,
-    )
+ERROR_CLASSES: tuple[type[ExecutorError], ...] = (
+    InvalidArgumentsError,
+    UnknownToolError,
+    UnknownCollectionError,
+    UnknownPropertyError,
+    TypeMismatchError,
+    InvalidOperatorError,
+    InvalidMetricError,
+    InvalidValueError,
+    UnsupportedQueryError,
+    WeaviateCallError,
+    WeaviateUnavailableError,
+    InternalExecutorError,
 )
+ERROR_CODES: tuple[str, ...] = tuple(cls.code for cls in ERROR_CLASSES)
+
+
+def codes_blaming(blame: Blame) -> frozenset[str]:
+    """The error codes whose failures are `blame`'s fault (e.g. the arguments')."""
+    return frozenset(cls.code for cls in ERROR_CLASSES if cls.blame is blame)

@@ -27,13 +27,13 @@ from executors import _text
 from executors._assemble import Hit, attach_samples, groups_total, notes_for, order_groups, to_object
 from executors._plan import NIL_UUID, build_plan, top_occurrences_limit
 from executors._validate import parse_arguments, validate_arguments
-from executors.arguments import PropertyKind
 from executors.errors import UnsupportedQueryError
 from executors.options import ExecutorOptions
 from executors.results import GroupResult, MetricValue, QueryResult, TopOccurrence, group_key
 from executors.schema import CollectionSchema, DatabaseSchema
 from executors.spec import AggregationSpec, FilterSpec, QuerySpec
-from executors.weaviate_executor import RawArguments, typed_errors
+from executors.vocabulary import NUMBER_COMPARISONS, SCHEMA_METRICS, PropertyKind
+from executors.weaviate_executor import RawArguments, ReadOnlyWeaviate, typed_errors
 
 
 class DataObject(BaseModel):
@@ -79,8 +79,6 @@ class ReferenceExecutor:
         cls, client: Any, collections: Iterable[str] | None = None, options: ExecutorOptions | None = None
     ) -> ReferenceExecutor:
         """Snapshot collections (all by default) of a live Weaviate with read-only iterators."""
-        from executors.weaviate_executor import ReadOnlyWeaviate
-
         with typed_errors():
             schema = ReadOnlyWeaviate(client).read_schema()
             names = list(collections) if collections is not None else schema.names()
@@ -183,14 +181,7 @@ def matches(spec: FilterSpec, properties: Mapping[str, Any], collection: Collect
     if value is None:
         return False
     if spec.kind == PropertyKind.NUMBER:
-        number, bound = float(value), float(spec.value)
-        return {
-            "=": number == bound,
-            "<": number < bound,
-            "<=": number <= bound,
-            ">": number > bound,
-            ">=": number >= bound,
-        }[spec.operator]
+        return NUMBER_COMPARISONS[spec.operator](float(value), float(spec.value))
     tokenization = spec.prop.tokenization or "word"
     if tokenization not in _text.SUPPORTED_TOKENIZATIONS or spec.prop.ascii_fold:
         what = "ASCII folding" if spec.prop.ascii_fold else f"{tokenization!r} tokenization"
@@ -206,7 +197,7 @@ def aggregate(spec: AggregationSpec, objects: list[DataObject], options: Executo
     present = [value for value in values if value is not None]
     out: dict[str, MetricValue] = {}
     for metric in spec.metrics:
-        if metric == "TYPE":
+        if metric in SCHEMA_METRICS:
             out[metric] = spec.prop.data_type
         elif metric == "COUNT":
             out[metric] = float(len(present))

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_serializer
 
-from executors.arguments import PropertyKind
+from executors.vocabulary import PropertyKind
 
 DATA_TYPE_KINDS: dict[str, PropertyKind] = {
     "text": PropertyKind.TEXT,

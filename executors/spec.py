@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from executors.arguments import PropertyKind, QueryDatabaseArguments
+from executors.arguments import QueryDatabaseArguments
 from executors.schema import CollectionSchema, PropertySchema
+from executors.vocabulary import PropertyKind
 
 FilterValue = str | float | int | bool
 

@@ -16,6 +16,8 @@ import uuid
 from typing import Any
 
 from executors.reference import DataObject
+from executors.schema import CollectionSchema, DatabaseSchema, PropertySchema
+from executors.vocabulary import AGGREGATION_SLOT, FILTER_SLOT, METRICS, OPERATORS, PropertyKind
 
 CUISINES = ("Italian", "Thai", "French", "Mexican", "Indian", "Japanese", "Greek")
 ADJECTIVES = ("Cozy", "Busy", "Quiet", "Family", "Rustic", "Modern", "Tiny", "Grand")
@@ -105,8 +107,6 @@ def unique_name(prefix: str = "ExecTest") -> str:
 
 def sample_schema(name: str) -> Any:
     """The `DatabaseSchema` of one sample collection, as `WeaviateExecutor.schema` would read it."""
-    from executors.schema import CollectionSchema, DatabaseSchema, PropertySchema
-
     properties = (
         PropertySchema(name="title", data_type="text", tokenization="word"),
         PropertySchema(name="cuisine", data_type="text", tokenization="field"),
@@ -128,9 +128,6 @@ def tool_arguments_strategy(schema: Any) -> Any:
     import json
 
     from hypothesis import strategies as st
-
-    from executors._validate import AGGREGATION_SLOT, FILTER_SLOT, METRICS, OPERATORS
-    from executors.arguments import PropertyKind
 
     names = schema.names()
     props = sorted({p.name for c in schema.collections for p in c.properties})

@@ -59,24 +59,10 @@ from executors.options import ExecutorOptions
 from executors.results import GroupResult, MetricValue, QueryResult, TopOccurrence, group_key
 from executors.schema import DatabaseSchema, SchemaCache, schema_from_configs
 from executors.spec import AggregationSpec, QuerySpec
+from executors.vocabulary import METRIC_ATTRIBUTES, SCHEMA_METRICS
 
 RawArguments = QueryDatabaseArguments | dict[str, Any] | str
 
-#: Tool metric -> attribute of weaviate-client's AggregateNumber/Integer/Text/Boolean.
-RESULT_ATTRIBUTES: dict[str, str] = {
-    "COUNT": "count",
-    "MIN": "minimum",
-    "MAX": "maximum",
-    "MEAN": "mean",
-    "MEDIAN": "median",
-    "MODE": "mode",
-    "SUM": "sum_",
-    "TOP_OCCURRENCES": "top_occurrences",
-    "TOTAL_TRUE": "total_true",
-    "TOTAL_FALSE": "total_false",
-    "PERCENTAGE_TRUE": "percentage_true",
-    "PERCENTAGE_FALSE": "percentage_false",
-}
 _UNAVAILABLE_ERRORS = (
     wx.WeaviateConnectionError,
     wx.WeaviateClosedClientError,
@@ -338,10 +324,10 @@ def _metric_values(
 ) -> dict[str, MetricValue]:
     values: dict[str, MetricValue] = {}
     for metric in spec.metrics:
-        if metric == "TYPE":
+        if metric in SCHEMA_METRICS:
             values[metric] = spec.prop.data_type
             continue
-        raw = getattr(aggregate, RESULT_ATTRIBUTES[metric], None) if aggregate is not None else None
+        raw = getattr(aggregate, METRIC_ATTRIBUTES[metric], None) if aggregate is not None else None
         if metric == "TOP_OCCURRENCES":
             values[metric] = _top_occurrences(raw or [], top_occurrences_limit(spec, options), escaped)
         elif metric == "COUNT":

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The test command of the README: set everything up, lint, then run every test tier.
+# The test command of the README: set everything up, lint (ruff, the layer contract), then run every test tier.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+.venv/bin/lint-imports
 set +e
 .venv/bin/python -m pytest "$@"
 code=$?

@@ -17,13 +17,13 @@ import pytest
 from agent.testing import MockOpenAIServer, Reply, call, text
 from dbgorilla._process import ProcessRecord
 from dbgorilla.connection import connect
-from dbgorilla.evaluation.records import EvalRecord, Outcome, PredictedCall
-from fixtures.benchmark import load_benchmark
+from evaluation.records import EvalRecord, Outcome, PredictedCall
+from fixtures.datasets import load_split
 from fixtures.loader import load_use_cases
 from tests.conftest import Stack, fresh_settings, run_cli, settings_env
 
 pytestmark = pytest.mark.integration
-RESTAURANTS = [r for r in load_benchmark() if r.use_case == "restaurants"]
+RESTAURANTS = [r for r in load_split() if r.use_case == "restaurants"]
 TRUTH_BY_QUERY = {r.query: r.ground_truth.to_tool_arguments() for r in RESTAURANTS}
 
 

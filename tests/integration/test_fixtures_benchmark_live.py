@@ -21,14 +21,14 @@ from fixtures import (
     DEFAULT_SEED,
     drop_use_cases,
     get_use_cases,
-    load_benchmark,
+    load_split,
     load_use_cases,
 )
-from fixtures.sanity import AnyFilter, filtered, the_filter
+from fixtures.authoring.sanity import AnyFilter, filtered, the_filter
 from tests.unit.test_fixtures_benchmark import default_objects, reference_executor
 
 pytestmark = pytest.mark.integration
-RECORDS = load_benchmark()
+RECORDS = load_split()
 
 
 @pytest.fixture(scope="module")

@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from executors.arguments import PropertyKind
+from executors import PropertyKind
 from fixtures import (
-    DBGORILLA_EXAMPLE_PATH,
+    PAPER_EXAMPLE_PATH,
     BatchOptions,
     UseCase,
     drop_use_cases,
     generate_objects,
     get_use_case,
-    load_dbgorilla,
+    load_paper_dataset,
     load_schemas,
 )
 from fixtures.generator import ObjectGenerator
@@ -125,10 +125,10 @@ def test_the_load_command(weaviate_stack: Any, client: Any) -> None:
 
 
 def test_the_load_command_imports_a_dbgorilla_file(weaviate_stack: Any, client: Any) -> None:
-    schemas = load_dbgorilla(DBGORILLA_EXAMPLE_PATH).use_cases
+    schemas = load_paper_dataset(PAPER_EXAMPLE_PATH).use_cases
     drop_use_cases(client, schemas)
     try:
-        args = ("load", "--dataset", str(DBGORILLA_EXAMPLE_PATH), "--objects-per-collection", "8", "--json")
+        args = ("load", "--dataset", str(PAPER_EXAMPLE_PATH), "--objects-per-collection", "8", "--json")
         result = run_cli(*args, env=weaviate_stack.env)
         assert result.returncode == 0, result.stderr
         payload = json.loads(result.stdout)

@@ -16,29 +16,27 @@ from typing import Any
 import pytest
 
 from dbgorilla.connection import connect
-from executors import ExecutorOptions, ReferenceExecutor
-from executors._validate import validate_arguments
-from executors.arguments import QueryDatabaseArguments
-from executors.reference import DataObject, matches
-from fixtures import generate_objects, get_use_cases, load_benchmark, load_use_cases
-from fixtures.benchmark import COMPONENT_OF_FIELD
-from fixtures.validate import (
+from evaluation.audit import (
     MIN_CROSSED_SHARE,
     MUTATION_KINDS,
     TARGETS,
-    ValidationReport,
-    database_schema_of,
+    AuditReport,
+    audit_dataset,
     derive_mutants,
     flatten,
     like_variant,
     use_case_context,
-    validate_dataset,
     with_component,
 )
+from executors import ExecutorOptions, ReferenceExecutor, validate_arguments
+from executors.arguments import QueryDatabaseArguments
+from executors.reference import DataObject, matches
+from executors.vocabulary import COMPONENT_OF_FIELD
+from fixtures import database_schema_of, generate_objects, get_use_cases, load_split, load_use_cases
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.integration
-RECORDS = {r.id: r for r in load_benchmark()}
+RECORDS = {r.id: r for r in load_split()}
 REPORT_KEYS = {
     "queries",
     "invalid_labels",
@@ -52,11 +50,11 @@ REPORT_KEYS = {
 
 
 @pytest.fixture(scope="module")
-def report(weaviate_stack: Any) -> Iterator[ValidationReport]:
+def report(weaviate_stack: Any) -> Iterator[AuditReport]:
     """Validation of our benchmark on the default data (loaded if needed; nothing is dropped)."""
     with connect(weaviate_stack.settings) as live:
         assert load_use_cases(live, "all").ok  # idempotent: converges to the default size and seed
-        yield validate_dataset(live)
+        yield audit_dataset(live)
 
 
 def changed_components(before: QueryDatabaseArguments, after: QueryDatabaseArguments) -> set[str]:
@@ -68,7 +66,7 @@ def changed_components(before: QueryDatabaseArguments, after: QueryDatabaseArgum
 # Our benchmark
 
 
-def test_benchmark_meets_the_targets(report: ValidationReport) -> None:
+def test_benchmark_meets_the_targets(report: AuditReport) -> None:
     assert report.queries == len(RECORDS) == 315
     assert report.invalid_labels == 0 and report.executed == 315
     assert report.execution_errors == 0, report.errors
@@ -78,7 +76,7 @@ def test_benchmark_meets_the_targets(report: ValidationReport) -> None:
     assert report.seconds < 120
 
 
-def test_benchmark_report_counts_add_up(report: ValidationReport) -> None:
+def test_benchmark_report_counts_add_up(report: AuditReport) -> None:
     assert 0.0 <= report.non_vacuous_rate <= 1.0 and 0.0 <= report.mutation_sensitivity <= 1.0
     assert set(report.by_kind) == set(MUTATION_KINDS)
     assert report.mutants == sum(k.mutants for k in report.by_kind.values()) > len(RECORDS)
@@ -90,7 +88,7 @@ def test_benchmark_report_counts_add_up(report: ValidationReport) -> None:
     assert report.by_kind["property"].skipped > 0
 
 
-def test_survivors_are_listed_with_valid_single_component_mutants(report: ValidationReport) -> None:
+def test_survivors_are_listed_with_valid_single_component_mutants(report: AuditReport) -> None:
     assert report.survivors, "the benchmark has near misses the eval cannot tell apart; they must be listed"
     for survivor in report.survivors:
         assert survivor.kind in MUTATION_KINDS
@@ -102,7 +100,7 @@ def test_survivors_are_listed_with_valid_single_component_mutants(report: Valida
     assert any(s.mutation.endswith('"<" -> "<="') or s.mutation.endswith('">" -> ">="') for s in report.survivors)
 
 
-def test_cli_json_on_the_benchmark(weaviate_stack: Any, report: ValidationReport) -> None:
+def test_cli_json_on_the_benchmark(weaviate_stack: Any, report: AuditReport) -> None:
     result = run_cli("validate-dataset", "--json", env=weaviate_stack.env)
     assert result.returncode == 0, result.stderr[-2000:]
     payload = json.loads(result.stdout)
@@ -182,7 +180,7 @@ def hand_made(tmp_path: Path) -> Path:
 
 def test_hand_made_dataset_reports_errors_and_vacuous_answers(client: Any, hand_made: Path) -> None:
     assert load_use_cases(client, ["restaurants"]).ok
-    report = validate_dataset(client, hand_made)
+    report = audit_dataset(client, hand_made)
     assert report.queries == 4 and report.invalid_labels == 0
     assert report.execution_errors == 1
     (error,) = report.errors
@@ -246,7 +244,7 @@ def test_dbgorilla_labels_that_cannot_run_are_counted_not_executed(client: Any, 
     ]
     path.write_text(json.dumps(records))
     try:
-        report = validate_dataset(client, path)  # loads the probe collection (default size and seed)
+        report = audit_dataset(client, path)  # loads the probe collection (default size and seed)
         assert report.queries == 2 and report.invalid_labels == 1 and report.executed == 1
         assert report.invalid_label_ids == ["dbgorilla-0001"]
         assert report.execution_errors == 0 and report.non_vacuous_rate == 1.0
@@ -345,7 +343,7 @@ def test_mutation_kinds_follow_the_rules(offline: Any) -> None:
 
 def test_surviving_mutants_are_really_indistinguishable_offline(offline: Any) -> None:
     """Cross-check on the reference executor: a strict/inclusive swap survives, a flipped boolean does not."""
-    from dbgorilla.evaluation.execution_match import SCORING_OPTIONS, compare
+    from evaluation.execution_match import SCORING_OPTIONS, compare
 
     schema, objects, context = offline
     reference = ReferenceExecutor(

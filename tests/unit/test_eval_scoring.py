@@ -6,10 +6,11 @@ from collections import Counter
 
 import pytest
 
-from dbgorilla.evaluation.argument_match import score_arguments
-from dbgorilla.evaluation.cases import load_cases, select_cases
-from dbgorilla.evaluation.execution_match import compare, vacuity
+from evaluation.argument_match import score_arguments
+from evaluation.execution_match import compare, vacuity
+from evaluation.selection import select_cases
 from executors import GroupResult, QueryResult, ResultObject, SearchMode
+from fixtures.datasets import read_dataset
 
 TRUTH = {
     "collection_name": "Menus",
@@ -114,7 +115,7 @@ def test_vacuity() -> None:
 
 
 def test_default_subset_spans_every_collection_level_and_component() -> None:
-    cases = load_cases()
+    cases = read_dataset().cases
     subset = select_cases(cases)
     assert len(subset) == 15 and len({c.collection for c in subset}) == 15
     assert Counter(c.complexity for c in subset) == {"simple": 5, "moderate": 5, "complex": 5}

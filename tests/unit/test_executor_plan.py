@@ -11,9 +11,16 @@ from pydantic import BaseModel
 from weaviate.classes.aggregate import GroupByAggregate
 from weaviate.classes.query import Filter, MetadataQuery, Metrics, Sort
 
-from executors import CollectionSchema, DatabaseSchema, ExecutorOptions, PropertySchema, SearchMode
+from executors import (
+    CollectionSchema,
+    DatabaseSchema,
+    ExecutorOptions,
+    PropertySchema,
+    SearchMode,
+    parse_arguments,
+    validate_arguments,
+)
 from executors._plan import build_plan, int_filter_bound
-from executors._validate import parse_arguments, validate_arguments
 
 SCHEMA = DatabaseSchema(
     collections=(

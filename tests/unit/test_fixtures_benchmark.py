@@ -10,22 +10,23 @@ import pytest
 
 from executors import CollectionSchema, DatabaseSchema, PropertySchema, ReferenceExecutor
 from fixtures import (
-    BENCHMARK_PATH,
     DEFAULT_OBJECTS_PER_COLLECTION,
     DEFAULT_SEED,
-    BenchmarkRecord,
+    Case,
     Complexity,
+    case_schema_issues,
     generate_objects,
     get_use_cases,
-    load_benchmark,
+    load_split,
     read_meta,
-    record_schema_issues,
+    split_path,
 )
-from fixtures.benchmark import file_sha256
-from fixtures.compose_benchmark import VERSION, combinations, compose, render
-from fixtures.sanity import filtered, the_filter
+from fixtures.authoring.compose import VERSION, combinations, compose
+from fixtures.authoring.sanity import filtered, the_filter
+from fixtures.datasets import file_sha256, render
 
-RECORDS = load_benchmark()
+RECORDS = load_split()
+BENCHMARK_PATH = split_path()
 NON_SEARCH = [r for r in RECORDS if r.ground_truth.search_query is None]
 
 
@@ -51,7 +52,7 @@ def get_use_case_names() -> list[str]:
 
 @pytest.mark.parametrize("use_case", ["courses", "health_clinics", "restaurants", "travel_planning", "visual_art"])
 def test_every_combination_is_present_in_each_use_case(use_case: str) -> None:
-    def signature(record: BenchmarkRecord) -> tuple:
+    def signature(record: Case) -> tuple:
         g = record.ground_truth
         kind = lambda *fields: next((f.split("_")[0] for f in fields if getattr(g, f) is not None), None)  # noqa: E731
         return (
@@ -100,7 +101,7 @@ def test_complexity_and_components_match_the_ground_truth() -> None:
 
 
 def test_every_ground_truth_type_checks_against_its_schema() -> None:
-    assert [issue for record in RECORDS for issue in record_schema_issues(record)] == []
+    assert [issue for record in RECORDS for issue in case_schema_issues(record)] == []
 
 
 def test_queries_are_unique_and_name_their_values() -> None:
@@ -120,7 +121,7 @@ def test_queries_are_unique_and_name_their_values() -> None:
 
 
 @pytest.mark.parametrize("record", RECORDS, ids=lambda r: r.id)
-def test_labels_are_distinguishing_on_the_default_data(record: BenchmarkRecord) -> None:
+def test_labels_are_distinguishing_on_the_default_data(record: Case) -> None:
     objects = default_objects(record.collection)
     g = record.ground_truth
     kept = filtered(objects, g)

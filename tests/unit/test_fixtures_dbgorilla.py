@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from executors.arguments import PropertyKind
-from fixtures import DBGORILLA_EXAMPLE_PATH, generate_objects, load_dbgorilla
+from executors import PropertyKind
+from fixtures import PAPER_EXAMPLE_PATH, generate_objects, load_paper_dataset
 from tests.conftest import fresh_settings, run_cli, settings_env
 
 #: The records of the example file that were written wrong on purpose (see the file's queries).
@@ -16,7 +16,7 @@ MISLABELED = [1, 3, 4, 6, 7, 9]
 
 
 def test_the_example_flags_exactly_the_mislabeled_records() -> None:
-    dataset = load_dbgorilla(DBGORILLA_EXAMPLE_PATH)
+    dataset = load_paper_dataset(PAPER_EXAMPLE_PATH)
     assert len(dataset.records) == 10
     assert dataset.mislabeled == MISLABELED
     fields = {issue.record: issue.field for issue in dataset.issues}
@@ -32,7 +32,7 @@ def test_the_example_flags_exactly_the_mislabeled_records() -> None:
 
 
 def test_runnable_labels_become_tool_arguments_with_weaviate_names() -> None:
-    dataset = load_dbgorilla(DBGORILLA_EXAMPLE_PATH)
+    dataset = load_paper_dataset(PAPER_EXAMPLE_PATH)
     runnable = [r for r in dataset.records if r.runnable]
     assert all(r.arguments is not None for r in runnable)
     assert all(r.arguments is None for r in dataset.records if not r.runnable)
@@ -46,7 +46,7 @@ def test_runnable_labels_become_tool_arguments_with_weaviate_names() -> None:
 
 
 def test_schemas_are_deduplicated_into_use_cases_the_generator_can_fill() -> None:
-    dataset = load_dbgorilla(DBGORILLA_EXAMPLE_PATH)
+    dataset = load_paper_dataset(PAPER_EXAMPLE_PATH)
     assert [u.name for u in dataset.use_cases] == ["dbgorilla-000", "dbgorilla-001"]
     assert [r.use_case for r in dataset.records].count("dbgorilla-001") == 2
     staff = dataset.use_cases[1].collections[0]
@@ -93,7 +93,7 @@ def test_wrong_value_types_bad_metrics_and_unsupported_types_are_reported(tmp_pa
     ]
     path = tmp_path / "shop.json"
     path.write_text(json.dumps(records))
-    dataset = load_dbgorilla(path)
+    dataset = load_paper_dataset(path)
     messages = {r.index: [i.message for i in r.issues if i.field != "database_schema"] for r in dataset.records}
     assert "is not a boolean" in messages[0][0]
     assert "metric 'MEAN'" in messages[1][0]
@@ -109,12 +109,12 @@ def test_a_file_that_is_not_a_list_is_an_error(tmp_path: Path) -> None:
     path = tmp_path / "bad.json"
     path.write_text("{}")
     with pytest.raises(ValueError, match="JSON list"):
-        load_dbgorilla(path)
+        load_paper_dataset(path)
 
 
 def test_lint_dataset_command(tmp_path: Path) -> None:
     env = settings_env(fresh_settings(tmp_path))
-    result = run_cli("lint-dataset", str(DBGORILLA_EXAMPLE_PATH), "--json", env=env)
+    result = run_cli("lint-dataset", str(PAPER_EXAMPLE_PATH), "--json", env=env)
     assert result.returncode == 1, result.stderr
     payload = json.loads(result.stdout)
     assert payload["mislabeled"] == MISLABELED and payload["records"] == 10

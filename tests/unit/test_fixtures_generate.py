@@ -8,8 +8,8 @@ from pathlib import Path
 import openai
 
 from agent.testing import MockOpenAIServer, Reply, text
-from fixtures import BenchmarkRecord, get_use_case
-from fixtures.llm_generate import generate_records, parse_reply
+from fixtures import Case, get_use_case
+from fixtures.authoring.generate import generate_records, parse_reply
 from tests.conftest import fresh_settings, run_cli, settings_env
 
 GOOD = {
@@ -45,7 +45,7 @@ def test_problems_are_fed_back_until_a_label_checks_out() -> None:
         client = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
         outcomes = list(generate_records(client, "mock", get_use_case("restaurants"), attempts=3, limit=2))
     first, second = outcomes
-    assert first.attempts == 3 and isinstance(first.record, BenchmarkRecord)
+    assert first.attempts == 3 and isinstance(first.record, Case)
     assert first.record.ground_truth.to_tool_arguments() == GOOD["arguments"]
     assert second.record is None and second.attempts == 3, "an exhausted script fails every attempt"
     feedback = server.requests[2]["messages"][-1]["content"]

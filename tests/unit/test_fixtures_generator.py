@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from executors.arguments import PropertyKind
+from executors import PropertyKind
 from fixtures import (
     DEFAULT_OBJECTS_PER_COLLECTION,
     CollectionSpec,
@@ -19,7 +19,7 @@ from fixtures import (
     get_use_cases,
     object_uuid,
 )
-from fixtures.vocabulary import resolve_hints
+from fixtures.hints import resolve_hints
 
 
 def snapshot(collection: CollectionSpec, count: int, seed: int) -> list[tuple[str, dict]]:

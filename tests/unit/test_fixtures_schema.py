@@ -6,10 +6,10 @@ import itertools
 
 import pytest
 
-from executors.arguments import PropertyKind
+from executors import PropertyKind
 from fixtures import TextRole, get_use_case, get_use_cases, use_case_names
-from fixtures.sanity import words
-from fixtures.vocabulary import name_words, resolve_hints, singular_noun
+from fixtures.authoring.sanity import words
+from fixtures.hints import name_words, resolve_hints, singular_noun
 
 FIVE = ["courses", "health_clinics", "restaurants", "travel_planning", "visual_art"]
 

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from dbgorilla.errors import ConfigError, ExitCode
-from dbgorilla.evaluation.records import EvalRecord, Outcome, PredictedCall, Scores
-from dbgorilla.evaluation.report import Price, build_report, cost_usd, find_price, load_prices
+from dbgorilla.errors import ExitCode
+from evaluation.records import EvalRecord, Outcome, PredictedCall, Scores
+from evaluation.report import Price, ReportError, build_report, cost_usd, find_price, load_prices
 
 REPO = Path(__file__).resolve().parents[2]
 OK, NO_TOOL = Outcome.OK, Outcome.NO_TOOL_CALL
@@ -271,18 +271,18 @@ def test_prices_match_names_and_unknown_models_cost_nothing_known(runs: dict[str
     assert parse_csv(tmp_path / "no-prices" / "leaderboard.csv")[0]["cost_usd"] == ""
 
 
-def test_errors_are_config_errors(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="not found"):
+def test_unusable_inputs_are_report_errors(tmp_path: Path) -> None:
+    with pytest.raises(ReportError, match="not found"):
         build_report([tmp_path / "nowhere"], tmp_path / "out")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ConfigError, match=r"no results\.jsonl"):
+    with pytest.raises(ReportError, match=r"no results\.jsonl"):
         build_report([tmp_path / "empty"], tmp_path / "out")
     (tmp_path / "empty" / "results.jsonl").write_text("\n")
-    with pytest.raises(ConfigError, match="holds no results"):
+    with pytest.raises(ReportError, match="holds no results"):
         build_report([tmp_path / "empty"], tmp_path / "out")
     (tmp_path / "bad-prices.json").write_text('{"models": {"x": {"prompt": -1, "completion": 0}}}')
     write_run(tmp_path / "ok", beta_records())
-    with pytest.raises(ConfigError, match="price table"):
+    with pytest.raises(ReportError, match="price table"):
         build_report([tmp_path / "ok"], tmp_path / "out", tmp_path / "bad-prices.json")
 
 

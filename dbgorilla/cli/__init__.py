@@ -1,0 +1,39 @@
+"""The `dbgorilla` command: the top layer. One module per command group, no business logic here.
+
+Exit codes are the values of `dbgorilla.errors.ExitCode`; errors of the lower layers map to them
+in `console.EXIT_CODES`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from dbgorilla.cli import ask, data, evaluate, report, services
+from dbgorilla.cli.console import err, exit_code_of
+
+app = typer.Typer(
+    help="dbgorilla-live: an LLM queries a live Weaviate through function calling.\n\n"
+    "Exit codes: 0 ok, 1 failure, 2 usage, 3 not running, 4 stale server, 5 port in use, "
+    "6 build failed, 7 start-up timeout, 8 missing dependency, 9 configuration.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+# Service commands first in --help, then data, the agent, the report and the eval.
+for group in (services, data, ask, report, evaluate):
+    group.register(app)
+
+
+def main() -> None:
+    """Click's own exit codes (0, 1 abort, 2 usage) stand; our typed errors map to theirs."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as error:
+        code = exit_code_of(error)
+        if code is None:
+            raise
+        err.print(f"[red]error:[/] {error}", highlight=False)
+        sys.exit(int(code))

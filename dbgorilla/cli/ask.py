@@ -1,0 +1,123 @@
+"""`dbgorilla ask`: one question through the full loop, shown readably (or as a JSON trace)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+from rich.panel import Panel
+from rich.table import Table
+
+from agent import ORACLE, Agent, AgentConfig, AgentRun, ExecutedCall, build_tools
+from agent.tooldef import DEFAULT_TOKEN_BUDGET
+from dbgorilla.chat import resolve_model, token_counter
+from dbgorilla.cli.console import connected, design_from_flags, out, say
+from dbgorilla.errors import ConfigError
+from executors import DatabaseSchema, QueryResult, WeaviateExecutor
+from fixtures.use_cases import get_use_case
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ask")(ask)
+
+
+def schema_for(schema: DatabaseSchema, use_case: str | None) -> DatabaseSchema:
+    """The live schema, narrowed to one use case's collections when asked."""
+    if use_case is None:
+        return schema
+    wanted = [c.name for c in get_use_case(use_case).collections]
+    found = tuple(c for c in schema.collections if c.name in wanted)
+    if not found:
+        raise ConfigError(f"none of {wanted} is loaded; run `dbgorilla load --use-case {use_case}`")
+    return DatabaseSchema(collections=found)
+
+
+def ask(
+    question: Annotated[str, typer.Argument(help="A question about the data.")],
+    use_case: Annotated[str | None, typer.Option(help="Offer only this use case's collections.")] = None,
+    model: Annotated[str | None, typer.Option(help="Model name; a local one unless --base-url is given.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Any OpenAI-compatible endpoint (key: OPENAI_API_KEY).")] = None,
+    max_steps: Annotated[int, typer.Option(min=1, help="Model turns before giving up.")] = 4,
+    variant: Annotated[str, typer.Option(help="unified | per-collection")] = "unified",
+    rationale: Annotated[bool, typer.Option(help="Require a rationale argument.")] = False,
+    parallel: Annotated[bool | None, typer.Option("--parallel/--sequential", help="Send parallel_tool_calls.")] = None,
+    structured: Annotated[bool, typer.Option(help="ResponseOrToolCall via response_format, no native tools.")] = False,
+    token_budget: Annotated[int, typer.Option(help="Tool description budget in tokens.")] = DEFAULT_TOKEN_BUDGET,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole trace as JSON.")] = False,
+) -> None:
+    """Ask a question: the model queries Weaviate through query_database until it can answer."""
+    if model == ORACLE:
+        raise ConfigError("the oracle replays ground truth: use it with `dbgorilla eval --model oracle`")
+    design = design_from_flags(variant, rationale, parallel, structured, token_budget)
+    with connected() as client:
+        executor = WeaviateExecutor(client)
+        tools = build_tools(schema_for(executor.schema, use_case), design, token_counter())
+        chat = resolve_model(model, base_url, echo=say)
+        run = Agent(chat, executor, tools, AgentConfig(max_steps=max_steps)).run(question)
+    if as_json:
+        print(run.model_dump_json(indent=2))
+    else:
+        show_run(run, tools.description_tokens, design.token_budget)
+
+
+def show_run(run: AgentRun, description_tokens: int, budget: int) -> None:
+    out.print(
+        f"[bold]{run.question}[/]  [dim]model={run.model} tools={run.tool_design} "
+        f"description={description_tokens}/{budget} tokens[/]"
+    )
+    for step in run.steps:
+        for call in step.calls:
+            show_call(step.index, call)
+        if not step.calls and step.content:
+            out.print(f"[dim]step {step.index + 1}: answer ({step.model_latency_s:.1f}s)[/]")
+    out.print(
+        Panel(run.final_answer or f"(no answer: {run.outcome}{': ' + run.error if run.error else ''})", title="answer")
+    )
+    out.print(
+        f"[dim]outcome={run.outcome} steps={len(run.steps)} corrections={run.corrections} "
+        f"recovered_text_calls={run.recovered_text_calls} "
+        f"tokens={run.usage.prompt_tokens}+{run.usage.completion_tokens} "
+        f"latency={run.latency_s:.1f}s[/]"
+    )
+
+
+def show_call(step: int, call: ExecutedCall) -> None:
+    flag = " [yellow](recovered from text)[/]" if call.recovered_from_text else ""
+    out.print(f"[cyan]step {step + 1}: {call.tool_name}[/]{flag} {json.dumps(call.arguments or call.raw_arguments)}")
+    for line in call.weaviate_call:
+        out.print(f"  [green]weaviate:[/] {line}", highlight=False)
+    if call.error is not None:
+        out.print(f"  [red]error ({call.error.code}):[/] {call.error.message}", highlight=False)
+    elif call.result is not None:
+        out.print(result_table(call.result))
+
+
+def result_table(result: QueryResult, max_rows: int = 10) -> Table:
+    if result.groups is not None:
+        table = Table(result.group_by or "group", "count", "aggregations", title=f"{result.collection}: groups")
+        for key, group in list(result.groups.items())[:max_rows]:
+            table.add_row(
+                key, str(group.count), json.dumps(group.aggregations, default=str) if group.aggregations else ""
+            )
+        return table
+    if result.aggregations:
+        table = Table("property", "metric", "value", title=f"{result.collection}: aggregation")
+        for prop, metrics in result.aggregations.items():
+            for metric, value in metrics.items():
+                shown = ", ".join(f"{t.value} ({t.count})" for t in value) if isinstance(value, list) else str(value)
+                table.add_row(prop, metric, shown)
+        return table
+    columns = list(result.objects[0].properties) if result.objects else []
+    table = Table(
+        "rank",
+        *columns,
+        title=f"{result.collection}: {_count(result)} objects",
+    )
+    for index, obj in enumerate(result.objects[:max_rows]):
+        table.add_row(str(obj.rank or index + 1), *(str(obj.properties.get(c, ""))[:60] for c in columns))
+    return table
+
+
+def _count(result: QueryResult) -> int:
+    return len(result.objects) if result.total_count is None else result.total_count

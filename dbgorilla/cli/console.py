@@ -1,0 +1,89 @@
+"""What every command shares: the two consoles, one-line messages, the Weaviate connection (or a
+"Weaviate is not running" error), progress display, and the exit code of each typed error."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from weaviate.exceptions import WeaviateConnectionError, WeaviateStartUpError
+
+from agent import ModelError, ToolDesign, ToolVariant
+from dbgorilla.config import Settings
+from dbgorilla.connection import connect
+from dbgorilla.errors import ConfigError, DbGorillaError, ExitCode, ServiceNotRunning
+from evaluation.report import ReportError
+from evaluation.runner import RunError
+from fixtures.loader import LoadFailed
+
+out = Console()
+err = Console(stderr=True, soft_wrap=True)
+
+#: Errors of the lower layers, each reported as one line with the exit code of its kind.
+EXIT_CODES: dict[type[Exception], ExitCode] = {
+    ReportError: ExitCode.CONFIG,
+    RunError: ExitCode.CONFIG,
+    LoadFailed: ExitCode.FAILURE,
+    ModelError: ExitCode.FAILURE,
+}
+
+
+def say(message: str) -> None:
+    """A progress or status line on stderr (stdout stays machine-readable)."""
+    err.print(message, highlight=False)
+
+
+def exit_code_of(error: BaseException) -> ExitCode | None:
+    """The exit code of an error the CLI reports as one line, or None for a bug (a traceback)."""
+    if isinstance(error, DbGorillaError):
+        return error.exit_code
+    return next((code for kind, code in EXIT_CODES.items() if isinstance(error, kind)), None)
+
+
+@contextmanager
+def connected(settings: Settings | None = None) -> Iterator[Any]:
+    """A client for the configured Weaviate, or a one-line 'not running' error."""
+    try:
+        client = connect(settings or Settings())
+    except (WeaviateConnectionError, WeaviateStartUpError) as error:
+        raise ServiceNotRunning(f"cannot reach Weaviate ({error}); start it with `dbgorilla up`") from None
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@contextmanager
+def progress_bar(label_width: int = 16) -> Iterator[Callable[[str, int, int], None]]:
+    """A rich progress bar per task name (a collection, a validation stage) on stderr, fed by a callback."""
+    bar = Progress(
+        TextColumn(f"{{task.description:<{label_width}}}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=False,
+    )
+    tasks: dict[str, TaskID] = {}
+
+    def on_progress(name: str, done: int, total: int) -> None:
+        if name not in tasks:
+            tasks[name] = bar.add_task(name, total=total)
+        bar.update(tasks[name], completed=done, total=total)
+
+    with bar:
+        yield on_progress
+
+
+def design_from_flags(
+    variant: str, rationale: bool, parallel: bool | None, structured: bool, budget: int
+) -> ToolDesign:
+    """The tool design `ask` and `eval` were asked for (the paper's ablation flags)."""
+    try:
+        tool_variant = ToolVariant(variant)
+    except ValueError:
+        raise ConfigError(f"unknown --variant {variant!r}; choose unified or per-collection") from None
+    return ToolDesign(tool_variant, rationale, parallel, structured, budget)

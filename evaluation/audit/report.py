@@ -1,0 +1,88 @@
+"""What `dbgorilla audit-dataset --json` prints, and the targets it is held to."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, computed_field
+
+#: exit-code targets of `dbgorilla audit-dataset`
+TARGETS: dict[str, float] = {"execution_errors": 0, "non_vacuous_rate": 0.95, "mutation_sensitivity": 0.90}
+
+
+class ExecutionFailure(BaseModel):
+    id: str
+    code: str
+    message: str
+    field: str | None = None
+
+
+class VacuousQuery(BaseModel):
+    id: str
+    reason: str
+
+
+class MutantOutcome(BaseModel):
+    id: str
+    kind: str
+    field: str
+    mutation: str
+    arguments: dict[str, Any]
+
+
+class MutantFailure(MutantOutcome):
+    code: str
+    message: str
+
+
+class KindSummary(BaseModel):
+    mutants: int = 0
+    killed: int = 0
+    skipped: int = 0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def sensitivity(self) -> float | None:
+        return self.killed / self.mutants if self.mutants else None
+
+
+class AuditReport(BaseModel):
+    """The audit of one dataset. Rates are fractions in [0, 1]."""
+
+    dataset: str
+    queries: int
+    invalid_labels: int
+    invalid_label_ids: list[str] = []
+    executed: int
+    execution_errors: int
+    errors: list[ExecutionFailure] = []
+    non_vacuous_rate: float
+    vacuous: list[VacuousQuery] = []
+    mutants: int
+    killed: int
+    mutation_sensitivity: float
+    survivors: list[MutantOutcome] = []
+    mutant_errors: list[MutantFailure] = []
+    by_kind: dict[str, KindSummary] = {}
+    seconds: float = 0.0
+    targets: dict[str, float] = dict(TARGETS)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def failed_targets(self) -> list[str]:
+        failed = []
+        if self.execution_errors > self.targets["execution_errors"]:
+            failed.append(f"execution_errors {self.execution_errors} > {self.targets['execution_errors']:g}")
+        if self.non_vacuous_rate < self.targets["non_vacuous_rate"]:
+            failed.append(f"non_vacuous_rate {self.non_vacuous_rate:.3f} < {self.targets['non_vacuous_rate']:g}")
+        if self.mutation_sensitivity < self.targets["mutation_sensitivity"]:
+            failed.append(
+                f"mutation_sensitivity {self.mutation_sensitivity:.3f} < {self.targets['mutation_sensitivity']:g}"
+                + (" (no mutants)" if not self.mutants else "")
+            )
+        return failed
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def ok(self) -> bool:
+        return not self.failed_targets

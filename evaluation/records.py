@@ -1,0 +1,158 @@
+"""One JSONL line per evaluated case: the contract between `eval`, `score` and `report`.
+
+A record holds everything needed to score it again offline: the question, the ground truth,
+every predicted call, the raw model output, cost and latency, and a typed outcome.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from agent import AgentRun
+from executors import Blame, codes_blaming
+from fixtures.datasets import Case
+
+
+class Outcome(str, Enum):
+    OK = "ok"
+    NO_TOOL_CALL = "no_tool_call"
+    DECODE_ERROR = "decode_error"
+    INVALID_ARGUMENTS = "invalid_arguments"
+    EXECUTION_ERROR = "execution_error"
+    MODEL_ERROR = "model_error"
+    TIMEOUT = "timeout"
+
+
+#: Executor error codes that mean "the model's arguments were wrong" (vs. the database failing).
+ARGUMENT_ERROR_CODES = codes_blaming(Blame.ARGUMENTS)
+
+
+class PredictedCall(BaseModel):
+    tool_name: str
+    raw_arguments: str
+    #: The parsed `query_database` arguments (collection filled in for per-collection tools).
+    arguments: dict[str, Any] | None = None
+    rationale: str | None = None
+    recovered_from_text: bool = False
+    ok: bool = False
+    error_code: str | None = None
+    error_message: str | None = None
+    weaviate_calls: list[str] = Field(default_factory=list)
+    result: dict[str, Any] | None = None  # QueryResult.model_dump(mode="json")
+
+
+class Scores(BaseModel):
+    """Per-case scores; None where the metric does not apply (e.g. execution not run)."""
+
+    exact_match: bool = False
+    ast_score: float = 0.0
+    ast_score_lenient: float = 0.0
+    routing: bool = False
+    components: dict[str, bool] = Field(default_factory=dict)
+    search_similarity: float | None = None
+    execution_exact: bool | None = None
+    execution_subset: bool | None = None
+    search_recall: float | None = None
+    ground_truth_vacuous: str | None = None  # "empty" | "all_objects" | None
+
+
+class EvalRecord(BaseModel):
+    id: str
+    use_case: str
+    query: str
+    complexity: str
+    components: list[str]
+    ground_truth: dict[str, Any]
+    ground_truth_result: dict[str, Any] | None = None
+    ground_truth_error: str | None = None
+    model: str
+    tool_design: str
+    predicted_calls: list[PredictedCall] = Field(default_factory=list)
+    final_answer: str | None = None
+    raw_output: list[dict[str, Any]] = Field(default_factory=list)
+    outcome: Outcome
+    error: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    steps: int = 0
+    corrections: int = 0
+    scores: Scores = Field(default_factory=Scores)
+
+    @classmethod
+    def for_case(cls, case: Case, **fields: Any) -> EvalRecord:
+        """A record of `case`: its question and ground truth as the results file carries them."""
+        return cls(**case.model_dump(mode="json", exclude={"version"}), **fields)
+
+    @property
+    def collection(self) -> str:
+        return str(self.ground_truth.get("collection_name", ""))
+
+    @property
+    def first_arguments(self) -> dict[str, Any] | None:
+        """The paper's one-step protocol scores the first call whose arguments parsed."""
+        return next((c.arguments for c in self.predicted_calls if c.arguments is not None), None)
+
+
+def outcome_of(run: AgentRun) -> Outcome:
+    if run.outcome in ("model_error", "timeout"):
+        return Outcome(run.outcome)
+    calls = run.calls()
+    if not calls:
+        return Outcome.NO_TOOL_CALL
+    if any(call.ok for call in calls):
+        return Outcome.OK
+    last = calls[-1].error
+    assert last is not None
+    if last.code == "invalid_arguments" and "JSON" in last.message:
+        return Outcome.DECODE_ERROR
+    if last.code in ARGUMENT_ERROR_CODES:
+        return Outcome.INVALID_ARGUMENTS
+    return Outcome.EXECUTION_ERROR
+
+
+def predicted_calls(run: AgentRun) -> list[PredictedCall]:
+    return [
+        PredictedCall(
+            tool_name=call.tool_name,
+            raw_arguments=call.raw_arguments,
+            arguments=call.arguments,
+            rationale=call.rationale,
+            recovered_from_text=call.recovered_from_text,
+            ok=call.ok,
+            error_code=call.error.code if call.error else None,
+            error_message=call.error.message if call.error else None,
+            weaviate_calls=call.weaviate_call,
+            result=call.result.model_dump(mode="json") if call.result else None,
+        )
+        for call in run.calls()
+    ]
+
+
+def raw_output(run: AgentRun) -> list[dict[str, Any]]:
+    """What the model said each step: its text and its native tool calls, as received."""
+    outputs = []
+    for step in run.steps:
+        message = (step.raw_response.get("choices") or [{}])[0].get("message", {}) if step.raw_response else {}
+        outputs.append({"step": step.index, "content": step.content, "tool_calls": message.get("tool_calls")})
+    return outputs
+
+
+def read_jsonl(path: Path) -> tuple[list[EvalRecord], int]:
+    """Every readable record of a results file in order, and how many lines were unreadable (a line
+    cut off by a crash, say): the runner runs those cases again, the report counts them."""
+    if not path.exists():
+        return [], 0
+    records, skipped = [], 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        try:
+            records.append(EvalRecord.model_validate_json(line))
+        except ValueError:
+            skipped += 1
+    return records, skipped

@@ -1,0 +1,71 @@
+"""`dbgorilla eval` output directories, read back for the report."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaluation.metrics import summarize
+from evaluation.records import EvalRecord, read_jsonl
+from evaluation.report.errors import ReportError
+from evaluation.runner import RESULTS_FILE, RUN_FILE
+
+
+@dataclass
+class Run:
+    """One `dbgorilla eval` output directory, read back."""
+
+    name: str
+    path: Path
+    records: list[EvalRecord]
+    meta: dict[str, Any]
+    summary: dict[str, Any]
+    skipped_lines: int = 0
+    cost_usd: float | None = None
+
+    @property
+    def model(self) -> str:
+        return str(self.meta.get("model") or ", ".join(self.summary["models"]))
+
+    @property
+    def tool_design(self) -> str:
+        design = self.meta.get("tool_design") or ", ".join(self.summary["tool_designs"])
+        return design if isinstance(design, str) else json.dumps(design, sort_keys=True)
+
+
+def load_run(path: Path, name: str | None = None) -> Run:
+    """Like the runner's resume: a later line for an id wins, a line cut off by a crash is skipped (and counted)."""
+    if not path.is_dir():
+        raise ReportError(f"run directory not found: {path}")
+    results = path / RESULTS_FILE
+    if not results.is_file():
+        raise ReportError(f"{path} has no {RESULTS_FILE}: is it a `dbgorilla eval` output directory?")
+    read, skipped = read_jsonl(results)
+    by_id = {record.id: record for record in read}
+    if not by_id:
+        detail = f" ({skipped} unreadable lines)" if skipped else ""
+        raise ReportError(f"{results} holds no results{detail}")
+    records = [by_id[key] for key in sorted(by_id)]
+    return Run(name or path.name, path, records, _read_meta(path / RUN_FILE), summarize(records), skipped)
+
+
+def _read_meta(path: Path) -> dict[str, Any]:
+    """run.json is optional (older or interrupted runs): without it everything comes from the records."""
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+    return payload if isinstance(payload, dict) else {}
+
+
+def run_names(paths: Sequence[Path]) -> list[str]:
+    """Directory names, lengthened with parents only where two runs would share one."""
+    resolved = [p.resolve() for p in paths]
+    for depth in range(1, max(len(p.parts) for p in resolved) + 1):
+        names = ["/".join(p.parts[-depth:]) for p in resolved]
+        if len(set(names)) == len(names):
+            return names
+    return [str(p) for p in resolved]  # the same directory twice

@@ -1,0 +1,201 @@
+"""The report's tables: the leaderboard and the per use case, complexity and component slices.
+
+Every number comes from `metrics.summarize`/`metrics.core`, so a table can never disagree with
+the summary `eval` printed; this module only lays the numbers out (markdown, CSV, HTML cells).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evaluation.metrics import COMPONENTS, component_accuracy, core
+from evaluation.records import EvalRecord, Outcome
+from evaluation.report.runs import Run
+from fixtures.datasets import Complexity
+
+COMPLEXITIES = tuple(c.value for c in Complexity)
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    header: str
+    kind: str = "text"  # text | int | rate | score | usd | seconds
+
+    def show(self, value: Any) -> str:
+        """Markdown/HTML text; the CSV keeps raw values (fractions, not percentages)."""
+        if value is None:
+            return "n/a"
+        if self.kind == "rate":
+            return f"{value * 100:.1f}%"
+        if self.kind == "score":
+            return f"{value:.3f}"
+        if self.kind == "usd":  # local runs cost fractions of a cent: keep them visible
+            return f"${value:.4f}" if value == 0 or value >= 0.01 else f"${value:.6f}"
+        if self.kind == "seconds":
+            return f"{value:.2f}"
+        return str(value)
+
+
+@dataclass
+class Table:
+    name: str
+    title: str
+    caption: str
+    columns: list[Column]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def markdown(self) -> str:
+        def cell(text: str) -> str:
+            return text.replace("|", "\\|").replace("\n", " ")
+
+        lines = [f"# {self.title}", "", self.caption, ""]
+        lines.append("| " + " | ".join(c.header for c in self.columns) + " |")
+        lines.append("|" + "|".join("---" if c.kind == "text" else "---:" for c in self.columns) + "|")
+        for row in self.rows:
+            lines.append("| " + " | ".join(cell(c.show(row.get(c.key))) for c in self.columns) + " |")
+        return "\n".join(lines) + "\n"
+
+    def csv(self) -> str:
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow([c.key for c in self.columns])
+        for row in self.rows:
+            writer.writerow(["" if row.get(c.key) is None else row[c.key] for c in self.columns])
+        return buffer.getvalue()
+
+
+RUN_COLUMNS = [Column("run", "Run"), Column("model", "Model")]
+MATCH_COLUMNS = [
+    Column("cases", "Cases", "int"),
+    Column("exact_match", "Exact Match", "rate"),
+    Column("ast_score", "AST Score", "score"),
+    Column("execution_match_exact", "Exec Match (exact)", "rate"),
+    Column("execution_match_subset", "Exec Match (subset)", "rate"),
+]
+LEADERBOARD_COLUMNS = [
+    *RUN_COLUMNS,
+    Column("tool_design", "Tool design"),
+    Column("exact_match", "Exact Match", "rate"),
+    Column("ast_score", "AST Score", "score"),
+    Column("simple", "Simple", "rate"),
+    Column("moderate", "Moderate", "rate"),
+    Column("complex", "Complex", "rate"),
+    Column("routing_accuracy", "Collection Routing", "rate"),
+    Column("no_tool_rate", "No Tool Call", "rate"),
+    Column("execution_match_exact", "Exec Match (exact)", "rate"),
+    Column("execution_match_subset", "Exec Match (subset)", "rate"),
+    Column("cost_usd", "Cost (USD)", "usd"),
+    Column("latency_p50_s", "Latency p50 (s)", "seconds"),
+    Column("latency_p95_s", "Latency p95 (s)", "seconds"),
+    Column("cases", "Cases", "int"),
+]
+LEADERBOARD_CAPTION = (
+    "Exact Match, AST Score, Simple/Moderate/Complex (Exact Match by the ground truth's 1, 2, 3+ arguments) and "
+    "Collection Routing are the columns of the DBGorilla paper's Figure 1; No Tool Call is its Table 4. "
+    "Exec Match compares the rows Weaviate returned for the prediction and the ground truth, over cases whose "
+    "ground truth ran and is not vacuous. Cost uses the price table (USD per 1M tokens). "
+    "Sorted by Exec Match (exact), then AST Score."
+)
+
+
+def _rank_key(row: dict[str, Any]) -> tuple[Any, ...]:
+    """Best first; a run without execution scores sorts after every run with them."""
+    execution, ast = row.get("execution_match_exact"), row.get("ast_score")
+    return (execution is None, -(execution or 0.0), ast is None, -(ast or 0.0), row["run"])
+
+
+def leaderboard(runs: Sequence[Run]) -> Table:
+    rows = []
+    for run in runs:
+        s = run.summary
+        row = {"run": run.name, "model": run.model, "tool_design": run.tool_design}
+        row.update({key: s.get(key) for key in ("exact_match", "ast_score", "routing_accuracy", "no_tool_rate")})
+        row.update({c: s["by_complexity"].get(c, {}).get("exact_match") for c in COMPLEXITIES})
+        row.update(
+            execution_match_exact=s.get("execution_match_exact"),
+            execution_match_subset=s.get("execution_match_subset"),
+            cost_usd=run.cost_usd,
+            latency_p50_s=s.get("latency_p50_s"),
+            latency_p95_s=s.get("latency_p95_s"),
+            cases=s["cases"],
+        )
+        rows.append(row)
+    return Table("leaderboard", "Leaderboard", LEADERBOARD_CAPTION, LEADERBOARD_COLUMNS, sorted(rows, key=_rank_key))
+
+
+def _sliced(runs: Sequence[Run], table: Table, summary_key: str, order: Callable[[str], Any]) -> Table:
+    """Rows slice × run, runs in leaderboard order; a run without a slice has no row for it."""
+    key = table.columns[0].key
+    slices = sorted({k for run in runs for k in run.summary[summary_key]}, key=order)
+    table.rows = [
+        {key: k, "run": run.name, "model": run.model, **run.summary[summary_key][k]}
+        for k in slices
+        for run in runs
+        if k in run.summary[summary_key]
+    ]
+    return table
+
+
+def use_case_table(runs: Sequence[Run]) -> Table:
+    columns = [Column("use_case", "Use case"), *RUN_COLUMNS, *MATCH_COLUMNS]
+    table = Table("use_cases", "By use case", "Each use case is one schema of three related collections.", columns)
+    return _sliced(runs, table, "by_use_case", str)
+
+
+def complexity_table(runs: Sequence[Run]) -> Table:
+    order = {c: i for i, c in enumerate(COMPLEXITIES)}
+    caption = "Simple, moderate, complex: the ground truth uses 1, 2, 3 or more arguments besides the collection."
+    columns = [Column("complexity", "Complexity"), *RUN_COLUMNS, *MATCH_COLUMNS]
+    table = Table("complexity", "By complexity", caption, columns)
+    return _sliced(runs, table, "by_complexity", lambda c: (order.get(c, len(order)), c))
+
+
+def component_values(run: Run) -> dict[str, dict[str, Any]]:
+    """Per component: `core` numbers over the cases whose ground truth uses it (the paper's Figure 5 is
+    Exact Match there), plus how often the component itself was right and how often it was added unasked."""
+    accuracy = component_accuracy(run.records)
+    values = {}
+    for component in COMPONENTS:
+        numbers = core([r for r in run.records if component in r.components])
+        numbers.update(component_accuracy=accuracy[component]["accuracy"], spurious=accuracy[component]["spurious"])
+        values[component] = numbers
+    return values
+
+
+def component_table(runs: Sequence[Run]) -> Table:
+    per_run = {run.name: component_values(run) for run in runs}
+    rows = [
+        {"component": component, "run": run.name, "model": run.model, **per_run[run.name][component]}
+        for component in COMPONENTS
+        for run in runs
+    ]
+    columns = [
+        Column("component", "Component"),
+        *RUN_COLUMNS,
+        *MATCH_COLUMNS,
+        Column("component_accuracy", "Component correct", "rate"),
+        Column("spurious", "Added unasked", "int"),
+    ]
+    caption = (
+        "Cases whose ground truth uses the component. Component correct: that argument alone matched; "
+        "Added unasked: predictions that used the component where the ground truth did not."
+    )
+    return Table("components", "By component", caption, columns, rows)
+
+
+# -------------------------------------------------------------------------------------------- failures
+
+
+def failure_reasons(record: EvalRecord) -> list[str]:
+    """Why a case counts against the model; empty for a case that passed everything scored."""
+    reasons = [] if record.outcome is Outcome.OK else [record.outcome.value.replace("_", " ")]
+    if not record.scores.exact_match and record.first_arguments is not None:
+        reasons.append("arguments differ")
+    if record.scores.execution_exact is False:
+        reasons.append("results differ")
+    return reasons

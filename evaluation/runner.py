@@ -1,0 +1,281 @@
+"""`dbgorilla eval`: the agent over the benchmark, N cases in flight, one writer, resumable.
+
+Generation and scoring are separate steps (as in BFCL): each case's record carries the raw
+predictions, and `score_record` can recompute every score offline. A failing case becomes a
+record with a typed outcome; nothing a case does can stop the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agent import Agent, AgentConfig, AgentRun, ToolDesign, ToolSet, build_tools
+from agent.tokens import TokenCounter
+from evaluation.argument_match import score_arguments
+from evaluation.execution_match import SCORING_OPTIONS, compare, vacuity
+from evaluation.records import EvalRecord, Outcome, Scores, outcome_of, predicted_calls, raw_output, read_jsonl
+from executors import Blame, DatabaseSchema, ExecutorError, QueryResult, WeaviateExecutor, codes_blaming
+from fixtures.datasets import Case
+
+RESULTS_FILE = "results.jsonl"
+RUN_FILE = "run.json"
+#: Outcomes caused by the infrastructure rather than the model: `--resume` runs these again.
+RETRIED_ON_RESUME = {Outcome.MODEL_ERROR, Outcome.TIMEOUT}
+INFRASTRUCTURE_ERROR_CODES = codes_blaming(Blame.INFRASTRUCTURE)
+#: What a ground truth is read from: a dataset case, or a record of one being scored again.
+Scored = Case | EvalRecord
+
+
+class RunError(RuntimeError):
+    """The run cannot go on as asked (a use case not loaded, results in the way)."""
+
+
+class GroundTruthCache:
+    """Executes each ground truth once per run (and each collection's size once)."""
+
+    def __init__(self, executor: WeaviateExecutor, client: Any) -> None:
+        self.executor = executor
+        self.client = client
+        self._results: dict[str, QueryResult | ExecutorError] = {}
+        self._sizes: dict[str, int | None] = {}
+        self._lock = threading.Lock()
+
+    def result(self, case: Scored) -> QueryResult | ExecutorError:
+        with self._lock:
+            cached = self._results.get(case.id)
+        if cached is not None:
+            return cached
+        try:
+            outcome: QueryResult | ExecutorError = self.executor.execute(case.ground_truth)
+        except ExecutorError as error:
+            return error  # not cached: the server may come back
+        with self._lock:
+            self._results[case.id] = outcome
+        return outcome
+
+    def collection_size(self, collection: str) -> int | None:
+        with self._lock:
+            if collection in self._sizes:
+                return self._sizes[collection]
+        try:
+            size = self.client.collections.use(collection).aggregate.over_all(total_count=True).total_count
+        except Exception:  # counting is best effort: vacuity is then reported as unknown
+            return None
+        with self._lock:
+            self._sizes[collection] = size
+        return size
+
+
+def execution_scores(
+    calls: list[dict[str, Any] | None],
+    truth: QueryResult | ExecutorError,
+    scorer: WeaviateExecutor,
+    collection_size: int | None,
+) -> dict[str, Any]:
+    """Exact/subset match of any predicted call against the ground truth, on live data."""
+    if isinstance(truth, ExecutorError):
+        return {}
+    scores: dict[str, Any] = {"ground_truth_vacuous": vacuity(truth, collection_size)}
+    best_exact = best_subset = False
+    best_recall: float | None = None
+    for arguments in calls:
+        if arguments is None:
+            continue
+        try:
+            predicted = scorer.execute(arguments)
+        except ExecutorError:
+            continue
+        match = compare(truth, predicted)
+        best_exact |= match.exact
+        best_subset |= match.subset
+        if match.recall is not None:
+            best_recall = max(best_recall or 0.0, match.recall)
+    scores.update(execution_exact=best_exact, execution_subset=best_subset, search_recall=best_recall)
+    return scores
+
+
+def build_record(case: Case, run: AgentRun, model: str, design: str) -> EvalRecord:
+    calls = predicted_calls(run)
+    return EvalRecord.for_case(
+        case,
+        model=model,
+        tool_design=design,
+        predicted_calls=calls,
+        final_answer=run.final_answer,
+        raw_output=raw_output(run),
+        outcome=outcome_of(run),
+        error=run.error,
+        prompt_tokens=run.usage.prompt_tokens,
+        completion_tokens=run.usage.completion_tokens,
+        latency_s=round(run.latency_s, 4),
+        steps=len(run.steps),
+        corrections=run.corrections,
+    )
+
+
+def score_record(
+    record: EvalRecord,
+    truth: QueryResult | ExecutorError | None,
+    scorer: WeaviateExecutor | None,
+    collection_size: int | None = None,
+) -> EvalRecord:
+    """Fill in every score; with `truth`/`scorer` None only the argument metrics are computed."""
+    arguments = score_arguments(record.ground_truth, record.first_arguments)
+    scores = Scores(**arguments)
+    if truth is not None and scorer is not None:
+        arguments_of_calls = [c.arguments for c in record.predicted_calls]
+        execution = execution_scores(arguments_of_calls, truth, scorer, collection_size)
+        scores = scores.model_copy(update=execution)
+        if isinstance(truth, ExecutorError):
+            record = record.model_copy(update={"ground_truth_error": f"{truth.code}: {truth.message}"})
+        else:
+            record = record.model_copy(update={"ground_truth_result": truth.model_dump(mode="json")})
+    return record.model_copy(update={"scores": scores})
+
+
+class JsonlWriter:
+    """The single writer: every worker hands it finished records; it appends and fsyncs each line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._queue: queue.Queue[EvalRecord | None] = queue.Queue()
+        self._thread = threading.Thread(target=self._drain, daemon=True)
+        self.written = 0
+
+    def __enter__(self) -> JsonlWriter:
+        self._thread.start()
+        return self
+
+    def put(self, record: EvalRecord) -> None:
+        self._queue.put(record)
+
+    def _drain(self) -> None:
+        with open(self.path, "a", encoding="utf-8") as handle:
+            while (record := self._queue.get()) is not None:
+                handle.write(record.model_dump_json() + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+                self.written += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self._queue.put(None)
+        self._thread.join()
+
+
+def read_records(path: Path) -> list[EvalRecord]:
+    """The readable records of a results file; a line cut off by a crash is dropped, so its case runs again."""
+    return read_jsonl(path)[0]
+
+
+def needs_rerun(record: EvalRecord) -> bool:
+    if record.outcome in RETRIED_ON_RESUME or record.ground_truth_error:
+        return True
+    codes = {c.error_code for c in record.predicted_calls if c.error_code}
+    return record.outcome is Outcome.EXECUTION_ERROR and bool(codes & INFRASTRUCTURE_ERROR_CODES)
+
+
+def prepare_run_dir(out: Path, resume: bool, overwrite: bool) -> set[str]:
+    """Returns the ids already done. On resume, records to retry are dropped from the file."""
+    out.mkdir(parents=True, exist_ok=True)
+    results = out / RESULTS_FILE
+    if overwrite:
+        results.unlink(missing_ok=True)
+        return set()
+    existing = read_records(results)
+    if existing and not resume:
+        raise RunError(f"{results} already has {len(existing)} results: pass --resume or --overwrite")
+    kept: dict[str, EvalRecord] = {}
+    for record in existing:
+        if not needs_rerun(record):
+            kept[record.id] = record  # a later line for the same id wins
+    temporary = results.with_suffix(".tmp")
+    temporary.write_text("".join(r.model_dump_json() + "\n" for r in kept.values()), encoding="utf-8")
+    temporary.replace(results)
+    return set(kept)
+
+
+@dataclass
+class RunContext:
+    client: Any
+    executor: WeaviateExecutor
+    scorer: WeaviateExecutor
+    #: The tool offered for each use case: its own collections, as the paper gave each record its schema.
+    tools_for: dict[str, ToolSet]
+    model_for: Callable[[Case], Any]
+    model_name: str
+    config: AgentConfig
+    design: ToolDesign
+    ground_truth: GroundTruthCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ground_truth = GroundTruthCache(self.scorer, self.client)
+
+
+def run_case(case: Case, context: RunContext) -> EvalRecord:
+    """One case, end to end; any unexpected failure still becomes a record."""
+    started = time.perf_counter()
+    try:
+        tools = context.tools_for.get(case.use_case)
+        if tools is None:
+            raise RunError(f"the collections of use case {case.use_case!r} are not loaded")
+        agent = Agent(context.model_for(case), context.executor, tools, context.config)
+        run = agent.run(case.query)
+        record = build_record(case, run, context.model_name, context.design.label())
+        truth = context.ground_truth.result(case)
+        size = None if isinstance(truth, ExecutorError) else context.ground_truth.collection_size(case.collection)
+        return score_record(record, truth, context.scorer, size)
+    except Exception as error:  # the run must go on: record the failure with its type
+        return EvalRecord.for_case(
+            case,
+            model=context.model_name,
+            tool_design=context.design.label(),
+            outcome=Outcome.MODEL_ERROR,
+            error=f"{type(error).__name__}: {error}",
+            latency_s=time.perf_counter() - started,
+        )
+
+
+def run_cases(
+    cases: list[Case],
+    context: RunContext,
+    out: Path,
+    concurrency: int,
+    on_record: Callable[[EvalRecord], None] = lambda _: None,
+) -> int:
+    with JsonlWriter(out / RESULTS_FILE) as writer, ThreadPoolExecutor(max(1, concurrency)) as pool:
+        futures = [pool.submit(run_case, case, context) for case in cases]
+        for future in as_completed(futures):
+            record = future.result()
+            writer.put(record)
+            on_record(record)
+    return writer.written
+
+
+def write_run_file(out: Path, payload: dict[str, Any]) -> None:
+    (out / RUN_FILE).write_text(json.dumps(payload, indent=2, default=str))
+
+
+def tools_by_use_case(
+    schema: DatabaseSchema, collections: dict[str, list[str]], design: ToolDesign, counter: TokenCounter | None = None
+) -> dict[str, ToolSet]:
+    """The tool offered for each use case: its own collections, as the paper gave each record its schema."""
+    tools = {}
+    for use_case, names in collections.items():
+        found = tuple(c for c in schema.collections if c.name in names)
+        if found:
+            tools[use_case] = build_tools(DatabaseSchema(collections=found), design, counter)
+    return tools
+
+
+def scoring_executor(client: Any, executor: WeaviateExecutor | None = None) -> WeaviateExecutor:
+    """Executes ground truths and predictions for scoring; shares `executor`'s breaker if given."""
+    return executor.with_options(SCORING_OPTIONS) if executor is not None else WeaviateExecutor(client, SCORING_OPTIONS)

@@ -1,0 +1,171 @@
+"""The query vocabulary of `query_database`, owned here and nowhere else.
+
+Property kinds, the operators and metrics each kind takes, the argument slots and the benchmark
+component each slot is, and the weaviate-client attribute behind each metric. Validation,
+planning, result assembly, the reference executor, the dataset importers, benchmark authoring,
+the label audit and the scorer all read these tables, so a new operator or metric is added here
+(and to the two interpreters), never spelled out again elsewhere.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from enum import Enum
+
+
+class PropertyKind(str, Enum):
+    """The three property kinds the tool distinguishes (Weaviate: text, number/int, boolean)."""
+
+    TEXT = "text"
+    NUMBER = "number"
+    BOOLEAN = "boolean"
+
+
+class NumberOperator(str, Enum):
+    EQUAL = "="
+    LESS = "<"
+    GREATER = ">"
+    LESS_EQUAL = "<="
+    GREATER_EQUAL = ">="
+
+
+class TextOperator(str, Enum):
+    EQUAL = "="
+    LIKE = "LIKE"
+
+
+class BooleanOperator(str, Enum):
+    EQUAL = "="
+    NOT_EQUAL = "!="
+
+
+class NumberMetric(str, Enum):
+    COUNT = "COUNT"
+    TYPE = "TYPE"
+    MIN = "MIN"
+    MAX = "MAX"
+    MEAN = "MEAN"
+    MEDIAN = "MEDIAN"
+    MODE = "MODE"
+    SUM = "SUM"
+
+
+class TextMetric(str, Enum):
+    COUNT = "COUNT"
+    TYPE = "TYPE"
+    TOP_OCCURRENCES = "TOP_OCCURRENCES"
+
+
+class BooleanMetric(str, Enum):
+    COUNT = "COUNT"
+    TYPE = "TYPE"
+    TOTAL_TRUE = "TOTAL_TRUE"
+    TOTAL_FALSE = "TOTAL_FALSE"
+    PERCENTAGE_TRUE = "PERCENTAGE_TRUE"
+    PERCENTAGE_FALSE = "PERCENTAGE_FALSE"
+
+
+OPERATOR_ENUMS: dict[PropertyKind, type[Enum]] = {
+    PropertyKind.NUMBER: NumberOperator,
+    PropertyKind.TEXT: TextOperator,
+    PropertyKind.BOOLEAN: BooleanOperator,
+}
+METRIC_ENUMS: dict[PropertyKind, type[Enum]] = {
+    PropertyKind.NUMBER: NumberMetric,
+    PropertyKind.TEXT: TextMetric,
+    PropertyKind.BOOLEAN: BooleanMetric,
+}
+OPERATORS: dict[PropertyKind, tuple[str, ...]] = {
+    kind: tuple(member.value for member in enum) for kind, enum in OPERATOR_ENUMS.items()
+}
+METRICS: dict[PropertyKind, tuple[str, ...]] = {
+    kind: tuple(member.value for member in enum) for kind, enum in METRIC_ENUMS.items()
+}
+
+#: The slot prefix of each kind (`integer_property_filter` takes every number, not only ints).
+KIND_PREFIX: dict[PropertyKind, str] = {
+    PropertyKind.NUMBER: "integer",
+    PropertyKind.TEXT: "text",
+    PropertyKind.BOOLEAN: "boolean",
+}
+KIND_OF_PREFIX: dict[str, PropertyKind] = {prefix: kind for kind, prefix in KIND_PREFIX.items()}
+FILTER_SLOT: dict[PropertyKind, str] = {kind: f"{prefix}_property_filter" for kind, prefix in KIND_PREFIX.items()}
+AGGREGATION_SLOT: dict[PropertyKind, str] = {
+    kind: f"{prefix}_property_aggregation" for kind, prefix in KIND_PREFIX.items()
+}
+SEARCH_FIELD = "search_query"
+GROUPBY_FIELD = "groupby_property"
+FILTER_FIELDS: tuple[str, ...] = tuple(FILTER_SLOT.values())
+AGGREGATION_FIELDS: tuple[str, ...] = tuple(AGGREGATION_SLOT.values())
+#: The argument slots besides the collection, in the tool's order.
+COMPONENT_FIELDS: tuple[str, ...] = (SEARCH_FIELD, *FILTER_FIELDS, *AGGREGATION_FIELDS, GROUPBY_FIELD)
+FIELD_KIND: dict[str, PropertyKind] = {
+    **{slot: kind for kind, slot in FILTER_SLOT.items()},
+    **{slot: kind for kind, slot in AGGREGATION_SLOT.items()},
+}
+#: The keys of each object-valued slot, in the tool's order.
+SLOT_KEYS: dict[str, tuple[str, ...]] = {
+    **{slot: ("property_name", "operator", "value") for slot in FILTER_FIELDS},
+    **{slot: ("property_name", "metrics") for slot in AGGREGATION_FIELDS},
+    AGGREGATION_SLOT[PropertyKind.TEXT]: ("property_name", "metrics", "top_occurrences_limit"),
+}
+VALUE_TYPES: dict[PropertyKind, str] = {
+    PropertyKind.NUMBER: "a number",
+    PropertyKind.TEXT: "a string",
+    PropertyKind.BOOLEAN: "true or false",
+}
+
+
+class Component(str, Enum):
+    """A benchmark component: one argument slot, named for the per-component tables."""
+
+    SEARCH = "search"
+    INTEGER_FILTER = "integer_filter"
+    TEXT_FILTER = "text_filter"
+    BOOLEAN_FILTER = "boolean_filter"
+    INTEGER_AGGREGATION = "integer_aggregation"
+    TEXT_AGGREGATION = "text_aggregation"
+    BOOLEAN_AGGREGATION = "boolean_aggregation"
+    GROUPBY = "groupby"
+
+
+COMPONENT_OF_FIELD: dict[str, Component] = dict(zip(COMPONENT_FIELDS, Component, strict=True))
+FIELD_OF_COMPONENT: dict[Component, str] = {component: field for field, component in COMPONENT_OF_FIELD.items()}
+
+#: Metrics that come from the schema (the property's data type), not from an aggregation.
+SCHEMA_METRICS = frozenset({"TYPE"})
+#: Tool metric -> the weaviate-client name for it: the flag of `Metrics(prop).number/integer/
+#: text/boolean(...)` and the attribute of the `Aggregate*` result that carries its value.
+METRIC_ATTRIBUTES: dict[str, str] = {
+    "COUNT": "count",
+    "MIN": "minimum",
+    "MAX": "maximum",
+    "MEAN": "mean",
+    "MEDIAN": "median",
+    "MODE": "mode",
+    "SUM": "sum_",
+    "TOP_OCCURRENCES": "top_occurrences",
+    "TOTAL_TRUE": "total_true",
+    "TOTAL_FALSE": "total_false",
+    "PERCENTAGE_TRUE": "percentage_true",
+    "PERCENTAGE_FALSE": "percentage_false",
+}
+#: What each number operator means (the reference executor evaluates filters with these).
+NUMBER_COMPARISONS: dict[str, Callable[[float, float], bool]] = {
+    NumberOperator.EQUAL.value: operator.eq,
+    NumberOperator.LESS.value: operator.lt,
+    NumberOperator.GREATER.value: operator.gt,
+    NumberOperator.LESS_EQUAL.value: operator.le,
+    NumberOperator.GREATER_EQUAL.value: operator.ge,
+}
+#: Filter operator -> the method of weaviate-client's `Filter.by_property(...)`.
+FILTER_METHODS: dict[str, str] = {
+    "=": "equal",
+    "!=": "not_equal",
+    "<": "less_than",
+    "<=": "less_or_equal",
+    ">": "greater_than",
+    ">=": "greater_or_equal",
+    "LIKE": "like",
+}

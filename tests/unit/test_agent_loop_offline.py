@@ -1,0 +1,135 @@
+"""The loop with no server at all: `FunctionModel` scripts the model, `ReferenceExecutor` answers.
+
+The same behaviours the integration tier checks over HTTP and a live Weaviate, here in
+milliseconds: text calls recovered, corrections after typed errors, the correction limit,
+unknown tools, bad JSON, model errors and timeouts, and the oracle replaying a label.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from agent import Agent, AgentConfig, ModelError, ModelReply, ModelTimeout, OracleModel, build_tools
+from agent.testing import FunctionModel, tool_reply
+from agent.tokens import estimate_counter
+from executors import QueryDatabaseArguments, ReferenceExecutor
+from executors.testing import sample_objects, sample_schema
+
+NAME = "Offline"
+SCHEMA = sample_schema(NAME)
+OBJECTS = sample_objects(40, seed=3)
+OPEN_LATE = {
+    "collection_name": NAME,
+    "boolean_property_filter": {"property_name": "open_late", "operator": "=", "value": True},
+}
+Script = list[ModelReply | Exception]
+
+
+def scripted(replies: Script) -> FunctionModel:
+    """A model that answers with `replies` in order (an exception is raised instead of answered)."""
+    queue = list(replies)
+
+    def reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> ModelReply:
+        item = queue.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    return FunctionModel(reply)
+
+
+def run(model: FunctionModel | OracleModel, question: str = "Which places are open late?", **config: Any) -> Any:
+    executor = ReferenceExecutor(SCHEMA, {NAME: OBJECTS})
+    tools = build_tools(SCHEMA, counter=estimate_counter())
+    return Agent(model, executor, tools, AgentConfig(**config)).run(question)
+
+
+def open_late_uuids() -> list[str]:
+    return sorted(o.uuid for o in OBJECTS if o.properties.get("open_late") is True)
+
+
+def test_a_call_then_an_answer() -> None:
+    result = run(scripted([tool_reply("query_database", OPEN_LATE), ModelReply(content="Several.")]))
+    assert result.outcome == "answered" and result.final_answer == "Several."
+    [call] = result.calls()
+    assert call.ok and call.result is not None
+    expected = open_late_uuids()
+    assert len(expected) > 10, "the sample must have more matches than one page"
+    assert [o.uuid for o in call.result.objects] == expected[:10] and call.result.truncated
+
+
+def test_the_model_sees_the_executor_result_as_the_tool_message() -> None:
+    model = scripted([tool_reply("query_database", OPEN_LATE), ModelReply(content="done")])
+    run(model)
+    tool_messages = [m for m in model.calls[1]["messages"] if m["role"] == "tool"]
+    assert len(tool_messages) == 1 and "open_late: true" in tool_messages[0]["content"]
+
+
+def test_a_call_written_as_text_is_recovered_and_flagged() -> None:
+    text = "I will query: <tool_call>" + json.dumps({"name": "query_database", "arguments": OPEN_LATE}) + "</tool_call>"
+    result = run(scripted([ModelReply(content=text), ModelReply(content="ok")]))
+    assert result.recovered_text_calls == 1 and result.calls()[0].recovered_from_text and result.calls()[0].ok
+
+
+def test_a_typed_error_goes_back_and_the_correction_is_counted() -> None:
+    wrong = {**OPEN_LATE, "boolean_property_filter": {"property_name": "opn_late", "operator": "=", "value": True}}
+    model = scripted([tool_reply("query_database", wrong), tool_reply("query_database", OPEN_LATE), ModelReply()])
+    result = run(model)
+    first, second = result.calls()
+    assert first.error is not None and first.error.code == "unknown_property" and "open_late" in first.error.message
+    assert second.ok and result.corrections == 1 and result.outcome == "answered"
+
+
+def test_the_correction_limit_stops_the_loop() -> None:
+    wrong = {"collection_name": "Nowhere"}
+    result = run(scripted([tool_reply("query_database", wrong)] * 4), max_steps=6, max_corrections=2)
+    assert result.outcome == "correction_limit" and result.corrections == 3
+    assert [c.error.code for c in result.calls() if c.error] == ["unknown_collection"] * 3
+
+
+def test_an_unknown_tool_is_an_error_for_the_model() -> None:
+    result = run(scripted([tool_reply("drop_database", OPEN_LATE), ModelReply(content="sorry")]))
+    [call] = result.calls()
+    assert call.error is not None and call.error.code == "unknown_tool" and "query_database" in call.error.message
+
+
+@pytest.mark.parametrize(
+    ("arguments", "code"),
+    [
+        ("{not json", "invalid_arguments"),
+        ("[1, 2]", "invalid_arguments"),
+        ('{"collection_name": 3}', "invalid_arguments"),
+    ],
+)
+def test_malformed_arguments_are_typed_errors(arguments: str, code: str) -> None:
+    reply = ModelReply(tool_calls=[{"id": "c1", "name": "query_database", "arguments": arguments}])
+    result = run(scripted([reply, ModelReply(content="gave up")]))
+    [call] = result.calls()
+    assert call.error is not None and call.error.code == code and not call.ok
+
+
+@pytest.mark.parametrize(
+    ("error", "outcome"), [(ModelError("HTTP 500"), "model_error"), (ModelTimeout("no answer"), "timeout")]
+)
+def test_model_errors_end_the_run_with_their_outcome(error: Exception, outcome: str) -> None:
+    result = run(scripted([tool_reply("query_database", OPEN_LATE), error]))
+    assert result.outcome == outcome and result.error == str(error) and len(result.calls()) == 1
+
+
+def test_no_tool_call_is_its_own_outcome() -> None:
+    result = run(scripted([ModelReply(content="I know this already.")]))
+    assert result.outcome == "no_tool_call" and result.calls() == []
+
+
+def test_max_steps_bounds_a_model_that_never_answers() -> None:
+    result = run(scripted([tool_reply("query_database", OPEN_LATE)] * 3), max_steps=3)
+    assert result.outcome == "max_steps" and len(result.steps) == 3 and result.corrections == 0
+
+
+def test_the_oracle_replays_its_label_through_the_loop() -> None:
+    label = QueryDatabaseArguments.model_validate(OPEN_LATE)
+    result = run(OracleModel(label))
+    assert result.outcome == "answered" and result.calls()[0].arguments == label.to_tool_arguments()

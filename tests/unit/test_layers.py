@@ -1,0 +1,144 @@
+"""The structure the README promises: layers that import downward only, one owner for the query
+vocabulary, small modules, and curated public APIs that change only on purpose."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+from grimp import Layer
+
+import agent
+import executors
+import fixtures
+from executors import vocabulary
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGES = ("dbgorilla", "evaluation", "agent", "fixtures", "executors")
+#: Top to bottom, as `[tool.importlinter]` in pyproject.toml writes them.
+LAYERS = [Layer("dbgorilla"), Layer("evaluation"), Layer("agent", "fixtures", independent=True), Layer("executors")]
+MAX_LINES = 450
+
+
+def sources() -> list[Path]:
+    return sorted(path for package in PACKAGES for path in (REPO / package).rglob("*.py"))
+
+
+def illegal(graph: grimp.ImportGraph) -> set[str]:
+    found = graph.find_illegal_dependencies_for_layers(layers=LAYERS, containers=set())
+    return {f"{dependency.importer} -> {dependency.imported}" for dependency in found}
+
+
+def test_layers_import_downward_only() -> None:
+    assert illegal(grimp.build_graph(*PACKAGES)) == set()
+
+
+def test_the_layer_check_catches_an_upward_import() -> None:
+    graph = grimp.build_graph(*PACKAGES)
+    graph.add_import(importer="executors.errors", imported="dbgorilla.config")
+    graph.add_import(importer="agent.loop", imported="fixtures.datasets")
+    assert illegal(graph) == {"executors -> dbgorilla", "agent -> fixtures"}
+
+
+def test_import_linter_contract_passes() -> None:
+    linter = Path(sys.executable).with_name("lint-imports")
+    result = subprocess.run([str(linter)], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 kept, 0 broken" in result.stdout
+
+
+def function_level_project_imports(path: Path) -> list[str]:
+    """Imports of our own packages placed inside a function (the way cycles get hidden)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for inner in ast.walk(node):
+            names = [inner.module or ""] if isinstance(inner, ast.ImportFrom) else []
+            names += [alias.name for alias in inner.names] if isinstance(inner, ast.Import) else []
+            found += [f"{path.relative_to(REPO)}:{inner.lineno} {n}" for n in names if n.split(".")[0] in PACKAGES]
+    return found
+
+
+def test_no_project_import_is_hidden_inside_a_function() -> None:
+    assert [hit for path in sources() for hit in function_level_project_imports(path)] == []
+
+
+def test_the_scan_finds_a_function_level_import(tmp_path: Path) -> None:
+    probe = REPO / "executors" / "_probe_for_layers_test.py"
+    probe.write_text("def f():\n    from dbgorilla import config\n    return config\n")
+    try:
+        assert function_level_project_imports(probe) == ["executors/_probe_for_layers_test.py:2 dbgorilla"]
+    finally:
+        probe.unlink()
+
+
+def test_no_source_file_is_over_the_limit() -> None:
+    long = {str(p.relative_to(REPO)): n for p in sources() if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+OPERATOR_SYMBOLS = {op for ops in vocabulary.OPERATORS.values() for op in ops}
+METRIC_NAMES = {m for ms in vocabulary.METRICS.values() for m in ms}
+SLOT_NAMES = set(vocabulary.COMPONENT_FIELDS)
+
+
+def vocabulary_tables(path: Path) -> list[str]:
+    """Literal collections that spell out three or more operators, metrics or slot names."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Dict):
+            items = node.keys + node.values
+        elif isinstance(node, ast.Tuple | ast.List | ast.Set):
+            items = node.elts
+        else:
+            continue
+        strings = {item.value for item in items if isinstance(item, ast.Constant) and isinstance(item.value, str)}
+        for name, words in (("operators", OPERATOR_SYMBOLS), ("metrics", METRIC_NAMES), ("slots", SLOT_NAMES)):
+            if len(strings & words) >= 3:
+                found.append(f"{path.relative_to(REPO)}:{node.lineno} {name}")
+    return found
+
+
+def test_the_query_vocabulary_has_one_owner() -> None:
+    owner = REPO / "executors" / "vocabulary.py"
+    assert vocabulary_tables(owner), "the scan must see the owner's own tables"
+    assert [hit for path in sources() if path != owner for hit in vocabulary_tables(path)] == []
+
+
+#: The curated public APIs. A change here is a deliberate API change (as httpx pins its own).
+PUBLIC_APIS = {
+    executors: [
+        "DEFAULT_LLM_MAX_CHARS", "ERROR_CODES", "SUPPORTED_TOKENIZATIONS", "AggregationSpec", "Blame",
+        "BooleanAggregation", "BooleanPropertyFilter", "CollectionSchema", "Component", "DataObject",
+        "DatabaseSchema", "ErrorPayload", "ExecutorError", "ExecutorOptions", "FilterSpec", "GroupResult",
+        "IntAggregation", "IntPropertyFilter", "InternalExecutorError", "InvalidArgumentsError",
+        "InvalidMetricError", "InvalidOperatorError", "InvalidValueError", "PropertyKind", "PropertySchema",
+        "QueryDatabaseArguments", "QueryResult", "QuerySpec", "ReadOnlyWeaviate", "ReferenceExecutor",
+        "ResultObject", "SearchMode", "TextAggregation", "TextPropertyFilter", "TopOccurrence",
+        "TypeMismatchError", "UnknownCollectionError", "UnknownPropertyError", "UnknownToolError",
+        "UnsupportedQueryError", "WeaviateCallError", "WeaviateExecutor", "WeaviateUnavailableError",
+        "codes_blaming", "compare_results", "go_trim_space", "parse_arguments", "tokenize",
+        "tool_parameters_schema", "validate_arguments",
+    ],
+    agent: [
+        "DEFAULT_TOKEN_BUDGET", "ORACLE", "TOOL_NAME", "Agent", "AgentConfig", "AgentRun", "ChatModel",
+        "ExecutedCall", "ModelError", "ModelReply", "ModelTimeout", "ModelUnavailable", "OpenAIChatModel",
+        "OracleModel", "RawToolCall", "ResponseOrToolCall", "Step", "StopReason", "ToolDesign", "ToolSet",
+        "ToolVariant", "Usage", "build_tools", "schema_limit_violations",
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("module", list(PUBLIC_APIS), ids=lambda m: m.__name__)
+def test_public_api_is_pinned(module: object) -> None:
+    assert sorted(module.__all__) == sorted(PUBLIC_APIS[module])  # type: ignore[attr-defined]
+    assert all(hasattr(module, name) for name in module.__all__)  # type: ignore[attr-defined]
+
+
+def test_fixtures_exports_resolve() -> None:
+    assert all(hasattr(fixtures, name) for name in fixtures.__all__)
