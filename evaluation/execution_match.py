@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from executors import ExecutorOptions, QueryResult
+from executors.options import SEARCH_HIT_LIMIT
 
 RELATIVE_TOLERANCE = 1e-6
 #: Weaviate caps limit at QUERY_MAXIMUM_RESULTS (10,000) and the executor asks for one extra.
-SCORING_OPTIONS = ExecutorOptions(fetch_limit=9_999, search_limit=10, max_groups=1000)
+SCORING_OPTIONS = ExecutorOptions(fetch_limit=9_999, search_limit=SEARCH_HIT_LIMIT, max_groups=1000)
 
 
 @dataclass(frozen=True)

@@ -86,7 +86,7 @@ class EvalRecord(BaseModel):
     @classmethod
     def for_case(cls, case: Case, **fields: Any) -> EvalRecord:
         """A record of `case`: its question and ground truth as the results file carries them."""
-        return cls(**case.model_dump(mode="json", exclude={"version"}), **fields)
+        return cls(**case.model_dump(mode="json", exclude={"version", "search_topic"}), **fields)
 
     @property
     def collection(self) -> str:

@@ -95,10 +95,11 @@ def groups_total(groups: dict[str, GroupResult], truncated: bool) -> int | None:
 def notes_for(spec: QuerySpec, options: ExecutorOptions) -> list[str]:
     """Plain-language statements of the limits that shaped this result."""
     notes: list[str] = []
-    if spec.has_search and (spec.aggregations or spec.group_by is not None):
+    if spec.has_search:
+        what = "aggregated" if spec.aggregations else "grouped" if spec.group_by is not None else "listed"
         notes.append(
-            f"Aggregated over the top {options.search_object_limit} {options.search_mode.value} hits "
-            "for the search query."
+            f"The search matched the objects within cosine distance {options.search_max_distance:g} of the query "
+            f"({options.search_mode.value}, at most {options.search_hit_limit}); only they are {what}."
         )
     if spec.group_by is not None and not spec.aggregations and not spec.has_search:
         notes.append(

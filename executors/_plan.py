@@ -2,17 +2,21 @@
 
 One plan per operator combination (S = search, F = filters, A = aggregations, G = group-by):
 
-- no A, no G:  `query.<search>(limit=SEARCH_LIMIT)`, or `query.fetch_objects(limit=FETCH_LIMIT+1)` in
-               UUID order: the cursor (`after=NIL_UUID`) without filters, `sort=Sort.by_id()` with
-- A, no G:     `aggregate.<search>(object_limit=SEARCH_OBJECT_LIMIT)` or `aggregate.over_all()`, all metrics at once
+- S:           first the search's hits: `query.near_text(q, distance=SEARCH_MAX_DISTANCE,
+               limit=SEARCH_HIT_LIMIT)` (or hybrid with `max_vector_distance`, or bm25), closest first
+- no A, no G:  the hits themselves (the first SEARCH_LIMIT are listed), or without search
+               `query.fetch_objects(limit=FETCH_LIMIT+1)` in UUID order: the cursor (`after=NIL_UUID`)
+               without filters, `sort=Sort.by_id()` with
+- A, no G:     `aggregate.over_all()`, all metrics at once; with S restricted to the hits' ids
 - G (any A):   the same aggregate call with `group_by=GroupByAggregate(prop, limit=GROUP_FETCH_LIMIT)`
-- G, no A:     plus sample objects: the search hits (`limit=SEARCH_OBJECT_LIMIT`) or the first
-               `GROUP_SAMPLE_SCAN_LIMIT` matches in UUID order, bucketed by group value locally
+- G, no A:     plus sample objects: the hits (closest first) or the first `GROUP_SAMPLE_SCAN_LIMIT`
+               matches in UUID order, bucketed by group value locally
 
-Every filter is ANDed (`Filter.all_of`) and passed to every call. `bm25` has no aggregate API,
-so a BM25 aggregation is `aggregate.hybrid(alpha=0.0)`, which Weaviate runs as pure keyword search.
-Filters on `int` properties are sent as integers with the bound rounded so the meaning of a
-fractional value is kept (`< 3.5` -> `< 4`, `<= 3.5` -> `<= 3`).
+So a search always means the same set of objects, whether they are listed, aggregated or grouped:
+the aggregate call that follows a search (`over_hits`) gets `Filter.by_id().contains_any(hit_ids)`
+ANDed in when it runs. Every filter is ANDed (`Filter.all_of`) and passed to every call. Filters
+on `int` properties are sent as integers with the bound rounded so the meaning of a fractional
+value is kept (`< 3.5` -> `< 4`, `<= 3.5` -> `<= 3`).
 """
 
 from __future__ import annotations
@@ -45,10 +49,10 @@ READ_METHODS: frozenset[tuple[str, str]] = frozenset(
         ("query", "bm25"),
         ("query", "near_text"),
         ("aggregate", "over_all"),
-        ("aggregate", "hybrid"),
-        ("aggregate", "near_text"),
     }
 )
+#: How the hit-restricted call renders its id filter: `hit_ids` are the ids the search returned.
+HITS_FILTER_SOURCE = "Filter.by_id().contains_any(hit_ids)"
 
 #: Start of the cursor for unfiltered fetches; an object whose UUID is the nil UUID itself is
 #: therefore never listed by them (the reference executor mirrors this).
@@ -66,9 +70,20 @@ class PlannedCall:
     purpose: str
     args: tuple[Expr, ...] = ()
     kwargs: dict[str, Expr] = field(default_factory=dict)
+    #: Runs over exactly the objects of the preceding search (see `restricted_to`).
+    over_hits: bool = False
 
     def source(self) -> str:
-        return f"collection.{self.namespace}.{self.method}({render_arguments(self.args, self.kwargs)})"
+        kwargs = self.kwargs
+        if self.over_hits:
+            kwargs = {**kwargs, "filters": _and(kwargs.get("filters"), Expr(None, HITS_FILTER_SOURCE))}
+        return f"collection.{self.namespace}.{self.method}({render_arguments(self.args, kwargs)})"
+
+    def restricted_to(self, hit_ids: list[str]) -> PlannedCall:
+        """This call with the search's hits ANDed into its filters (done when the hits are known)."""
+        ids = Expr(Filter.by_id().contains_any(hit_ids), HITS_FILTER_SOURCE)
+        kwargs = {**self.kwargs, "filters": _and(self.kwargs.get("filters"), ids)}
+        return PlannedCall(self.namespace, self.method, self.purpose, self.args, kwargs)
 
     def arguments(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
         return tuple(a.value for a in self.args), {k: v.value for k, v in self.kwargs.items()}
@@ -85,6 +100,10 @@ class QueryPlan:
 
     def rendered(self) -> list[str]:
         return [c.source() for c in self.calls]
+
+
+def _and(first: Expr | None, second: Expr) -> Expr:
+    return second if first is None else attribute_call(_FILTER, "all_of", list_expr([first, second]))
 
 
 def int_filter_bound(operator: str, value: float) -> int:
@@ -147,49 +166,43 @@ def metrics_expr(spec: AggregationSpec, options: ExecutorOptions) -> Expr | None
     return Expr(built, f"Metrics({render_literal(spec.prop.name)}).{method}({arguments})")
 
 
-def _search_kwargs(options: ExecutorOptions, *, aggregate: bool) -> tuple[str, dict[str, Expr]]:
+def _hits_call(spec: QuerySpec, options: ExecutorOptions, filters: Expr | None, properties: bool) -> PlannedCall:
+    """The search's hits: every object within the relevance cut, closest (best) first."""
     mode = options.search_mode
-    if mode == SearchMode.NEAR_TEXT:
-        return "near_text", {}
-    if mode == SearchMode.BM25:
-        return ("hybrid", {"alpha": literal(0.0)}) if aggregate else ("bm25", {})
-    return "hybrid", ({"alpha": literal(float(options.alpha))} if options.alpha is not None else {})
-
-
-def _objects_call(
-    spec: QuerySpec, options: ExecutorOptions, filters: Expr | None, limit: int, purpose: str
-) -> PlannedCall:
     kwargs: dict[str, Expr] = {}
-    if spec.search_query is None:
-        kwargs["limit"] = literal(limit)
-        fetch_filters = filters_expr(spec.filters, sorted_fetch=True)
-        if fetch_filters is None:
-            # The cursor lists objects in UUID order reading only `limit` of them; Sort.by_id()
-            # would read the whole collection. (It starts *after* the nil UUID, see NIL_UUID.)
-            kwargs["after"] = literal(NIL_UUID)
-        else:
-            kwargs["filters"] = fetch_filters
-            kwargs["sort"] = attribute_call(Expr(Sort, "Sort"), "by_id")
-        return PlannedCall("query", "fetch_objects", purpose, (), kwargs)
-    method, kwargs = _search_kwargs(options, aggregate=False)
-    kwargs["limit"] = literal(limit)
+    if mode == SearchMode.NEAR_TEXT:
+        kwargs["distance"] = literal(float(options.search_max_distance))
+    elif mode == SearchMode.HYBRID:
+        if options.alpha is not None:
+            kwargs["alpha"] = literal(float(options.alpha))
+        kwargs["max_vector_distance"] = literal(float(options.search_max_distance))
+    kwargs["limit"] = literal(options.search_hit_limit)
     if filters is not None:
         kwargs["filters"] = filters
-    wanted = "distance" if method == "near_text" else "score"
+    if not properties:
+        kwargs["return_properties"] = literal([])
+    wanted = "distance" if mode == SearchMode.NEAR_TEXT else "score"
     kwargs["return_metadata"] = Expr(MetadataQuery(**{wanted: True}), f"MetadataQuery({wanted}=True)")
-    return PlannedCall("query", method, purpose, (literal(spec.search_query),), kwargs)
+    return PlannedCall("query", mode.value, "hits", (literal(spec.search_query),), kwargs)
+
+
+def _fetch_call(spec: QuerySpec, limit: int, purpose: str) -> PlannedCall:
+    kwargs: dict[str, Expr] = {"limit": literal(limit)}
+    fetch_filters = filters_expr(spec.filters, sorted_fetch=True)
+    if fetch_filters is None:
+        # The cursor lists objects in UUID order reading only `limit` of them; Sort.by_id()
+        # would read the whole collection. (It starts *after* the nil UUID, see NIL_UUID.)
+        kwargs["after"] = literal(NIL_UUID)
+    else:
+        kwargs["filters"] = fetch_filters
+        kwargs["sort"] = attribute_call(Expr(Sort, "Sort"), "by_id")
+    return PlannedCall("query", "fetch_objects", purpose, (), kwargs)
 
 
 def _aggregate_call(
     spec: QuerySpec, options: ExecutorOptions, filters: Expr | None, metrics: list[Expr], purpose: str
 ) -> PlannedCall:
-    args: tuple[Expr, ...] = ()
-    if spec.search_query is None:
-        method, kwargs = "over_all", {}
-    else:
-        method, kwargs = _search_kwargs(options, aggregate=True)
-        args = (literal(spec.search_query),)
-        kwargs["object_limit"] = literal(options.search_object_limit)
+    kwargs: dict[str, Expr] = {}
     if filters is not None:
         kwargs["filters"] = filters
     if spec.group_by is not None:
@@ -201,23 +214,24 @@ def _aggregate_call(
     if metrics:
         kwargs["return_metrics"] = list_expr(metrics)
     kwargs["total_count"] = _TRUE
-    return PlannedCall("aggregate", method, purpose, args, kwargs)
+    return PlannedCall("aggregate", "over_all", purpose, (), kwargs, over_hits=spec.has_search)
 
 
 def build_plan(spec: QuerySpec, options: ExecutorOptions) -> QueryPlan:
     filters = filters_expr(spec.filters)
     calls: list[PlannedCall] = []
-    if spec.group_by is None and not spec.aggregations:
-        limit = options.search_limit if spec.has_search else options.fetch_limit + 1
-        calls.append(_objects_call(spec, options, filters, limit, "objects"))
-    else:
+    listing = spec.group_by is None and not spec.aggregations
+    samples = spec.group_by is not None and not spec.aggregations and options.samples_per_group > 0
+    if spec.has_search:
+        calls.append(_hits_call(spec, options, filters, properties=listing or samples))
+    elif listing:
+        calls.append(_fetch_call(spec, options.fetch_limit + 1, "objects"))
+    if not listing:
         metrics = [m for m in (metrics_expr(a, options) for a in spec.aggregations) if m is not None]
         purpose = "groups" if spec.group_by is not None else "aggregate"
         calls.append(_aggregate_call(spec, options, filters, metrics, purpose))
-        if spec.group_by is not None and not spec.aggregations and options.samples_per_group > 0:
-            limit = options.search_object_limit if spec.has_search else options.group_sample_scan_limit
-            if limit > 0:
-                calls.append(_objects_call(spec, options, filters, limit, "group_samples"))
+        if samples and not spec.has_search and options.group_sample_scan_limit > 0:
+            calls.append(_fetch_call(spec, options.group_sample_scan_limit, "group_samples"))
     for call in calls:
         assert (call.namespace, call.method) in READ_METHODS, call
     return QueryPlan(spec=spec, options=options, calls=tuple(calls))

@@ -79,7 +79,11 @@ class QueryDatabaseArguments(_Strict):
     """Query a database with an optional search query or optional filters or aggregations on the results."""
 
     collection_name: str = Field(description="The collection to query.")
-    search_query: str | None = Field(default=None, description="A search query to return objects from a search index.")
+    search_query: str | None = Field(
+        default=None,
+        description="Semantic search: only objects close in meaning to this text match; filters, aggregations "
+        "and group-by then apply to those matches only.",
+    )
     integer_property_filter: IntPropertyFilter | None = Field(
         default=None, description="Filter numeric properties using comparison operators."
     )

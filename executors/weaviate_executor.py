@@ -1,6 +1,6 @@
 """Run `query_database` tool calls against a live Weaviate through weaviate-client v4.
 
-    executor = WeaviateExecutor(client)                     # hybrid search by default
+    executor = WeaviateExecutor(client)                     # near_text search with a relevance cut
     result = executor.execute({"collection_name": "Restaurants", "search_query": "pizza"})
     print(result.to_llm_text())
 
@@ -18,8 +18,9 @@ Weaviate v1.39 / weaviate-client 4.2x behaviours this module and `_plan` correct
 - a float bound on an `int` property is rejected: it is sent as the equivalent integer bound;
 - group-by picks arbitrarily among equal-sized groups at its limit: more are fetched, cut here;
 - PERCENTAGE_* over no values is NaN: reported as None (like MEAN over no values);
-- `aggregate.hybrid(object_limit=N)` fuses the top N keyword and top N vector hits, so it
-  aggregates over N..2N objects; `bm25` has no aggregate API and runs as hybrid with alpha=0;
+- aggregating "over a search" with `aggregate.near_text/hybrid(object_limit=N)` covers the top N
+  hits however far they are (hybrid even fuses N keyword and N vector hits): a search's hits are
+  fetched first (within a distance cut) and aggregations run over exactly those ids;
 - the client retries an unreachable gRPC server for about a minute per call: after one
   `weaviate_unavailable`, calls consult the liveness probe first and fail at once while it fails.
 """
@@ -46,6 +47,7 @@ from executors._assemble import (
     ranked_objects,
     to_object,
 )
+from executors._metrics import aggregate
 from executors._plan import READ_METHODS, PlannedCall, QueryPlan, build_plan, top_occurrences_limit
 from executors._validate import parse_arguments, validate_arguments
 from executors.arguments import QueryDatabaseArguments
@@ -229,13 +231,25 @@ class WeaviateExecutor:
             name = plan.spec.collection.name
             self._breaker.check()
             try:
-                responses = {call.purpose: self._weaviate.run(name, call) for call in plan.calls}
+                responses = self._run_calls(name, plan)
             except Exception as exc:
                 error = translate_exception(exc)
                 if isinstance(error, WeaviateUnavailableError):
                     self._breaker.trip()
                 raise error from exc
             return assemble_result(plan, responses)
+
+    def _run_calls(self, collection: str, plan: QueryPlan) -> dict[str, Any]:
+        """Each call's response by purpose; a call over the search's hits gets their ids (or, when
+        the search matched nothing, is not made: its response is None, an aggregate over nothing)."""
+        responses: dict[str, Any] = {}
+        for call in plan.calls:
+            if call.over_hits:
+                ids = [str(obj.uuid) for obj in responses["hits"].objects]
+                responses[call.purpose] = self._weaviate.run(collection, call.restricted_to(ids)) if ids else None
+            else:
+                responses[call.purpose] = self._weaviate.run(collection, call)
+        return responses
 
     def _plan(self, arguments: RawArguments) -> QueryPlan:
         return build_plan(validate_arguments(parse_arguments(arguments), self._schema.get()), self._options)
@@ -255,25 +269,32 @@ def assemble_result(plan: QueryPlan, responses: dict[str, Any]) -> QueryResult:
         calls=plan.rendered(),
         notes=notes_for(spec, options),
     )
+    hits = rank_hits(_hits(spec, responses["hits"])) if "hits" in responses else None
     if "objects" in responses:
-        hits = _hits(spec, responses["objects"])
-        if spec.has_search:
-            result.objects = ranked_objects(spec.collection, hits)
-        else:
-            result.truncated = len(hits) > options.fetch_limit
-            result.objects = [to_object(spec.collection, hit) for hit in hits[: options.fetch_limit]]
-            result.total_count = None if result.truncated else len(hits)
+        fetched = _hits(spec, responses["objects"])
+        result.truncated = len(fetched) > options.fetch_limit
+        result.objects = [to_object(spec.collection, hit) for hit in fetched[: options.fetch_limit]]
+        result.total_count = None if result.truncated else len(fetched)
+    elif hits is not None and spec.group_by is None and not spec.aggregations:
+        result.objects = ranked_objects(spec.collection, hits[: options.search_limit])
+        result.truncated = len(hits) > options.search_limit
+        result.total_count = None if len(hits) >= options.search_hit_limit else len(hits)
     if "aggregate" in responses:
         response = responses["aggregate"]
-        # Weaviate's unfiltered scan returns TOP_OCCURRENCES values still JSON-escaped.
-        escaped = not spec.filters and not spec.has_search
-        result.aggregations = {
-            a.prop.name: _metric_values(a, response.properties.get(a.prop.name), options, escaped)
-            for a in spec.aggregations
-        }
-        result.total_count = response.total_count
+        if response is None:  # a search without hits: the metrics of no objects
+            result.aggregations = {a.prop.name: aggregate(a, [], options) for a in spec.aggregations}
+            result.total_count = 0
+        else:
+            # Weaviate's unfiltered scan returns TOP_OCCURRENCES values still JSON-escaped.
+            escaped = not spec.filters and not spec.has_search
+            result.aggregations = {
+                a.prop.name: _metric_values(a, response.properties.get(a.prop.name), options, escaped)
+                for a in spec.aggregations
+            }
+            result.total_count = response.total_count
     if "groups" in responses:
         assert spec.group_by is not None
+        found = responses["groups"].groups if responses["groups"] is not None else []
         groups = [
             GroupResult(
                 value=group_key(group.grouped_by.value),
@@ -283,16 +304,16 @@ def assemble_result(plan: QueryPlan, responses: dict[str, Any]) -> QueryResult:
                     for a in spec.aggregations
                 },
             )
-            for group in responses["groups"].groups
+            for group in found
         ]
         result.groups, result.truncated = order_groups(groups, options.max_groups)
         result.total_count = groups_total(result.groups, result.truncated)
-        if "group_samples" in responses:
-            response = responses["group_samples"]
-            samples = rank_hits(_hits(spec, response)) if spec.has_search else _lazy_hits(spec, response)
-            attach_samples(
-                spec.collection, result.groups, samples, spec.group_by, options.samples_per_group, spec.has_search
-            )
+        if not spec.aggregations and options.samples_per_group > 0:
+            if hits is not None:
+                attach_samples(spec.collection, result.groups, hits, spec.group_by, options.samples_per_group, True)
+            elif "group_samples" in responses:
+                samples = _lazy_hits(spec, responses["group_samples"])
+                attach_samples(spec.collection, result.groups, samples, spec.group_by, options.samples_per_group, False)
     return result
 
 

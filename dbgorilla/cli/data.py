@@ -13,11 +13,13 @@ from rich.table import Table
 
 from dbgorilla.cli.console import connected, err, out, progress_bar
 from dbgorilla.config import Settings
+from dbgorilla.embedding.encoder import MiniLMEncoder
 from dbgorilla.errors import ExitCode, ServiceNotRunning
 from dbgorilla.model_server import DEFAULT_MODEL
 from evaluation.audit import AuditReport, audit_dataset
+from fixtures.authoring import compose
 from fixtures.authoring.generate import generate_records
-from fixtures.datasets import load_paper_dataset, read_dataset
+from fixtures.datasets import load_paper_dataset, read_dataset, render, split_path
 from fixtures.loader import LoadReport, load_schemas, resolve_use_case_names
 from fixtures.use_cases import UseCase, get_use_cases
 
@@ -29,6 +31,7 @@ def register(app: typer.Typer) -> None:
     app.command("audit-dataset")(audit)
     app.command("validate-dataset", help="Alias of audit-dataset.")(audit)
     app.command("generate")(generate)
+    app.command("compose-split")(compose_split)
 
 
 def load(
@@ -293,3 +296,21 @@ def generate(
     out.print(f"accepted {accepted}, rejected {rejected}; wrote {output}")
     if accepted == 0:
         raise typer.Exit(int(ExitCode.FAILURE))
+
+
+def compose_split(
+    check: Annotated[
+        bool, typer.Option("--check", help="Exit 1 if the committed split differs from a fresh one.")
+    ] = False,
+) -> None:
+    """Compose the explicit split from its templates (searches are vetted with the embedding model, offline)."""
+    encoder = MiniLMEncoder()
+    path = split_path(compose.SPLIT)
+    if check:
+        if path.read_text() != render(compose.compose(encoder.encode)):
+            err.print(f"{path} is stale: run `dbgorilla compose-split`", highlight=False)
+            raise typer.Exit(int(ExitCode.FAILURE))
+        out.print(f"{path}: up to date")
+        return
+    meta = compose.write(encoder.encode, path)
+    out.print(f"wrote {meta.records} cases to {path} (version {meta.version}, sha256 {meta.sha256[:12]})")

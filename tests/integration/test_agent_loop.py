@@ -167,7 +167,7 @@ def test_corrections_are_bounded(executor: WeaviateExecutor) -> None:
 
 
 def test_a_call_written_as_text_is_recovered(executor: WeaviateExecutor) -> None:
-    payload = {"name": "query_database", "arguments": {"collection_name": NAME, "search_query": "raw fish"}}
+    payload = {"name": "query_database", "arguments": {"collection_name": NAME, "search_query": "sushi and sashimi"}}
     reply = text(f"Sure!\n<tool_call>\n{json.dumps(payload)}\n</tool_call>")
     with MockOpenAIServer([reply, text("Sakura Bar.")]) as server:
         run = agent_for(server, executor).run("Where can I eat raw fish?")

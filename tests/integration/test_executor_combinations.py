@@ -149,7 +149,7 @@ assert len(COMBINATIONS) == 63
 
 @pytest.mark.parametrize(("search", "filter_", "aggregation", "group"), COMBINATIONS)
 def test_combination(live: Live, search: bool, filter_: str | None, aggregation: str | None, group: bool) -> None:
-    """With an object limit above the collection size every object is a search hit, so search
+    """With the relevance cut at the largest cosine distance every object is a search hit, so search
     combinations must equal the same query without search, computed from the inserted objects."""
     raw: dict[str, Any] = {"collection_name": live.name}
     predicate: Callable[[Props], bool] = lambda p: True  # noqa: E731
@@ -162,7 +162,7 @@ def test_combination(live: Live, search: bool, filter_: str | None, aggregation:
         raw |= AGGREGATIONS[aggregation][0]
     if group:
         raw["groupby_property"] = "cuisine"
-    executor = live.executor(search_object_limit=1000, search_limit=1000, fetch_limit=1000)
+    executor = live.executor(search_max_distance=2.0, search_hit_limit=1000, search_limit=1000, fetch_limit=1000)
     result = dumped(executor.execute(raw))
     matched = live.where(predicate)
     assert matched, "test data must match every filter"
@@ -173,8 +173,8 @@ def test_combination(live: Live, search: bool, filter_: str | None, aggregation:
         if search:
             ranks = [o["rank"] for o in result["objects"]]
             assert ranks == list(range(1, len(ranks) + 1))
-            scores = [o["score"] for o in result["objects"]]
-            assert scores == sorted(scores, reverse=True)
+            distances = [o["distance"] for o in result["objects"]]
+            assert distances == sorted(distances)
         assert sorted(o["uuid"] for o in result["objects"]) == sorted(u for u, _ in matched)
         return
 
@@ -382,11 +382,11 @@ def test_group_limit_truncates(live: Live) -> None:
     assert [g["count"] for g in result["groups"].values()] == top
 
 
-# --- search + aggregation: the documented object limit -------------------------------------------
+# --- search + aggregation: exactly the search's hits -----------------------------------------------
 
 
 def test_bm25_aggregation_covers_exactly_the_bm25_hits(live: Live) -> None:
-    executor = live.executor(search_mode="bm25", search_object_limit=6)
+    executor = live.executor(search_mode="bm25", search_hit_limit=6)
     raw = {
         "collection_name": live.name,
         "search_query": "pizza",
@@ -397,11 +397,12 @@ def test_bm25_aggregation_covers_exactly_the_bm25_hits(live: Live) -> None:
     rows = [(str(o.uuid), dict(o.properties)) for o in hits]
     assert result["total_count"] == len(rows) == 6
     assert result["aggregations"]["price"]["SUM"] == approx(expected_metric(rows, "price", "SUM"))
-    assert "alpha=0.0, object_limit=6" in result["calls"][0]
+    assert result["calls"][0].startswith("collection.query.bm25('pizza', limit=6")
+    assert "Filter.by_id().contains_any(hit_ids)" in result["calls"][1]
 
 
-def test_near_text_aggregation_with_filter_covers_the_filtered_hits(live: Live) -> None:
-    executor = live.executor(search_mode="near_text", search_object_limit=5)
+def test_near_text_aggregation_with_filter_covers_the_filtered_hits_within_the_cut(live: Live) -> None:
+    executor = live.executor(search_max_distance=0.8)
     raw = {
         "collection_name": live.name,
         "search_query": "sushi bar",
@@ -410,21 +411,40 @@ def test_near_text_aggregation_with_filter_covers_the_filtered_hits(live: Live) 
     }
     result = dumped(executor.execute(raw))
     hits = live.client.collections.use(live.name).query.near_text(
-        "sushi bar", limit=5, filters=Filter.by_property("open_late").equal(False)
+        "sushi bar", distance=0.8, limit=1000, filters=Filter.by_property("open_late").equal(False)
     )
-    assert result["total_count"] == len(hits.objects) == 5
-    assert result["aggregations"]["open_late"]["TOTAL_FALSE"] == 5.0
+    assert 0 < len(hits.objects) < len(live.rows)
+    assert result["total_count"] == len(hits.objects)
+    assert result["aggregations"]["open_late"]["TOTAL_FALSE"] == float(len(hits.objects))
 
 
-def test_hybrid_aggregation_object_limit_bounds_each_leg(live: Live) -> None:
-    """Weaviate fuses the top `object_limit` keyword and vector hits: between N and 2N objects."""
+def test_a_search_without_hits_aggregates_nothing(live: Live) -> None:
+    executor = live.executor(search_max_distance=0.01)
     raw = {
         "collection_name": live.name,
-        "search_query": "pizza",
-        "integer_property_aggregation": {"property_name": "price", "metrics": "COUNT"},
+        "search_query": "quantum chromodynamics lecture notes",
+        "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"},
+        "groupby_property": "cuisine",
     }
-    result = dumped(live.executor(search_object_limit=4).execute(raw))
-    assert 4 <= result["total_count"] <= 8
+    result = dumped(executor.execute(raw))
+    assert result["groups"] == {} and result["total_count"] == 0
+    listing = dumped(executor.execute({"collection_name": live.name, "search_query": raw["search_query"]}))
+    assert listing["objects"] == [] and listing["total_count"] == 0
+
+
+def test_listing_groups_and_aggregates_of_one_search_cover_the_same_objects(live: Live) -> None:
+    executor = live.executor(search_max_distance=0.7, search_limit=1000)
+    base = {"collection_name": live.name, "search_query": "spicy curry"}
+    listed = dumped(executor.execute(base))
+    counted = dumped(
+        executor.execute({**base, "text_property_aggregation": {"property_name": "cuisine", "metrics": "COUNT"}})
+    )
+    grouped = dumped(executor.execute({**base, "groupby_property": "cuisine"}))
+    with_cuisine = [o for o in listed["objects"] if o["properties"].get("cuisine") is not None]
+    assert 0 < len(listed["objects"]) == listed["total_count"] < len(live.rows)
+    assert counted["total_count"] == len(listed["objects"])
+    assert counted["aggregations"]["cuisine"]["COUNT"] == float(len(with_cuisine))
+    assert sum(g["count"] for g in grouped["groups"].values()) == len(with_cuisine)
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "bm25", "near_text"])

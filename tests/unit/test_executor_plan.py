@@ -86,13 +86,19 @@ def canonical(value: Any) -> Any:
     return value
 
 
+HIT_IDS = ["5a1b2c3d-0000-4000-8000-000000000001", "5a1b2c3d-0000-4000-8000-000000000002"]
+
+
 @pytest.mark.parametrize(("search", "filter_", "aggregation", "group"), COMBINATIONS)
 @pytest.mark.parametrize("mode", list(SearchMode))
 def test_every_combination_renders_the_call_it_makes(search, filter_, aggregation, group, mode) -> None:
     plan = plan_for(arguments(search, filter_, aggregation, group), search_mode=mode)
     namespace = {"collection": Recorder(), "Filter": Filter, "Metrics": Metrics, "Sort": Sort}
-    namespace |= {"GroupByAggregate": GroupByAggregate, "MetadataQuery": MetadataQuery}
-    for call in plan.calls:
+    namespace |= {"GroupByAggregate": GroupByAggregate, "MetadataQuery": MetadataQuery, "hit_ids": HIT_IDS}
+    for planned in plan.calls:
+        # A call over a search's hits gets their ids when it runs; it renders them as `hit_ids`.
+        call = planned.restricted_to(HIT_IDS) if planned.over_hits else planned
+        assert call.source() == planned.source()
         made_ns, made_method, made_args, made_kwargs = eval(call.source(), namespace)
         args, kwargs = call.arguments()
         assert (made_ns, made_method) == (call.namespace, call.method)
@@ -105,36 +111,33 @@ def test_every_combination_renders_the_call_it_makes(search, filter_, aggregatio
 @pytest.mark.parametrize(("search", "filter_", "aggregation", "group"), COMBINATIONS)
 def test_methods_per_combination(search, filter_, aggregation, group) -> None:
     plan = plan_for(arguments(search, filter_, aggregation, group))
-    made = [(c.namespace, c.method, c.purpose) for c in plan.calls]
+    made = [(c.namespace, c.method, c.purpose, c.over_hits) for c in plan.calls]
+    hits = [("query", "near_text", "hits", False)] if search else []
     if not aggregation and not group:
-        assert made == [("query", "hybrid" if search else "fetch_objects", "objects")]
+        assert made == (hits or [("query", "fetch_objects", "objects", False)])
     elif not group:
-        assert made == [("aggregate", "hybrid" if search else "over_all", "aggregate")]
-    elif aggregation:
-        assert made == [("aggregate", "hybrid" if search else "over_all", "groups")]
+        assert made == [*hits, ("aggregate", "over_all", "aggregate", search)]
+    elif aggregation or search:
+        assert made == [*hits, ("aggregate", "over_all", "groups", search)]
     else:
-        assert made == [
-            ("aggregate", "hybrid" if search else "over_all", "groups"),
-            ("query", "hybrid" if search else "fetch_objects", "group_samples"),
-        ]
+        assert made == [("aggregate", "over_all", "groups", False), ("query", "fetch_objects", "group_samples", False)]
 
 
 def test_search_modes_and_limits_are_explicit() -> None:
     raw = {"collection_name": "Shops", "search_query": "bakery", **AGGREGATIONS["number"]}
-    assert plan_for(raw, search_mode="bm25").rendered() == [
-        "collection.aggregate.hybrid('bakery', alpha=0.0, object_limit=100, "
-        "return_metrics=[Metrics('price').number(sum_=True)], total_count=True)"
+    assert plan_for(raw).rendered() == [
+        "collection.query.near_text('bakery', distance=0.65, limit=1000, return_properties=[], "
+        "return_metadata=MetadataQuery(distance=True))",
+        "collection.aggregate.over_all(return_metrics=[Metrics('price').number(sum_=True)], total_count=True, "
+        "filters=Filter.by_id().contains_any(hit_ids))",
     ]
-    assert plan_for(raw, search_mode="near_text", search_object_limit=7).rendered() == [
-        "collection.aggregate.near_text('bakery', object_limit=7, "
-        "return_metrics=[Metrics('price').number(sum_=True)], total_count=True)"
-    ]
+    assert plan_for(raw, search_mode="bm25", search_hit_limit=7).rendered()[0] == (
+        "collection.query.bm25('bakery', limit=7, return_properties=[], return_metadata=MetadataQuery(score=True))"
+    )
     raw = {"collection_name": "Shops", "search_query": "bakery"}
-    assert plan_for(raw, search_mode="bm25").rendered() == [
-        "collection.query.bm25('bakery', limit=10, return_metadata=MetadataQuery(score=True))"
-    ]
-    assert plan_for(raw, alpha=0.5).rendered() == [
-        "collection.query.hybrid('bakery', alpha=0.5, limit=10, return_metadata=MetadataQuery(score=True))"
+    assert plan_for(raw, search_mode="hybrid", alpha=0.5, search_max_distance=0.4).rendered() == [
+        "collection.query.hybrid('bakery', alpha=0.5, max_vector_distance=0.4, limit=1000, "
+        "return_metadata=MetadataQuery(score=True))"
     ]
     assert plan_for({"collection_name": "Shops"}).rendered() == [
         "collection.query.fetch_objects(limit=11, after='00000000-0000-0000-0000-000000000000')"
