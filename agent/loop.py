@@ -182,6 +182,8 @@ class Agent:
                 raise InvalidArgumentsError(
                     f"The arguments are not valid JSON ({error.msg} at {error.pos}). Send a JSON object."
                 ) from error
+            except RecursionError:  # JSON nested thousands deep: the model's fault, not a crash of the run
+                raise InvalidArgumentsError("The arguments are nested too deeply. Send a flat JSON object.") from None
             if not isinstance(raw, dict):
                 raise InvalidArgumentsError("The arguments must be a JSON object.")
             arguments, executed.rationale = self.tools.to_call_arguments(call.name, raw)

@@ -69,8 +69,8 @@ class ToolSet:
         """Map a call of any variant back to `query_database` arguments; split off the rationale."""
         arguments = dict(arguments)
         rationale = arguments.pop("rationale", None) if self.design.rationale else None
-        if tool_name in self.tool_to_collection:
-            arguments = {"collection_name": self.tool_to_collection[tool_name], **arguments}
+        if tool_name in self.tool_to_collection:  # the tool's own collection, whatever the model wrote
+            arguments = {**arguments, "collection_name": self.tool_to_collection[tool_name]}
         return arguments, rationale if isinstance(rationale, str) else None
 
 

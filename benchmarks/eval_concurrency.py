@@ -72,7 +72,7 @@ def main() -> None:
         context = runner.RunContext(
             client=client,
             executor=executor,
-            scorer=runner.scoring_executor(client, executor),
+            scoring=runner.scoring_executor(client, executor),
             tools_for=runner.tools_by_use_case(executor.schema, collections, ToolDesign()),
             model_for=lambda _case: model,
             model_name="replay",

@@ -1,23 +1,44 @@
-"""Argument match: strict exact match, the paper's AST score, routing and per-component accuracy.
+"""Argument match on what the executor accepts: strict exact match, the paper's AST score, routing and
+per-component accuracy.
 
-Predictions are compared as normalised dicts, not parsed models, because a wrong prediction is
-often not a valid call at all. Numbers compare as floats (20 == 20.0), operators and metrics
-case-insensitively, and search matches on presence only (as in the paper); the similarity of the
-search text is reported separately.
+Both sides are parsed and validated by the executors' own code (`parse_arguments`,
+`validate_arguments`) against the schema, then compared in the executor's canonical form
+(`executors.equivalence`), so:
+
+- a call the executor rejects (`"metrics": "mean"`, `"operator": "like"`, a list of metrics, an
+  unknown key, `"value": true` on a number filter) is never a match;
+- forms the executor treats as equal are equal: numbers as numbers (`"3"` == 3 == 3.0), a slot
+  sent as a JSON string, a whitespace-only group-by as absent, boolean `!= true` == `= false`,
+  text `=` == LIKE without wildcards, `Italian` == `italian` on a `word` property, `< 3.5` ==
+  `< 4` on an `int` property, TOP_OCCURRENCES without a limit == the default limit;
+- search matches on presence, as in the paper; the similarity of the texts is reported apart.
 
 AST score (paper weights): a wrong collection scores 0; otherwise the collection is worth 0.4
 and each of search, filters (all three slots), aggregations (all three slots) and group-by 0.15.
 A component present on only one side is a mismatch. `ast_score_lenient` reproduces the reference
-implementation, which skipped such one-sided slots and so gave them full credit; it is offered
-for comparison with published numbers only.
+implementation, which skipped such one-sided slots; it is for comparison with published numbers.
+`exact_match_as_written` compares the raw JSON, the definition before validation (kept to show
+how much the two disagree).
 """
 
 from __future__ import annotations
 
 import difflib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from executors.vocabulary import AGGREGATION_FIELDS, COMPONENT_OF_FIELD, FILTER_FIELDS, GROUPBY_FIELD, SEARCH_FIELD
+from executors import DatabaseSchema, ExecutorError, parse_arguments, validate_arguments
+from executors.equivalence import canonical_form
+from executors.vocabulary import (
+    AGGREGATION_FIELDS,
+    COMPONENT_FIELDS,
+    COMPONENT_OF_FIELD,
+    FILTER_FIELDS,
+    GROUPBY_FIELD,
+    SEARCH_FIELD,
+)
 
 COMPONENT_LABELS = {field: component.value for field, component in COMPONENT_OF_FIELD.items()}
 SLOT_GROUPS: dict[str, tuple[str, ...]] = {
@@ -30,72 +51,56 @@ COLLECTION_WEIGHT = 0.4
 GROUP_WEIGHT = 0.15
 
 
-def _present(value: Any) -> bool:
-    return value is not None and value != "" and value != {}
+@dataclass(frozen=True)
+class Canonical:
+    """A validated call in the executor's canonical form (`executors.equivalence`)."""
+
+    collection: str
+    slots: dict[str, Any]  # slot name -> canonical value (absent slots left out)
+    search_text: str | None = None
+
+    def slot(self, field: str) -> Any:
+        return self.slots.get(field)
 
 
-def _scalar(value: Any) -> Any:
-    if isinstance(value, bool) or value is None:
-        return value
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        stripped = value.strip()
-        return stripped.upper() if stripped.upper() in ("LIKE",) else stripped
-    return value
+def canonical(arguments: Any, schema: DatabaseSchema) -> Canonical:
+    """The canonical form of a call; raises the executor's `ExecutorError` when it would reject it."""
+    spec = validate_arguments(parse_arguments(arguments), schema)
+    form = canonical_form(spec)
+    return Canonical(form.pop("collection_name"), form, spec.search_query)
 
 
-def _normalise_slot(field: str, value: Any) -> Any:
-    if not _present(value):
+def search_similarity(truth: str | None, predicted: str | None) -> float | None:
+    if not truth or not predicted:
         return None
-    if field == SEARCH_FIELD:
-        return True  # presence only
-    if field == GROUPBY_FIELD:
-        return str(value).strip()
-    if not isinstance(value, dict):
-        return ("malformed", repr(value))
-    slot = {"property_name": str(value.get("property_name", "")).strip()}
-    if field in FILTER_FIELDS:
-        slot["operator"] = str(value.get("operator", "")).strip().upper()
-        slot["value"] = _scalar(value.get("value"))
-    else:
-        metrics = value.get("metrics")
-        metrics = metrics if isinstance(metrics, list) else [metrics]
-        slot["metrics"] = tuple(sorted(str(m).strip().upper() for m in metrics if m is not None))
-        if value.get("top_occurrences_limit") is not None:
-            slot["top_occurrences_limit"] = _scalar(value.get("top_occurrences_limit"))
-    return slot
+    return difflib.SequenceMatcher(None, truth.lower().strip(), predicted.lower().strip()).ratio()
 
 
-def slot_matches(field: str, truth: dict[str, Any], predicted: dict[str, Any]) -> bool:
-    expected = _normalise_slot(field, truth.get(field))
-    actual = _normalise_slot(field, predicted.get(field))
-    if isinstance(expected, dict) and isinstance(actual, dict) and "top_occurrences_limit" not in expected:
-        actual = {k: v for k, v in actual.items() if k != "top_occurrences_limit"}  # unspecified in the label
-    return expected == actual
+@dataclass(frozen=True)
+class ArgumentScores:
+    exact_match: bool = False
+    ast_score: float = 0.0
+    ast_score_lenient: float = 0.0
+    routing: bool = False
+    components: dict[str, bool] | None = None
 
 
-def search_similarity(truth: dict[str, Any], predicted: dict[str, Any] | None) -> float | None:
-    expected, actual = (truth or {}).get("search_query"), (predicted or {}).get("search_query")
-    if not (_present(expected) and _present(actual)):
-        return None
-    return difflib.SequenceMatcher(None, str(expected).lower().strip(), str(actual).lower().strip()).ratio()
+def score_canonical(truths: list[Canonical], predicted: Canonical | None) -> ArgumentScores:
+    """The best score of `predicted` against any accepted ground truth (the label and its alternatives).
+
+    No valid ground truth (a paper label that cannot run) scores nothing."""
+    if not truths:
+        return ArgumentScores(components={})
+    scored = [_score_one(truth, predicted) for truth in truths]
+    return max(scored, key=lambda s: (s.exact_match, s.ast_score, s.ast_score_lenient))
 
 
-def score_arguments(truth: dict[str, Any], predicted: dict[str, Any] | None) -> dict[str, Any]:
-    """exact_match, ast_score, ast_score_lenient, routing, per-component correctness."""
-    components = {COMPONENT_LABELS[f]: False for f in COMPONENT_LABELS if _present(truth.get(f))}
+def _score_one(truth: Canonical, predicted: Canonical | None) -> ArgumentScores:
+    components = {COMPONENT_LABELS[f]: False for f in COMPONENT_FIELDS if truth.slot(f) is not None}
     if predicted is None:
-        return {
-            "exact_match": False,
-            "ast_score": 0.0,
-            "ast_score_lenient": 0.0,
-            "routing": False,
-            "components": components,
-            "search_similarity": None,
-        }
-    routing = str(predicted.get("collection_name", "")).strip() == truth.get("collection_name")
-    matches = {field: slot_matches(field, truth, predicted) for field in COMPONENT_LABELS}
+        return ArgumentScores(components=components)
+    routing = predicted.collection == truth.collection
+    matches = {field: truth.slot(field) == predicted.slot(field) for field in COMPONENT_FIELDS}
     for field, label in COMPONENT_LABELS.items():
         if label in components:
             components[label] = routing and matches[field]
@@ -106,13 +111,39 @@ def score_arguments(truth: dict[str, Any], predicted: dict[str, Any] | None) -> 
             if all(matches[f] for f in fields):
                 ast += GROUP_WEIGHT
                 lenient += GROUP_WEIGHT
-            elif all(matches[f] or not (_present(truth.get(f)) and _present(predicted.get(f))) for f in fields):
+            elif all(matches[f] or truth.slot(f) is None or predicted.slot(f) is None for f in fields):
                 lenient += GROUP_WEIGHT  # the reference skipped slots present on one side only
-    return {
-        "exact_match": routing and all(matches.values()),
-        "ast_score": round(ast, 6),
-        "ast_score_lenient": round(lenient, 6),
-        "routing": routing,
-        "components": components,
-        "search_similarity": search_similarity(truth, predicted),
-    }
+    return ArgumentScores(
+        exact_match=routing and all(matches.values()),
+        ast_score=round(ast, 6),
+        ast_score_lenient=round(lenient, 6),
+        routing=routing,
+        components=components,
+    )
+
+
+def try_canonical(arguments: Any, schema: DatabaseSchema) -> Canonical | None:
+    """The canonical form, or None for a call the executor rejects."""
+    try:
+        return canonical(arguments, schema)
+    except ExecutorError:
+        return None
+
+
+def as_written(arguments: Mapping[str, Any] | None) -> str | None:
+    """The raw JSON of a call, keys sorted (the comparison before validation)."""
+    if arguments is None:
+        return None
+    return json.dumps(arguments, sort_keys=True, default=str)
+
+
+def exact_as_written(truth: Mapping[str, Any], predicted: Mapping[str, Any] | None) -> bool:
+    """The old definition: the raw JSON equal after dropping empty slots, search on presence."""
+
+    def norm(arguments: Mapping[str, Any]) -> dict[str, Any]:
+        kept = {k: v for k, v in arguments.items() if v not in (None, "", {})}
+        if SEARCH_FIELD in kept:
+            kept[SEARCH_FIELD] = True
+        return kept
+
+    return predicted is not None and norm(truth) == norm(predicted)

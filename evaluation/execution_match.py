@@ -1,16 +1,20 @@
-"""Execution-result match, in SQL-Eval's two tiers: *exact* (same result) and *subset* (the
-ground truth's result is contained in the prediction's).
+"""Execution-result match, in SQL-Eval's two tiers plus BIRD's row-level soft F1.
 
-Both sides are executed with `SCORING_OPTIONS`, whose fetch limit covers whole filtered sets,
-so filter comparisons see every matching object rather than the first page.
+Both sides are executed with `SCORING_OPTIONS`, whose limits cover whole result sets (every object
+a filter keeps, every hit of a search), so comparisons see complete results rather than a page.
 
-- Objects without search: uuid sets. Exact: equal sets; subset: truth ⊆ prediction.
-- Search: top-k, k = the truth's hit count. Exact: the same k objects (order inside the top-k is
-  ignored, so equal-score swaps never count as a mismatch); subset: every truth hit appears among
-  the prediction's hits; recall = |truth ∩ prediction top-k| / k.
-- Aggregates: per property and metric, numbers within `RELATIVE_TOLERANCE`; TOP_OCCURRENCES as
-  (value, count) lists with ties ordered by value. Subset: the truth's metrics all present and equal.
-- Group-by: per group value, the count and the metrics. Subset: every truth group present and equal.
+- *Exact*: the same result. Objects: the same set of UUIDs (a search's hits compare as a set, so
+  swaps of equal distance never count). Aggregates: the same metrics with the same values (within
+  `RELATIVE_TOLERANCE`; TOP_OCCURRENCES as (value, count) lists) over the same number of objects.
+  Groups: the same group keys, each with the same count and metrics.
+- *Subset*, in SQL-Eval's sense: the same rows with extra *columns* allowed, never extra rows. The
+  same objects; the same groups with the same counts; every metric of the truth present and equal,
+  extra metrics allowed.
+- *Precision, recall, F1 over rows*: objects are rows keyed by UUID; groups are rows that match
+  when their key, count and the truth's metrics agree; an aggregate is one row. Reported beside
+  the tiers, so a search that finds most of the right objects gets partial credit there, and only
+  there.
+
 A result on another collection, or of another shape (objects vs aggregate vs groups), never matches.
 """
 
@@ -32,8 +36,18 @@ SCORING_OPTIONS = ExecutorOptions(fetch_limit=9_999, search_limit=SEARCH_HIT_LIM
 class ExecutionMatch:
     exact: bool
     subset: bool
-    recall: float | None = None
+    precision: float
+    recall: float
     reason: str = ""
+
+    @property
+    def f1(self) -> float:
+        total = self.precision + self.recall
+        return 2 * self.precision * self.recall / total if total else 0.0
+
+    @classmethod
+    def miss(cls, reason: str) -> ExecutionMatch:
+        return cls(False, False, 0.0, 0.0, reason)
 
 
 def shape(result: QueryResult) -> str:
@@ -74,25 +88,28 @@ def _metrics_match(expected: dict[str, dict[str, Any]], actual: dict[str, dict[s
     return keys(expected) == keys(actual)
 
 
+def _rows(expected: set[Any], actual: set[Any], matched: int) -> tuple[float, float]:
+    """Precision and recall of `actual` rows against `expected`, `matched` of them agreeing."""
+    precision = matched / len(actual) if actual else (1.0 if not expected else 0.0)
+    recall = matched / len(expected) if expected else (1.0 if not actual else 0.0)
+    return precision, recall
+
+
 def compare(truth: QueryResult, prediction: QueryResult) -> ExecutionMatch:
     if truth.collection != prediction.collection:
-        return ExecutionMatch(False, False, reason=f"collection {prediction.collection} != {truth.collection}")
+        return ExecutionMatch.miss(f"collection {prediction.collection} != {truth.collection}")
     kind = shape(truth)
     if shape(prediction) != kind:
-        return ExecutionMatch(False, False, reason=f"result shape {shape(prediction)} != {kind}")
+        return ExecutionMatch.miss(f"result shape {shape(prediction)} != {kind}")
     if kind == "aggregate":
-        exact = _metrics_match(truth.aggregations, prediction.aggregations, subset=False) and _same_total(
-            truth, prediction
-        )
-        subset = _metrics_match(truth.aggregations, prediction.aggregations, subset=True)
-        return ExecutionMatch(exact, subset or exact, reason="" if exact else "aggregate values differ")
+        same_total = truth.total_count == prediction.total_count
+        exact = same_total and _metrics_match(truth.aggregations, prediction.aggregations, subset=False)
+        subset = same_total and _metrics_match(truth.aggregations, prediction.aggregations, subset=True)
+        score = 1.0 if subset else 0.0
+        return ExecutionMatch(exact, subset, score, score, "" if exact else "aggregate values differ")
     if kind == "groups":
         return _compare_groups(truth, prediction)
     return _compare_objects(truth, prediction)
-
-
-def _same_total(truth: QueryResult, prediction: QueryResult) -> bool:
-    return truth.total_count is None or prediction.total_count is None or truth.total_count == prediction.total_count
 
 
 def _compare_groups(truth: QueryResult, prediction: QueryResult) -> ExecutionMatch:
@@ -103,24 +120,20 @@ def _compare_groups(truth: QueryResult, prediction: QueryResult) -> ExecutionMat
             return False
         return _metrics_match(expected[key].aggregations, actual[key].aggregations, subset)
 
-    subset = all(group_equal(key, True) for key in expected)
-    exact = set(expected) == set(actual) and all(group_equal(key, False) for key in expected)
-    return ExecutionMatch(exact, subset or exact, reason="" if exact else "groups differ")
+    same_keys = set(expected) == set(actual)
+    exact = same_keys and all(group_equal(key, False) for key in expected)
+    subset = same_keys and all(group_equal(key, True) for key in expected)
+    precision, recall = _rows(set(expected), set(actual), sum(group_equal(key, True) for key in expected))
+    return ExecutionMatch(exact, subset, precision, recall, "" if exact else "groups differ")
 
 
 def _compare_objects(truth: QueryResult, prediction: QueryResult) -> ExecutionMatch:
-    expected = [o.uuid for o in truth.objects]
-    actual = [o.uuid for o in prediction.objects]
-    if truth.search_mode is None:
-        exact = set(expected) == set(actual) and truth.truncated == prediction.truncated
-        subset = set(expected) <= set(actual) and not prediction.truncated
-        return ExecutionMatch(exact, subset or exact, reason="" if exact else "object sets differ")
-    k = len(expected)
-    top = set(actual[:k])
-    recall = len(set(expected) & top) / k if k else (1.0 if not actual else 0.0)
-    exact = set(expected) == top and len(actual) >= k
-    subset = set(expected) <= set(actual)
-    return ExecutionMatch(exact, subset or exact, recall, "" if exact else f"top-{k} overlap {recall:.2f}")
+    expected = {o.uuid for o in truth.objects}
+    actual = {o.uuid for o in prediction.objects}
+    same = expected == actual and truth.truncated == prediction.truncated
+    precision, recall = _rows(expected, actual, len(expected & actual))
+    reason = "" if same else f"objects differ (precision {precision:.2f}, recall {recall:.2f})"
+    return ExecutionMatch(same, same, precision, recall, reason)
 
 
 def vacuity(truth: QueryResult, collection_size: int | None) -> str | None:
@@ -133,6 +146,6 @@ def vacuity(truth: QueryResult, collection_size: int | None) -> str | None:
         return "empty" if truth.total_count == 0 or all(v is None or v == [] for v in values) else None
     if not truth.objects:
         return "empty"
-    if truth.search_mode is None and collection_size is not None and len(truth.objects) >= collection_size:
+    if collection_size is not None and len(truth.objects) >= collection_size:
         return "all_objects"
     return None

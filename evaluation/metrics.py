@@ -1,7 +1,9 @@
 """Aggregate per-case scores into the run's numbers, overall and per slice (as in the paper's tables).
 
-Rates are fractions in [0, 1]. Execution match is reported over the cases whose ground truth
-executed and is not vacuous; vacuous ground truths are counted apart.
+Rates are fractions in [0, 1]. Every score is under a named protocol (`evaluation.protocols`):
+the summary holds one block per protocol, and every table or printout names the protocol of each
+number. Execution match is reported over the cases whose ground truth executed and is not vacuous;
+vacuous ground truths are counted apart.
 """
 
 from __future__ import annotations
@@ -12,11 +14,24 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from evaluation.argument_match import COMPONENT_LABELS
+from evaluation.protocols import PROTOCOLS, Protocol, protocol_calls
 from evaluation.records import EvalRecord, Outcome
 from executors import Component
 
 COMPONENTS = tuple(component.value for component in Component)
 DISAGREEMENT_EXAMPLES = 5
+#: The numbers of `core`, in the order tables show them.
+CORE_KEYS = (
+    "exact_match",
+    "ast_score",
+    "ast_score_lenient",
+    "routing_accuracy",
+    "execution_match_exact",
+    "execution_match_subset",
+    "execution_precision",
+    "execution_recall",
+    "execution_f1",
+)
 
 
 def _mean(values: Iterable[float]) -> float | None:
@@ -35,60 +50,76 @@ def percentile(values: list[float], q: float) -> float | None:
 
 def executed(records: list[EvalRecord]) -> list[EvalRecord]:
     """Cases whose execution match was scored: ground truth ran and is not vacuous."""
-    return [r for r in records if r.scores.execution_exact is not None and r.scores.ground_truth_vacuous is None]
+    return [r for r in records if r.scores.first.execution_exact is not None and r.scores.ground_truth_vacuous is None]
 
 
-def core(records: list[EvalRecord]) -> dict[str, Any]:
-    """The headline numbers for any set of records."""
-    scored = executed(records)
+def core(records: list[EvalRecord], protocol: Protocol | str) -> dict[str, Any]:
+    """The headline numbers of one protocol for any set of records."""
+    name = Protocol(protocol).value
+    scores = [r.scores.of(name) for r in records]
+    scored = [r.scores.of(name) for r in executed(records)]
     return {
-        "cases": len(records),
-        "exact_match": _mean(float(r.scores.exact_match) for r in records),
-        "ast_score": _mean(r.scores.ast_score for r in records),
-        "routing_accuracy": _mean(float(r.scores.routing) for r in records),
-        "no_tool_rate": _mean(float(r.outcome is Outcome.NO_TOOL_CALL) for r in records),
-        "execution_match_exact": _mean(float(bool(r.scores.execution_exact)) for r in scored),
-        "execution_match_subset": _mean(float(bool(r.scores.execution_subset)) for r in scored),
+        "exact_match": _mean(float(s.exact_match) for s in scores),
+        "ast_score": _mean(s.ast_score for s in scores),
+        "ast_score_lenient": _mean(s.ast_score_lenient for s in scores),
+        "routing_accuracy": _mean(float(s.routing) for s in scores),
+        "execution_match_exact": _mean(float(bool(s.execution_exact)) for s in scored),
+        "execution_match_subset": _mean(float(bool(s.execution_subset)) for s in scored),
+        "execution_precision": _mean(s.precision or 0.0 for s in scored),
+        "execution_recall": _mean(s.recall or 0.0 for s in scored),
+        "execution_f1": _mean(s.f1 or 0.0 for s in scored),
     }
 
 
-def summarize(records: list[EvalRecord], executed_scoring: bool = True) -> dict[str, Any]:
-    summary = core(records)
+def by_protocol(records: list[EvalRecord], executed_scoring: bool = True) -> dict[str, dict[str, Any]]:
+    blocks = {p.value: core(records, p) for p in PROTOCOLS}
     if not executed_scoring:
-        summary.pop("execution_match_exact")
-        summary.pop("execution_match_subset")
+        for block in blocks.values():
+            for key in [k for k in block if k.startswith("execution_")]:
+                block.pop(key)
+    return blocks
+
+
+def summarize(records: list[EvalRecord], executed_scoring: bool = True) -> dict[str, Any]:
     latencies = [r.latency_s for r in records]
-    summary.update(
-        {
-            "ast_score_lenient": _mean(r.scores.ast_score_lenient for r in records),
-            "search_similarity": _mean(
-                r.scores.search_similarity for r in records if r.scores.search_similarity is not None
-            ),
-            "avg_steps": _mean(r.steps for r in records),
-            "avg_corrections": _mean(r.corrections for r in records),
-            "recovered_text_call_rate": _mean(
-                float(any(c.recovered_from_text for c in r.predicted_calls)) for r in records
-            ),
-            "outcomes": dict(Counter(r.outcome.value for r in records)),
-            "prompt_tokens": sum(r.prompt_tokens for r in records),
-            "completion_tokens": sum(r.completion_tokens for r in records),
-            "latency_p50_s": percentile(latencies, 50),
-            "latency_p95_s": percentile(latencies, 95),
-            "models": sorted({r.model for r in records}),
-            "tool_designs": sorted({r.tool_design for r in records}),
-            "by_use_case": _slices(records, lambda r: [r.use_case], executed_scoring),
-            "by_complexity": _slices(records, lambda r: [r.complexity], executed_scoring),
-            "by_component": component_accuracy(records),
-        }
-    )
+    summary: dict[str, Any] = {
+        "cases": len(records),
+        "protocols": by_protocol(records, executed_scoring),
+        "no_tool_rate": _mean(float(r.outcome is Outcome.NO_TOOL_CALL) for r in records),
+        "exact_match_as_written": _mean(float(r.scores.exact_match_as_written) for r in records),
+        "search_similarity": _mean(
+            r.scores.search_similarity for r in records if r.scores.search_similarity is not None
+        ),
+        "avg_calls_made": _mean(r.scores.calls_made for r in records),
+        "avg_steps": _mean(r.steps for r in records),
+        "avg_corrections": _mean(r.corrections for r in records),
+        "recovered_text_call_rate": _mean(
+            float(any(c.recovered_from_text for c in r.predicted_calls)) for r in records
+        ),
+        "outcomes": dict(Counter(r.outcome.value for r in records)),
+        "prompt_tokens": sum(r.prompt_tokens for r in records),
+        "completion_tokens": sum(r.completion_tokens for r in records),
+        "latency_p50_s": percentile(latencies, 50),
+        "latency_p95_s": percentile(latencies, 95),
+        "models": sorted({r.model for r in records}),
+        "tool_designs": sorted({r.tool_design for r in records}),
+        "by_use_case": _slices(records, lambda r: [r.use_case], executed_scoring),
+        "by_complexity": _slices(records, lambda r: [r.complexity], executed_scoring),
+        "by_component": {p.value: component_accuracy(records, p) for p in PROTOCOLS},
+    }
     if executed_scoring:
-        summary["execution_scored_cases"] = len(executed(records))
+        scored = executed(records)
+        summary["execution_scored_cases"] = len(scored)
         summary["vacuous_ground_truths"] = dict(
             Counter(r.scores.ground_truth_vacuous for r in records if r.scores.ground_truth_vacuous)
         )
         summary["ground_truth_errors"] = sum(1 for r in records if r.ground_truth_error)
-        summary["search_recall"] = _mean(r.scores.search_recall for r in records if r.scores.search_recall is not None)
-        summary["disagreement"] = disagreement(records)
+        summary["scoring_errors"] = sum(1 for r in records if r.scores.scoring_error)
+        summary["diagnostics"] = {
+            "any_call_execution_exact": _mean(float(bool(r.scores.any_call_execution_exact)) for r in scored),
+            "avg_calls_made": summary["avg_calls_made"],
+        }
+        summary["disagreement"] = {p.value: disagreement(records, p) for p in PROTOCOLS}
     return summary
 
 
@@ -99,46 +130,45 @@ def _slices(
     for record in records:
         for key in keys(record):
             groups.setdefault(key, []).append(record)
-    result = {}
-    for key in sorted(groups):
-        numbers = core(groups[key])
-        if not executed_scoring:
-            numbers.pop("execution_match_exact")
-            numbers.pop("execution_match_subset")
-        result[key] = numbers
-    return result
+    return {key: {"cases": len(groups[key]), **by_protocol(groups[key], executed_scoring)} for key in sorted(groups)}
 
 
-def component_accuracy(records: list[EvalRecord]) -> dict[str, dict[str, Any]]:
+def component_accuracy(records: list[EvalRecord], protocol: Protocol | str) -> dict[str, dict[str, Any]]:
     """Per component: how often it was right where the ground truth used it, and how often the
     prediction added it where the ground truth did not (the paper's per-component view)."""
+    name = Protocol(protocol).value
     table = {}
     for component in COMPONENTS:
         needed = [r for r in records if component in r.components]
-        added = [r for r in records if component not in r.components and _predicted_components(r) & {component}]
+        added = [r for r in records if component not in r.components and component in _predicted(r, name)]
         table[component] = {
             "cases": len(needed),
-            "accuracy": _mean(float(r.scores.components.get(component, False)) for r in needed),
+            "accuracy": _mean(float(r.scores.of(name).components.get(component, False)) for r in needed),
             "spurious": len(added),
         }
     return table
 
 
-def _predicted_components(record: EvalRecord) -> set[str]:
-    arguments = record.first_arguments or {}
-    return {label for field, label in COMPONENT_LABELS.items() if arguments.get(field) not in (None, "", {})}
+def _predicted(record: EvalRecord, protocol: str) -> set[str]:
+    """The components the protocol's calls used."""
+    used: set[str] = set()
+    for call in protocol_calls(record, Protocol(protocol)):
+        arguments = call.arguments or {}
+        used |= {label for field, label in COMPONENT_LABELS.items() if arguments.get(field) not in (None, "", {})}
+    return used
 
 
-def disagreement(records: list[EvalRecord]) -> dict[str, Any]:
-    """Where argument match and execution match disagree, both ways, with examples."""
+def disagreement(records: list[EvalRecord], protocol: Protocol | str) -> dict[str, Any]:
+    """Where argument match and execution match disagree, both ways, under one protocol."""
+    name = Protocol(protocol).value
     scored = executed(records)
-    args_only = [r for r in scored if r.scores.exact_match and not r.scores.execution_exact]
-    exec_only = [r for r in scored if r.scores.execution_exact and not r.scores.exact_match]
+    args_only = [r for r in scored if r.scores.of(name).exact_match and not r.scores.of(name).execution_exact]
+    exec_only = [r for r in scored if r.scores.of(name).execution_exact and not r.scores.of(name).exact_match]
     example = lambda r: {  # noqa: E731
         "id": r.id,
         "query": r.query,
         "ground_truth": r.ground_truth,
-        "prediction": r.first_arguments,
+        "prediction": [c.arguments for c in protocol_calls(r, Protocol(name))],
     }
     return {
         "cases": len(scored),

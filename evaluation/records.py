@@ -32,6 +32,8 @@ ARGUMENT_ERROR_CODES = codes_blaming(Blame.ARGUMENTS)
 
 
 class PredictedCall(BaseModel):
+    #: The model turn that made the call (parallel calls share a step).
+    step: int = 0
     tool_name: str
     raw_arguments: str
     #: The parsed `query_database` arguments (collection filled in for per-collection tools).
@@ -45,19 +47,40 @@ class PredictedCall(BaseModel):
     result: dict[str, Any] | None = None  # QueryResult.model_dump(mode="json")
 
 
-class Scores(BaseModel):
-    """Per-case scores; None where the metric does not apply (e.g. execution not run)."""
+class ProtocolScores(BaseModel):
+    """The scores of the calls one protocol looks at; None where a metric does not apply."""
 
+    calls: int = 0
     exact_match: bool = False
     ast_score: float = 0.0
     ast_score_lenient: float = 0.0
     routing: bool = False
     components: dict[str, bool] = Field(default_factory=dict)
-    search_similarity: float | None = None
     execution_exact: bool | None = None
     execution_subset: bool | None = None
-    search_recall: float | None = None
+    precision: float | None = None
+    recall: float | None = None
+    f1: float | None = None
+
+
+class Scores(BaseModel):
+    """Per-case scores, one `ProtocolScores` per protocol (`evaluation.protocols`), and diagnostics."""
+
+    first: ProtocolScores = Field(default_factory=ProtocolScores)
+    final: ProtocolScores = Field(default_factory=ProtocolScores)
+    #: The first call's raw JSON equal to the label, the definition before validation.
+    exact_match_as_written: bool = False
+    search_similarity: float | None = None
+    #: Diagnostics, not scores: how many calls the model made, and whether any of them, from any
+    #: step, executed to the ground truth's result.
+    calls_made: int = 0
+    any_call_execution_exact: bool | None = None
     ground_truth_vacuous: str | None = None  # "empty" | "all_objects" | None
+    #: Executing a prediction failed for the infrastructure's sake: the case is scored again on resume.
+    scoring_error: str | None = None
+
+    def of(self, protocol: str) -> ProtocolScores:
+        return self.first if protocol == "first" else self.final
 
 
 class EvalRecord(BaseModel):
@@ -67,6 +90,8 @@ class EvalRecord(BaseModel):
     complexity: str
     components: list[str]
     ground_truth: dict[str, Any]
+    #: Other accepted ground truths (equivalent on the data, as the audit checks).
+    alternatives: list[dict[str, Any]] = Field(default_factory=list)
     ground_truth_result: dict[str, Any] | None = None
     ground_truth_error: str | None = None
     model: str
@@ -86,7 +111,9 @@ class EvalRecord(BaseModel):
     @classmethod
     def for_case(cls, case: Case, **fields: Any) -> EvalRecord:
         """A record of `case`: its question and ground truth as the results file carries them."""
-        return cls(**case.model_dump(mode="json", exclude={"version", "search_topic"}), **fields)
+        data = case.model_dump(mode="json", exclude={"version", "search_topic", "alternatives"})
+        alternatives = [a.to_tool_arguments() for a in case.alternatives]
+        return cls(**data, alternatives=alternatives, **fields)
 
     @property
     def collection(self) -> str:
@@ -94,8 +121,8 @@ class EvalRecord(BaseModel):
 
     @property
     def first_arguments(self) -> dict[str, Any] | None:
-        """The paper's one-step protocol scores the first call whose arguments parsed."""
-        return next((c.arguments for c in self.predicted_calls if c.arguments is not None), None)
+        """The first call's parsed arguments (None when it did not parse): what `first` scores."""
+        return self.predicted_calls[0].arguments if self.predicted_calls else None
 
 
 def outcome_of(run: AgentRun) -> Outcome:
@@ -118,6 +145,7 @@ def outcome_of(run: AgentRun) -> Outcome:
 def predicted_calls(run: AgentRun) -> list[PredictedCall]:
     return [
         PredictedCall(
+            step=step.index,
             tool_name=call.tool_name,
             raw_arguments=call.raw_arguments,
             arguments=call.arguments,
@@ -129,7 +157,8 @@ def predicted_calls(run: AgentRun) -> list[PredictedCall]:
             weaviate_calls=call.weaviate_call,
             result=call.result.model_dump(mode="json") if call.result else None,
         )
-        for call in run.calls()
+        for step in run.steps
+        for call in step.calls
     ]
 
 

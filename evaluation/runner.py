@@ -1,7 +1,7 @@
 """`dbgorilla eval`: the agent over the benchmark, N cases in flight, one writer, resumable.
 
 Generation and scoring are separate steps (as in BFCL): each case's record carries the raw
-predictions, and `score_record` can recompute every score offline. A failing case becomes a
+predictions, and `evaluation.scorer` can recompute every score offline. A failing case becomes a
 record with a typed outcome; nothing a case does can stop the run.
 """
 
@@ -20,10 +20,10 @@ from typing import Any
 
 from agent import Agent, AgentConfig, AgentRun, ToolDesign, ToolSet, build_tools
 from agent.tokens import TokenCounter
-from evaluation.argument_match import score_arguments
-from evaluation.execution_match import SCORING_OPTIONS, compare, vacuity
-from evaluation.records import EvalRecord, Outcome, Scores, outcome_of, predicted_calls, raw_output, read_jsonl
-from executors import Blame, DatabaseSchema, ExecutorError, QueryResult, WeaviateExecutor, codes_blaming
+from evaluation.execution_match import SCORING_OPTIONS
+from evaluation.records import EvalRecord, Outcome, outcome_of, predicted_calls, raw_output, read_jsonl
+from evaluation.scorer import GroundTruthCache, Scorer
+from executors import Blame, DatabaseSchema, WeaviateExecutor, codes_blaming
 from fixtures.datasets import Case
 
 RESULTS_FILE = "results.jsonl"
@@ -31,76 +31,10 @@ RUN_FILE = "run.json"
 #: Outcomes caused by the infrastructure rather than the model: `--resume` runs these again.
 RETRIED_ON_RESUME = {Outcome.MODEL_ERROR, Outcome.TIMEOUT}
 INFRASTRUCTURE_ERROR_CODES = codes_blaming(Blame.INFRASTRUCTURE)
-#: What a ground truth is read from: a dataset case, or a record of one being scored again.
-Scored = Case | EvalRecord
 
 
 class RunError(RuntimeError):
     """The run cannot go on as asked (a use case not loaded, results in the way)."""
-
-
-class GroundTruthCache:
-    """Executes each ground truth once per run (and each collection's size once)."""
-
-    def __init__(self, executor: WeaviateExecutor, client: Any) -> None:
-        self.executor = executor
-        self.client = client
-        self._results: dict[str, QueryResult | ExecutorError] = {}
-        self._sizes: dict[str, int | None] = {}
-        self._lock = threading.Lock()
-
-    def result(self, case: Scored) -> QueryResult | ExecutorError:
-        with self._lock:
-            cached = self._results.get(case.id)
-        if cached is not None:
-            return cached
-        try:
-            outcome: QueryResult | ExecutorError = self.executor.execute(case.ground_truth)
-        except ExecutorError as error:
-            return error  # not cached: the server may come back
-        with self._lock:
-            self._results[case.id] = outcome
-        return outcome
-
-    def collection_size(self, collection: str) -> int | None:
-        with self._lock:
-            if collection in self._sizes:
-                return self._sizes[collection]
-        try:
-            size = self.client.collections.use(collection).aggregate.over_all(total_count=True).total_count
-        except Exception:  # counting is best effort: vacuity is then reported as unknown
-            return None
-        with self._lock:
-            self._sizes[collection] = size
-        return size
-
-
-def execution_scores(
-    calls: list[dict[str, Any] | None],
-    truth: QueryResult | ExecutorError,
-    scorer: WeaviateExecutor,
-    collection_size: int | None,
-) -> dict[str, Any]:
-    """Exact/subset match of any predicted call against the ground truth, on live data."""
-    if isinstance(truth, ExecutorError):
-        return {}
-    scores: dict[str, Any] = {"ground_truth_vacuous": vacuity(truth, collection_size)}
-    best_exact = best_subset = False
-    best_recall: float | None = None
-    for arguments in calls:
-        if arguments is None:
-            continue
-        try:
-            predicted = scorer.execute(arguments)
-        except ExecutorError:
-            continue
-        match = compare(truth, predicted)
-        best_exact |= match.exact
-        best_subset |= match.subset
-        if match.recall is not None:
-            best_recall = max(best_recall or 0.0, match.recall)
-    scores.update(execution_exact=best_exact, execution_subset=best_subset, search_recall=best_recall)
-    return scores
 
 
 def build_record(case: Case, run: AgentRun, model: str, design: str) -> EvalRecord:
@@ -120,26 +54,6 @@ def build_record(case: Case, run: AgentRun, model: str, design: str) -> EvalReco
         steps=len(run.steps),
         corrections=run.corrections,
     )
-
-
-def score_record(
-    record: EvalRecord,
-    truth: QueryResult | ExecutorError | None,
-    scorer: WeaviateExecutor | None,
-    collection_size: int | None = None,
-) -> EvalRecord:
-    """Fill in every score; with `truth`/`scorer` None only the argument metrics are computed."""
-    arguments = score_arguments(record.ground_truth, record.first_arguments)
-    scores = Scores(**arguments)
-    if truth is not None and scorer is not None:
-        arguments_of_calls = [c.arguments for c in record.predicted_calls]
-        execution = execution_scores(arguments_of_calls, truth, scorer, collection_size)
-        scores = scores.model_copy(update=execution)
-        if isinstance(truth, ExecutorError):
-            record = record.model_copy(update={"ground_truth_error": f"{truth.code}: {truth.message}"})
-        else:
-            record = record.model_copy(update={"ground_truth_result": truth.model_dump(mode="json")})
-    return record.model_copy(update={"scores": scores})
 
 
 class JsonlWriter:
@@ -177,7 +91,7 @@ def read_records(path: Path) -> list[EvalRecord]:
 
 
 def needs_rerun(record: EvalRecord) -> bool:
-    if record.outcome in RETRIED_ON_RESUME or record.ground_truth_error:
+    if record.outcome in RETRIED_ON_RESUME or record.ground_truth_error or record.scores.scoring_error:
         return True
     codes = {c.error_code for c in record.predicted_calls if c.error_code}
     return record.outcome is Outcome.EXECUTION_ERROR and bool(codes & INFRASTRUCTURE_ERROR_CODES)
@@ -207,17 +121,18 @@ def prepare_run_dir(out: Path, resume: bool, overwrite: bool) -> set[str]:
 class RunContext:
     client: Any
     executor: WeaviateExecutor
-    scorer: WeaviateExecutor
+    #: Executes ground truths and predictions for scoring (`scoring_executor`).
+    scoring: WeaviateExecutor
     #: The tool offered for each use case: its own collections, as the paper gave each record its schema.
     tools_for: dict[str, ToolSet]
     model_for: Callable[[Case], Any]
     model_name: str
     config: AgentConfig
     design: ToolDesign
-    ground_truth: GroundTruthCache = field(init=False)
+    scorer: Scorer = field(init=False)
 
     def __post_init__(self) -> None:
-        self.ground_truth = GroundTruthCache(self.scorer, self.client)
+        self.scorer = live_scorer(self.client, self.scoring)
 
 
 def run_case(case: Case, context: RunContext) -> EvalRecord:
@@ -229,10 +144,7 @@ def run_case(case: Case, context: RunContext) -> EvalRecord:
             raise RunError(f"the collections of use case {case.use_case!r} are not loaded")
         agent = Agent(context.model_for(case), context.executor, tools, context.config)
         run = agent.run(case.query)
-        record = build_record(case, run, context.model_name, context.design.label())
-        truth = context.ground_truth.result(case)
-        size = None if isinstance(truth, ExecutorError) else context.ground_truth.collection_size(case.collection)
-        return score_record(record, truth, context.scorer, size)
+        return context.scorer.score(build_record(case, run, context.model_name, context.design.label()))
     except Exception as error:  # the run must go on: record the failure with its type
         return EvalRecord.for_case(
             case,
@@ -274,6 +186,11 @@ def tools_by_use_case(
         if found:
             tools[use_case] = build_tools(DatabaseSchema(collections=found), design, counter)
     return tools
+
+
+def live_scorer(client: Any, scoring: WeaviateExecutor) -> Scorer:
+    """Scores against the live schema and data, each ground truth executed once."""
+    return Scorer(lambda _record: scoring.schema, scoring, GroundTruthCache(scoring, client))
 
 
 def scoring_executor(client: Any, executor: WeaviateExecutor | None = None) -> WeaviateExecutor:

@@ -7,10 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from evaluation.records import EvalRecord, Outcome, PredictedCall
-from evaluation.runner import GroundTruthCache, read_records, score_record, scoring_executor
-from executors import QueryDatabaseArguments
+from evaluation.runner import live_scorer, read_records, scoring_executor
+from evaluation.scorer import Scorer
+from executors import DatabaseSchema, QueryDatabaseArguments
 from executors.vocabulary import COMPONENT_FIELDS, COMPONENT_OF_FIELD
 from fixtures.datasets import PAPER_ID_PREFIX, complexity_of, components_of, paper_case_id
+from fixtures.datasets.paper import weaviate_collection_name
+from fixtures.use_cases import database_schema_of, get_use_case, use_case_names
 
 PAPER_QUERY_FIELDS = ("collection_name", *COMPONENT_FIELDS)
 #: The use case of records read from the paper's result format (their schemas are not ours).
@@ -25,22 +28,26 @@ def load_predictions(path: Path) -> list[EvalRecord]:
     return read_records(path)
 
 
-def _paper_arguments(query: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The paper's queries name the collection `target_collection`; ours `collection_name`."""
+def _paper_arguments(query: dict[str, Any] | None, label: bool) -> dict[str, Any] | None:
+    """The paper's queries name the collection `target_collection`; ours `collection_name`.
+
+    A label's collection is given Weaviate's capitalisation (the paper's labels were never run
+    against Weaviate); a prediction keeps the name it gave: `restaurants` is not `Restaurants`.
+    """
     if query is None:
         return None
     arguments = {k: v for k, v in query.items() if k in PAPER_QUERY_FIELDS and v not in (None, "", {})}
     collection = query.get("collection_name") or query.get("target_collection")
     if collection is not None:
-        arguments["collection_name"] = str(collection)[:1].upper() + str(collection)[1:]
+        arguments["collection_name"] = weaviate_collection_name(str(collection)) if label else str(collection)
     return arguments
 
 
 def from_paper_results(payload: dict[str, Any]) -> list[EvalRecord]:
     records = []
     for item in payload.get("detailed_results", []):
-        truth = _paper_arguments(item.get("ground_truth_query")) or {}
-        predicted = _paper_arguments(item.get("predicted_query"))
+        truth = _paper_arguments(item.get("ground_truth_query"), label=True) or {}
+        predicted = _paper_arguments(item.get("predicted_query"), label=False)
         try:
             parsed = QueryDatabaseArguments.model_validate(truth)
             complexity, components = complexity_of(parsed).value, [c.value for c in components_of(parsed)]
@@ -73,13 +80,14 @@ def from_paper_results(payload: dict[str, Any]) -> list[EvalRecord]:
     return records
 
 
+def offline_schema(record: EvalRecord) -> DatabaseSchema | None:
+    """The schema our loader creates for the record's use case; None for a use case not ours."""
+    if record.use_case not in use_case_names():
+        return None
+    return database_schema_of([get_use_case(record.use_case)])
+
+
 def rescore(records: list[EvalRecord], client: Any | None) -> list[EvalRecord]:
     """Argument scores always; execution scores too when a live client is given."""
-    if client is None:
-        return [score_record(r, None, None) for r in records]
-    scorer = scoring_executor(client)
-    truths = GroundTruthCache(scorer, client)
-    rescored = []
-    for record in records:
-        rescored.append(score_record(record, truths.result(record), scorer, truths.collection_size(record.collection)))
-    return rescored
+    scorer = Scorer(offline_schema) if client is None else live_scorer(client, scoring_executor(client))
+    return [scorer.score(record) for record in records]

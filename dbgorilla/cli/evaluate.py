@@ -19,7 +19,8 @@ from dbgorilla.chat import resolve_model, token_counter
 from dbgorilla.cli.console import connected, design_from_flags, err, out, say
 from dbgorilla.errors import ConfigError
 from evaluation import runner
-from evaluation.metrics import core, summarize
+from evaluation.metrics import CORE_KEYS, core, summarize
+from evaluation.protocols import Protocol
 from evaluation.records import EvalRecord
 from evaluation.scoring import load_predictions, rescore
 from evaluation.selection import select_cases
@@ -36,10 +37,10 @@ def register(app: typer.Typer) -> None:
 def _running_scores(records: list[EvalRecord]) -> str:
     if not records:
         return ""
-    numbers = core(records)
-    text = f"EM {numbers['exact_match']:.2f}  AST {numbers['ast_score']:.2f}"
-    execution = numbers["execution_match_exact"]
-    return text if execution is None else f"{text}  EX {execution:.2f}"
+    first, final = core(records, Protocol.FIRST), core(records, Protocol.FINAL)
+    text = f"EM(first) {first['exact_match']:.2f}  AST(first) {first['ast_score']:.2f}"
+    execution = final["execution_match_exact"]
+    return text if execution is None else f"{text}  EX(final) {execution:.2f}"
 
 
 def evaluate(
@@ -98,7 +99,7 @@ def evaluate(
         context = runner.RunContext(
             client=client,
             executor=executor,
-            scorer=runner.scoring_executor(client, executor),
+            scoring=runner.scoring_executor(client, executor),
             tools_for=tools,
             model_for=model_for,
             model_name=chat_name,
@@ -147,25 +148,26 @@ def evaluate(
 
 
 def show_summary(summary: dict[str, Any], run_dir: Path | None = None) -> None:
-    table = Table("metric", "value", title=f"results{f' in {run_dir}' if run_dir else ''}")
-    for key in (
-        "cases",
-        "exact_match",
-        "ast_score",
-        "ast_score_lenient",
-        "routing_accuracy",
-        "no_tool_rate",
-        "execution_match_exact",
-        "execution_match_subset",
-        "avg_steps",
-        "avg_corrections",
-        "latency_p50_s",
-        "latency_p95_s",
-    ):
-        if key in summary:
-            value = summary[key]
-            table.add_row(key, f"{value:.3f}" if isinstance(value, float) else str(value))
+    """The headline numbers, one column per protocol (first: the first call; final: the answer's calls)."""
+    protocols = summary["protocols"]
+    table = Table(
+        "metric", *protocols, title=f"results{f' in {run_dir}' if run_dir else ''} ({summary['cases']} cases)"
+    )
+    for key in CORE_KEYS:
+        values = [protocols[p].get(key) for p in protocols]
+        if any(v is not None for v in values):
+            table.add_row(key, *("n/a" if v is None else f"{v:.3f}" for v in values))
     out.print(table)
+    for key in ("no_tool_rate", "exact_match_as_written", "avg_calls_made", "avg_steps", "latency_p50_s"):
+        if summary.get(key) is not None:
+            out.print(f"{key}: {summary[key]:.3f}", highlight=False)
+    diagnostics = summary.get("diagnostics") or {}
+    if diagnostics.get("any_call_execution_exact") is not None:
+        out.print(
+            f"diagnostic, not a score: any call of any step matched {diagnostics['any_call_execution_exact']:.3f} "
+            f"with {diagnostics['avg_calls_made']:.2f} calls per case",
+            highlight=False,
+        )
     if summary.get("outcomes"):
         out.print("outcomes: " + ", ".join(f"{k}={v}" for k, v in sorted(summary["outcomes"].items())))
 

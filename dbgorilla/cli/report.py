@@ -12,8 +12,8 @@ from dbgorilla.cli.console import err, out
 from evaluation.report import build_report
 
 TERMINAL_COLUMNS = (
-    "run", "model", "exact_match", "ast_score", "routing_accuracy", "no_tool_rate",
-    "execution_match_exact", "execution_match_subset", "cost_usd", "cases",
+    "run", "model", "first.exact_match", "first.ast_score", "first.routing_accuracy", "no_tool_rate",
+    "first.execution_match_exact", "final.execution_match_exact", "final.execution_f1", "cost_usd", "cases",
 )  # fmt: skip
 
 

@@ -66,12 +66,16 @@ def render(report: Report) -> str:
 
 def _failure(run: Run, record: EvalRecord, reasons: list[str]) -> dict[str, Any]:
     s = record.scores
-    score_line = (
-        f"exact match {_yes(s.exact_match)} · AST {s.ast_score:.3f} · routing {_yes(s.routing)} · "
-        f"exec exact {_yes(s.execution_exact)} · exec subset {_yes(s.execution_subset)}"
-        + (f" · search recall {s.search_recall:.3f}" if s.search_recall is not None else "")
-        + (f" · vacuous ground truth: {s.ground_truth_vacuous}" if s.ground_truth_vacuous else "")
-        + f" · {record.steps} step(s), {record.corrections} correction(s), {record.latency_s:.2f} s"
+    score_line = " · ".join(
+        f"{name}: exact match {_yes(p.exact_match)}, AST {p.ast_score:.3f}, routing {_yes(p.routing)}, "
+        f"exec exact {_yes(p.execution_exact)}, subset {_yes(p.execution_subset)}"
+        + (f", F1 {p.f1:.2f}" if p.f1 is not None else "")
+        for name, p in (("first", s.first), ("final", s.final))
+    )
+    score_line += (
+        (f" · vacuous ground truth: {s.ground_truth_vacuous}" if s.ground_truth_vacuous else "")
+        + f" · {s.calls_made} call(s), {record.steps} step(s), {record.corrections} correction(s), "
+        + f"{record.latency_s:.2f} s"
     )
     truth_result = record.ground_truth_result if record.ground_truth_result is not None else record.ground_truth_error
     calls = record.predicted_calls
@@ -90,7 +94,7 @@ def _failure(run: Run, record: EvalRecord, reasons: list[str]) -> dict[str, Any]
         "error": record.error,
         "blocks": [
             ("Ground truth", _shown(record.ground_truth)),
-            ("Prediction (first parsed call, the one scored by argument match)", _shown(record.first_arguments)),
+            ("Prediction (the first call, scored under first)", _shown(record.first_arguments)),
             ("Ground truth result", _shown(truth_result, _result_text)),
             ("Prediction result (first call that returned one)", _shown(_first_result(record), _result_text)),
         ],

@@ -73,13 +73,13 @@ def radar_png(values: dict[str, dict[str, dict[str, Any]]]) -> bytes:
 
 
 def use_case_png(rows: Sequence[dict[str, Any]], runs: Sequence[str]) -> bytes:
-    """Grouped bars per use case: Exec Match (exact) where it was scored, else Exact Match, per run."""
+    """Grouped bars per use case: Exec exact (final) where it was scored, else Exact Match (first), per run."""
     import matplotlib
 
     use_cases = sorted({row["use_case"] for row in rows})
     by_key = {(row["use_case"], row["run"]): row for row in rows}
-    scored = any(row.get("execution_match_exact") is not None for row in rows)
-    metric = "execution_match_exact" if scored else "exact_match"
+    scored = any(row.get("final.execution_match_exact") is not None for row in rows)
+    metric = "final.execution_match_exact" if scored else "first.exact_match"
     cycle = matplotlib.colormaps["tab10"]
     figure = _figure(max(7.5, 1.3 * len(use_cases) * max(1, len(runs)) ** 0.5 + 2), 4.2)
     axes = figure.add_subplot(1, 1, 1)
@@ -96,6 +96,6 @@ def use_case_png(rows: Sequence[dict[str, Any]], runs: Sequence[str]) -> bytes:
     axes.grid(axis="y", color="#dddddd")
     axes.set_axisbelow(True)
     axes.spines[["top", "right"]].set_visible(False)
-    axes.set_title("Exec Match (exact) by use case" if scored else "Exact Match by use case", fontsize=11)
+    axes.set_title("Exec exact (final) by use case" if scored else "Exact Match (first) by use case", fontsize=11)
     axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=min(3, max(1, len(runs))), frameon=False)
     return _png(figure)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluation.metrics import COMPONENTS, component_accuracy, core
+from evaluation.protocols import Protocol
 from evaluation.records import EvalRecord, Outcome
 from evaluation.report.runs import Run
 from fixtures.datasets import Complexity
@@ -72,40 +73,51 @@ class Table:
 RUN_COLUMNS = [Column("run", "Run"), Column("model", "Model")]
 MATCH_COLUMNS = [
     Column("cases", "Cases", "int"),
-    Column("exact_match", "Exact Match", "rate"),
-    Column("ast_score", "AST Score", "score"),
-    Column("execution_match_exact", "Exec Match (exact)", "rate"),
-    Column("execution_match_subset", "Exec Match (subset)", "rate"),
+    Column("first.exact_match", "Exact Match (first)", "rate"),
+    Column("first.ast_score", "AST Score (first)", "score"),
+    Column("first.execution_match_exact", "Exec exact (first)", "rate"),
+    Column("final.execution_match_exact", "Exec exact (final)", "rate"),
+    Column("final.execution_match_subset", "Exec subset (final)", "rate"),
+    Column("final.execution_f1", "Exec F1 (final)", "score"),
 ]
 LEADERBOARD_COLUMNS = [
     *RUN_COLUMNS,
     Column("tool_design", "Tool design"),
-    Column("exact_match", "Exact Match", "rate"),
-    Column("ast_score", "AST Score", "score"),
+    Column("first.exact_match", "Exact Match", "rate"),
+    Column("first.ast_score", "AST Score", "score"),
     Column("simple", "Simple", "rate"),
     Column("moderate", "Moderate", "rate"),
     Column("complex", "Complex", "rate"),
-    Column("routing_accuracy", "Collection Routing", "rate"),
+    Column("first.routing_accuracy", "Collection Routing", "rate"),
     Column("no_tool_rate", "No Tool Call", "rate"),
-    Column("execution_match_exact", "Exec Match (exact)", "rate"),
-    Column("execution_match_subset", "Exec Match (subset)", "rate"),
+    Column("first.execution_match_exact", "Exec exact (first)", "rate"),
+    Column("final.execution_match_exact", "Exec exact (final)", "rate"),
+    Column("final.execution_match_subset", "Exec subset (final)", "rate"),
+    Column("final.execution_f1", "Exec F1 (final)", "score"),
     Column("cost_usd", "Cost (USD)", "usd"),
     Column("latency_p50_s", "Latency p50 (s)", "seconds"),
     Column("latency_p95_s", "Latency p95 (s)", "seconds"),
     Column("cases", "Cases", "int"),
 ]
 LEADERBOARD_CAPTION = (
-    "Exact Match, AST Score, Simple/Moderate/Complex (Exact Match by the ground truth's 1, 2, 3+ arguments) and "
-    "Collection Routing are the columns of the DBGorilla paper's Figure 1; No Tool Call is its Table 4. "
-    "Exec Match compares the rows Weaviate returned for the prediction and the ground truth, over cases whose "
-    "ground truth ran and is not vacuous. Cost uses the price table (USD per 1M tokens). "
-    "Sorted by Exec Match (exact), then AST Score."
+    "Every number names its protocol: first = the model's first call (the DBGorilla paper's one-step protocol), "
+    "final = the calls the final answer rests on. Exact Match, AST Score, Simple/Moderate/Complex (Exact Match by "
+    "the ground truth's 1, 2, 3+ arguments) and Collection Routing are the paper's Figure 1 columns, under first; "
+    "No Tool Call is its Table 4. Exec compares the rows Weaviate returned for the prediction and the ground truth, "
+    "over cases whose ground truth ran and is not vacuous: exact = the same rows; subset = the same rows with extra "
+    "columns allowed; F1 over rows. Cost uses the price table (USD per 1M tokens). Sorted by Exec exact (final), "
+    "then AST Score."
 )
+
+
+def flat(blocks: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """`{"first": {"exact_match": x}}` -> `{"first.exact_match": x}` for table rows."""
+    return {f"{protocol}.{key}": value for protocol, numbers in blocks.items() for key, value in numbers.items()}
 
 
 def _rank_key(row: dict[str, Any]) -> tuple[Any, ...]:
     """Best first; a run without execution scores sorts after every run with them."""
-    execution, ast = row.get("execution_match_exact"), row.get("ast_score")
+    execution, ast = row.get("final.execution_match_exact"), row.get("first.ast_score")
     return (execution is None, -(execution or 0.0), ast is None, -(ast or 0.0), row["run"])
 
 
@@ -113,12 +125,10 @@ def leaderboard(runs: Sequence[Run]) -> Table:
     rows = []
     for run in runs:
         s = run.summary
-        row = {"run": run.name, "model": run.model, "tool_design": run.tool_design}
-        row.update({key: s.get(key) for key in ("exact_match", "ast_score", "routing_accuracy", "no_tool_rate")})
-        row.update({c: s["by_complexity"].get(c, {}).get("exact_match") for c in COMPLEXITIES})
+        row = {"run": run.name, "model": run.model, "tool_design": run.tool_design, **flat(s["protocols"])}
+        row.update({c: s["by_complexity"].get(c, {}).get("first", {}).get("exact_match") for c in COMPLEXITIES})
         row.update(
-            execution_match_exact=s.get("execution_match_exact"),
-            execution_match_subset=s.get("execution_match_subset"),
+            no_tool_rate=s.get("no_tool_rate"),
             cost_usd=run.cost_usd,
             latency_p50_s=s.get("latency_p50_s"),
             latency_p95_s=s.get("latency_p95_s"),
@@ -133,12 +143,16 @@ def _sliced(runs: Sequence[Run], table: Table, summary_key: str, order: Callable
     key = table.columns[0].key
     slices = sorted({k for run in runs for k in run.summary[summary_key]}, key=order)
     table.rows = [
-        {key: k, "run": run.name, "model": run.model, **run.summary[summary_key][k]}
+        {key: k, "run": run.name, "model": run.model, **_slice_row(run.summary[summary_key][k])}
         for k in slices
         for run in runs
         if k in run.summary[summary_key]
     ]
     return table
+
+
+def _slice_row(numbers: dict[str, Any]) -> dict[str, Any]:
+    return {"cases": numbers["cases"], **flat({p: v for p, v in numbers.items() if isinstance(v, dict)})}
 
 
 def use_case_table(runs: Sequence[Run]) -> Table:
@@ -156,12 +170,15 @@ def complexity_table(runs: Sequence[Run]) -> Table:
 
 
 def component_values(run: Run) -> dict[str, dict[str, Any]]:
-    """Per component: `core` numbers over the cases whose ground truth uses it (the paper's Figure 5 is
-    Exact Match there), plus how often the component itself was right and how often it was added unasked."""
-    accuracy = component_accuracy(run.records)
+    """Per component, under `first` (the paper's Figure 5 is Exact Match there): the numbers over the
+    cases whose ground truth uses it, how often the component itself was right, how often it was
+    added unasked, and the execution numbers under `final`."""
+    accuracy = component_accuracy(run.records, Protocol.FIRST)
     values = {}
     for component in COMPONENTS:
-        numbers = core([r for r in run.records if component in r.components])
+        cases = [r for r in run.records if component in r.components]
+        numbers: dict[str, Any] = {"cases": len(cases), **core(cases, Protocol.FIRST)}
+        numbers.update(flat({p.value: core(cases, p) for p in Protocol}))
         numbers.update(component_accuracy=accuracy[component]["accuracy"], spurious=accuracy[component]["spurious"])
         values[component] = numbers
     return values
@@ -178,8 +195,8 @@ def component_table(runs: Sequence[Run]) -> Table:
         Column("component", "Component"),
         *RUN_COLUMNS,
         *MATCH_COLUMNS,
-        Column("component_accuracy", "Component correct", "rate"),
-        Column("spurious", "Added unasked", "int"),
+        Column("component_accuracy", "Component correct (first)", "rate"),
+        Column("spurious", "Added unasked (first)", "int"),
     ]
     caption = (
         "Cases whose ground truth uses the component. Component correct: that argument alone matched; "
@@ -194,8 +211,8 @@ def component_table(runs: Sequence[Run]) -> Table:
 def failure_reasons(record: EvalRecord) -> list[str]:
     """Why a case counts against the model; empty for a case that passed everything scored."""
     reasons = [] if record.outcome is Outcome.OK else [record.outcome.value.replace("_", " ")]
-    if not record.scores.exact_match and record.first_arguments is not None:
+    if not record.scores.first.exact_match and record.first_arguments is not None:
         reasons.append("arguments differ")
-    if record.scores.execution_exact is False:
+    if record.scores.final.execution_exact is False:
         reasons.append("results differ")
     return reasons

@@ -65,8 +65,10 @@ def test_oracle_scores_100_percent_on_arguments_and_results(loaded: Stack, tmp_p
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["cases"] == 63
-    for key in ("exact_match", "ast_score", "routing_accuracy", "execution_match_exact", "execution_match_subset"):
-        assert summary[key] == 1.0, key
+    for protocol in ("first", "final"):
+        for key in ("exact_match", "ast_score", "routing_accuracy", "execution_match_exact", "execution_match_subset"):
+            assert summary["protocols"][protocol][key] == 1.0, (protocol, key)
+        assert summary["protocols"][protocol]["execution_f1"] == 1.0
     assert summary["no_tool_rate"] == 0.0 and summary["ground_truth_errors"] == 0
     assert summary["execution_scored_cases"] + sum(summary["vacuous_ground_truths"].values()) == 63
     assert (tmp_path / "run.json").exists() and (tmp_path / "summary.json").exists()
@@ -120,7 +122,7 @@ def test_model_server_errors_and_hangs_become_typed_outcomes(loaded: Stack, tmp_
     assert by_query[broken].outcome is Outcome.MODEL_ERROR and "500" in by_query[broken].error
     assert by_query[hanging].outcome is Outcome.TIMEOUT
     others = [r for q, r in by_query.items() if q not in (broken, hanging)]
-    assert all(r.outcome is Outcome.OK and r.scores.exact_match for r in others)
+    assert all(r.outcome is Outcome.OK and r.scores.first.exact_match for r in others)
     assert json.loads(result.stdout)["outcomes"] == {"ok": 4, "model_error": 1, "timeout": 1}
 
 
@@ -156,7 +158,7 @@ def test_killing_weaviate_mid_run_then_resume_loses_nothing(tmp_path_factory: py
         assert f"{len(failed)} cases to run ({12 - len(failed)} already done)" in second.stderr
         final = records_of(out)
         assert sorted(r.id for r in final) == sorted(r.id for r in crashed), "no case lost or duplicated"
-        assert all(r.outcome is Outcome.OK and r.scores.execution_exact for r in final)
+        assert all(r.outcome is Outcome.OK and r.scores.final.execution_exact for r in final)
     finally:
         run_cli("down", env=env)
 
@@ -234,20 +236,23 @@ def test_scoring_hand_made_predictions_gives_exact_numbers(loaded: Stack, tmp_pa
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["cases"] == 4
-    assert summary["exact_match"] == 0.0
-    assert summary["ast_score"] == pytest.approx((0 + 0 + 0.85 + 0.85) / 4)
-    assert summary["ast_score_lenient"] == pytest.approx((0 + 0 + 1.0 + 0.85) / 4)
-    assert summary["routing_accuracy"] == 0.5
+    assert summary["protocols"]["first"] == summary["protocols"]["final"]  # one call each: both protocols see it
+    numbers = summary["protocols"]["first"]
+    assert numbers["exact_match"] == 0.0
+    assert numbers["ast_score"] == pytest.approx((0 + 0 + 0.85 + 0.85) / 4)
+    assert numbers["ast_score_lenient"] == pytest.approx((0 + 0 + 1.0 + 0.85) / 4)
+    assert numbers["routing_accuracy"] == 0.5
     assert summary["no_tool_rate"] == 0.25
-    assert summary["execution_match_exact"] == 0.25 and summary["execution_match_subset"] == 0.25
-    assert summary["disagreement"]["execution_match_but_arguments_differ"] == 1
-    assert summary["disagreement"]["examples_execution_only"][0]["id"] == "restaurants-999"
-    assert summary["by_component"]["integer_filter"]["accuracy"] == 0.0
-    assert summary["by_component"]["boolean_filter"]["spurious"] == 1
+    assert numbers["execution_match_exact"] == 0.25 and numbers["execution_match_subset"] == 0.25
+    assert summary["disagreement"]["first"]["execution_match_but_arguments_differ"] == 1
+    assert summary["disagreement"]["first"]["examples_execution_only"][0]["id"] == "restaurants-999"
+    assert summary["by_component"]["first"]["integer_filter"]["accuracy"] == 0.0
+    assert summary["by_component"]["first"]["boolean_filter"]["spurious"] == 1
 
     arguments_only = run_cli("score", "--predictions", str(predictions), "--json", env=loaded.env)
     plain = json.loads(arguments_only.stdout)
-    assert "execution_match_exact" not in plain and plain["ast_score"] == summary["ast_score"]
+    assert "execution_match_exact" not in plain["protocols"]["first"]
+    assert plain["protocols"]["first"]["ast_score"] == numbers["ast_score"]
 
 
 def test_scoring_the_dbgorilla_result_format(loaded: Stack, tmp_path: Path) -> None:
@@ -280,5 +285,5 @@ def test_scoring_the_dbgorilla_result_format(loaded: Stack, tmp_path: Path) -> N
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["cases"] == 4 and summary["models"] == ["some-model"]
-    assert summary["ast_score"] == pytest.approx(0.425) and summary["no_tool_rate"] == 0.25
-    assert summary["execution_match_exact"] == 0.25
+    assert summary["protocols"]["first"]["ast_score"] == pytest.approx(0.425) and summary["no_tool_rate"] == 0.25
+    assert summary["protocols"]["first"]["execution_match_exact"] == 0.25

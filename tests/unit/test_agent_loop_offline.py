@@ -12,10 +12,21 @@ from typing import Any
 
 import pytest
 
-from agent import Agent, AgentConfig, ModelError, ModelReply, ModelTimeout, OracleModel, build_tools
+from agent import (
+    Agent,
+    AgentConfig,
+    ModelError,
+    ModelReply,
+    ModelTimeout,
+    OracleModel,
+    ToolDesign,
+    ToolVariant,
+    build_tools,
+)
 from agent.testing import FunctionModel, tool_reply
 from agent.tokens import estimate_counter
-from executors import QueryDatabaseArguments, ReferenceExecutor
+from agent.tooldef import tool_function_name
+from executors import DatabaseSchema, QueryDatabaseArguments, ReferenceExecutor
 from executors.testing import sample_objects, sample_schema
 
 NAME = "Offline"
@@ -133,3 +144,24 @@ def test_the_oracle_replays_its_label_through_the_loop() -> None:
     label = QueryDatabaseArguments.model_validate(OPEN_LATE)
     result = run(OracleModel(label))
     assert result.outcome == "answered" and result.calls()[0].arguments == label.to_tool_arguments()
+
+
+def test_json_nested_too_deeply_is_the_models_error_not_a_crash() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    reply = ModelReply(tool_calls=[{"id": "c1", "name": "query_database", "arguments": deep}])
+    result = run(scripted([reply, ModelReply(content="sorry")]))
+    [call] = result.calls()
+    assert result.outcome == "answered" and call.error is not None and call.error.code == "invalid_arguments"
+
+
+def test_a_per_collection_tool_keeps_its_own_collection() -> None:
+    other = sample_schema("Other").collections[0]
+    schema = DatabaseSchema(collections=(SCHEMA.collections[0], other))
+    executor = ReferenceExecutor(schema, {NAME: OBJECTS, "Other": []})
+    tools = build_tools(schema, ToolDesign(ToolVariant.PER_COLLECTION), counter=estimate_counter())
+    wrong = {**OPEN_LATE, "collection_name": "Other"}  # the model names another collection inside the tool
+    model = scripted([tool_reply(tool_function_name(NAME), wrong), ModelReply(content="done")])
+    result = Agent(model, executor, tools, AgentConfig()).run("Which places are open late?")
+    [call] = result.calls()
+    assert call.arguments is not None and call.arguments["collection_name"] == NAME
+    assert call.result is not None and call.result.collection == NAME and call.result.objects

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from dbgorilla.errors import ExitCode
-from evaluation.records import EvalRecord, Outcome, PredictedCall, Scores
+from evaluation.records import EvalRecord, Outcome, PredictedCall, ProtocolScores, Scores
 from evaluation.report import Price, ReportError, build_report, cost_usd, find_price, load_prices
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,21 +64,30 @@ def record(
     )  # fmt: skip
 
 
+def scored(ground_truth_vacuous: str | None = None, **protocol: Any) -> Scores:
+    """The same scores under both protocols (one call, scored the same whether first or final);
+    F1 over rows is 1 for an exact result and 0 otherwise."""
+    exact = protocol.get("execution_exact")
+    protocol.setdefault("f1", None if exact is None else float(exact))
+    same = ProtocolScores(**protocol)
+    return Scores(first=same, final=same, ground_truth_vacuous=ground_truth_vacuous)
+
+
 def alpha_records() -> list[EvalRecord]:
     m = "gpt-4o-mini-2024-07-18"  # priced by the shipped table's "gpt-4o-mini" prefix: 0.15 / 0.60 per 1M
     return [
         record("alpha-001", "restaurants", "simple", ["integer_filter"],
-               Scores(exact_match=True, ast_score=1.0, routing=True, components={"integer_filter": True},
+               scored(exact_match=True, ast_score=1.0, routing=True, components={"integer_filter": True},
                       execution_exact=True, execution_subset=True), model=m, tokens=(1000, 100), latency=1.0),
         record("alpha-002", "restaurants", "moderate", ["search", "integer_filter"],
-               Scores(exact_match=False, ast_score=0.7, routing=True, components={"search": True, "integer_filter": False},
+               scored(exact_match=False, ast_score=0.7, routing=True, components={"search": True, "integer_filter": False},
                       execution_exact=False, execution_subset=True), model=m, tokens=(2000, 200), latency=2.0),
         record("alpha-003", "courses", "complex", ["search", "boolean_filter", "groupby"],
-               Scores(exact_match=False, ast_score=0.0, routing=False, execution_exact=False, execution_subset=False),
+               scored(exact_match=False, ast_score=0.0, routing=False, execution_exact=False, execution_subset=False),
                model=m, outcome=NO_TOOL, tokens=(500, 50), latency=3.0),
         # Vacuous ground truth: counted in argument metrics, left out of execution match.
         record("alpha-004", "courses", "simple", ["text_aggregation"],
-               Scores(exact_match=True, ast_score=1.0, routing=True, components={"text_aggregation": True},
+               scored(exact_match=True, ast_score=1.0, routing=True, components={"text_aggregation": True},
                       execution_exact=True, execution_subset=True, ground_truth_vacuous="empty"),
                model=m, tokens=(1500, 150), latency=4.0),
     ]  # fmt: skip
@@ -88,10 +97,10 @@ def beta_records() -> list[EvalRecord]:
     m = "my-finetune"  # priced only by the test's --prices file: 2.00 / 8.00 per 1M
     return [
         record("beta-001", "restaurants", "simple", ["integer_filter"],
-               Scores(exact_match=True, ast_score=1.0, routing=True, components={"integer_filter": True},
+               scored(exact_match=True, ast_score=1.0, routing=True, components={"integer_filter": True},
                       execution_exact=True, execution_subset=True), model=m, tokens=(10_000, 1000), latency=0.5),
         record("beta-002", "courses", "moderate", ["search", "groupby"],
-               Scores(exact_match=True, ast_score=1.0, routing=True, components={"search": True, "groupby": True},
+               scored(exact_match=True, ast_score=1.0, routing=True, components={"search": True, "groupby": True},
                       execution_exact=True, execution_subset=True), model=m, tokens=(20_000, 3000), latency=1.5),
     ]  # fmt: skip
 
@@ -119,18 +128,19 @@ def runs(tmp_path: Path) -> dict[str, Path]:
 EXPECTED = {
     # beta: everything right; cost (30000 * 2.00 + 4000 * 8.00) / 1e6; latency quantiles of [0.5, 1.5].
     "beta": {
-        "model": "my-finetune", "tool_design": "unified", "exact_match": 1.0, "ast_score": 1.0, "simple": 1.0,
-        "moderate": 1.0, "complex": None, "routing_accuracy": 1.0, "no_tool_rate": 0.0,
-        "execution_match_exact": 1.0, "execution_match_subset": 1.0, "cost_usd": 0.092,
-        "latency_p50_s": 1.0, "latency_p95_s": 1.45, "cases": 2,
+        "model": "my-finetune", "tool_design": "unified", "first.exact_match": 1.0, "first.ast_score": 1.0,
+        "simple": 1.0, "moderate": 1.0, "complex": None, "first.routing_accuracy": 1.0, "no_tool_rate": 0.0,
+        "first.execution_match_exact": 1.0, "final.execution_match_exact": 1.0, "final.execution_match_subset": 1.0,
+        "final.execution_f1": 1.0, "cost_usd": 0.092, "latency_p50_s": 1.0, "latency_p95_s": 1.45, "cases": 2,
     },
     # alpha: exact 2/4, AST (1 + 0.7 + 0 + 1)/4, routing 3/4, no tool 1/4; execution over alpha-001..003 only
-    # (alpha-004 is vacuous): exact 1/3, subset 2/3; simple = alpha-001, alpha-004; cost
+    # (alpha-004 is vacuous): exact 1/3, subset 2/3, F1 1/3; simple = alpha-001, alpha-004; cost
     # (5000 * 0.15 + 500 * 0.60) / 1e6; latency quantiles of [1, 2, 3, 4] (inclusive method).
     "alpha": {
-        "model": "gpt-4o-mini-2024-07-18", "tool_design": "unified", "exact_match": 0.5, "ast_score": 0.675,
-        "simple": 1.0, "moderate": 0.0, "complex": 0.0, "routing_accuracy": 0.75, "no_tool_rate": 0.25,
-        "execution_match_exact": 0.333333, "execution_match_subset": 0.666667, "cost_usd": 0.00105,
+        "model": "gpt-4o-mini-2024-07-18", "tool_design": "unified", "first.exact_match": 0.5,
+        "first.ast_score": 0.675, "simple": 1.0, "moderate": 0.0, "complex": 0.0, "first.routing_accuracy": 0.75,
+        "no_tool_rate": 0.25, "first.execution_match_exact": 0.333333, "final.execution_match_exact": 0.333333,
+        "final.execution_match_subset": 0.666667, "final.execution_f1": 0.333333, "cost_usd": 0.00105,
         "latency_p50_s": 2.5, "latency_p95_s": 3.85, "cases": 4,
     },
 }  # fmt: skip
@@ -160,9 +170,10 @@ def test_leaderboard_numbers_order_and_cost(runs: dict[str, Path]) -> None:
     markdown = (runs["out"] / "leaderboard.md").read_text()
     header = next(line for line in markdown.splitlines() if line.startswith("| Run"))
     for column in ("Exact Match", "AST Score", "Simple", "Moderate", "Complex", "Collection Routing", "No Tool Call",
-                   "Exec Match (exact)", "Exec Match (subset)", "Cost (USD)", "Latency p50 (s)", "Latency p95 (s)", "Cases"):  # fmt: skip
+                   "Exec exact (first)", "Exec exact (final)", "Exec subset (final)", "Exec F1 (final)", "Cost (USD)",
+                   "Latency p50 (s)", "Latency p95 (s)", "Cases"):  # fmt: skip
         assert f"| {column} |" in header
-    assert "| alpha | gpt-4o-mini-2024-07-18 | unified | 50.0% | 0.675 | 100.0% | 0.0% | 0.0% | 75.0% | 25.0% | 33.3% | 66.7% | $0.001050 | 2.50 | 3.85 | 4 |" in markdown  # fmt: skip
+    assert "| alpha | gpt-4o-mini-2024-07-18 | unified | 50.0% | 0.675 | 100.0% | 0.0% | 0.0% | 75.0% | 25.0% | 33.3% | 33.3% | 66.7% | 0.333 | $0.001050 | 2.50 | 3.85 | 4 |" in markdown  # fmt: skip
     assert "| beta | my-finetune | unified | 100.0% | 1.000 | 100.0% | 100.0% | n/a |" in markdown
 
 
@@ -178,14 +189,17 @@ def test_slices_by_use_case_complexity_and_component(runs: dict[str, Path]) -> N
     # alpha/restaurants: alpha-001 (right), alpha-002 (AST 0.7, results differ).
     assert use_cases["restaurants", "alpha"] == {
         "use_case": "restaurants", "run": "alpha", "model": "gpt-4o-mini-2024-07-18", "cases": "2",
-        "exact_match": "0.5", "ast_score": "0.85", "execution_match_exact": "0.5", "execution_match_subset": "1.0",
+        "first.exact_match": "0.5", "first.ast_score": "0.85", "first.execution_match_exact": "0.5",
+        "final.execution_match_exact": "0.5", "final.execution_match_subset": "1.0", "final.execution_f1": "0.5",
     }  # fmt: skip
     # alpha/courses: alpha-003 (no call) and the vacuous alpha-004: execution over alpha-003 alone.
-    assert use_cases["courses", "alpha"]["exact_match"] == "0.5"
-    assert use_cases["courses", "alpha"]["execution_match_exact"] == "0.0"
+    assert use_cases["courses", "alpha"]["first.exact_match"] == "0.5"
+    assert use_cases["courses", "alpha"]["final.execution_match_exact"] == "0.0"
     assert (runs["out"] / "use_cases.md").read_text().count("| restaurants |") == 2
 
-    complexity = [(r["complexity"], r["run"], r["exact_match"]) for r in parse_csv(runs["out"] / "complexity.csv")]
+    complexity = [
+        (r["complexity"], r["run"], r["first.exact_match"]) for r in parse_csv(runs["out"] / "complexity.csv")
+    ]
     assert complexity == [
         ("simple", "beta", "1.0"), ("simple", "alpha", "1.0"), ("moderate", "beta", "1.0"),
         ("moderate", "alpha", "0.0"), ("complex", "alpha", "0.0"),
@@ -194,28 +208,29 @@ def test_slices_by_use_case_complexity_and_component(runs: dict[str, Path]) -> N
     components = {(r["component"], r["run"]): r for r in parse_csv(runs["out"] / "components.csv")}
     assert len(components) == 8 * 2
     # integer_filter in alpha: alpha-001 exact and component right, alpha-002 neither.
-    assert components["integer_filter", "alpha"]["exact_match"] == "0.5"
+    assert components["integer_filter", "alpha"]["first.exact_match"] == "0.5"
     assert components["integer_filter", "alpha"]["component_accuracy"] == "0.5"
     assert components["search", "alpha"]["cases"] == "2"
     assert components["integer_aggregation", "beta"]["cases"] == "0"
-    assert components["integer_aggregation", "beta"]["exact_match"] == ""
+    assert components["integer_aggregation", "beta"]["first.exact_match"] == ""
 
 
 def test_ranking_is_execution_match_then_ast_with_unscored_runs_last(runs: dict[str, Path], tmp_path: Path) -> None:
-    def scored(id: str, exact: bool, ast: float, execution: bool | None) -> EvalRecord:
-        scores = Scores(
+    def case(id: str, exact: bool, ast: float, execution: bool | None) -> EvalRecord:
+        scores = scored(
             exact_match=exact, ast_score=ast, routing=True, execution_exact=execution, execution_subset=execution
         )
         return record(id, "courses", "simple", ["search"], scores, model="oracle", tokens=(1, 1), latency=1.0)
 
     # gamma: exec 1/2, AST 1.0; delta: exec 1/2, AST 0.5; epsilon: AST 1.0 but execution never scored; zeta: all 0.
-    gamma = write_run(tmp_path / "gamma", [scored("g-1", True, 1.0, True), scored("g-2", True, 1.0, False)])
-    delta = write_run(tmp_path / "delta", [scored("d-1", True, 1.0, True), scored("d-2", False, 0.0, False)])
-    epsilon = write_run(tmp_path / "epsilon", [scored("e-1", True, 1.0, None)])
-    zeta = write_run(tmp_path / "zeta", [scored("z-1", False, 0.0, False)])  # scored 0 still ranks above unscored
+    gamma = write_run(tmp_path / "gamma", [case("g-1", True, 1.0, True), case("g-2", True, 1.0, False)])
+    delta = write_run(tmp_path / "delta", [case("d-1", True, 1.0, True), case("d-2", False, 0.0, False)])
+    epsilon = write_run(tmp_path / "epsilon", [case("e-1", True, 1.0, None)])
+    zeta = write_run(tmp_path / "zeta", [case("z-1", False, 0.0, False)])  # scored 0 still ranks above unscored
     paths = [epsilon, zeta, runs["alpha"], delta, runs["beta"], gamma]
     report = build_report(paths, tmp_path / "out", runs["prices"])
-    ranked = [(r["run"], r["execution_match_exact"], r["ast_score"]) for r in report.table("leaderboard").rows]
+    rows = report.table("leaderboard").rows
+    ranked = [(r["run"], r["final.execution_match_exact"], r["first.ast_score"]) for r in rows]
     assert ranked == [
         ("beta", 1.0, 1.0), ("gamma", 0.5, 1.0), ("delta", 0.5, 0.5), ("alpha", 0.333333, 0.675), ("zeta", 0.0, 0.0),
         ("epsilon", None, 1.0),
@@ -253,7 +268,7 @@ def test_html_is_self_contained_and_lists_every_failure(runs: dict[str, Path]) -
     assert "Question alpha-002: &lt;b&gt;cheap&lt;/b&gt; dishes?" in page and "<b>cheap</b>" not in page
     assert "prediction of alpha-002" in page and "u-alpha-002" in page and "total_count: 7" in page
     assert 'data-outcome="no_tool_call"' in page and 'data-reason="arguments differ|results differ"' in page
-    for column in ("Exact Match", "Collection Routing", "No Tool Call", "Exec Match (exact)"):
+    for column in ("Exact Match", "Collection Routing", "No Tool Call", "Exec exact (final)"):
         assert f"<th>{column}</th>" in page
 
 

@@ -1,0 +1,196 @@
+"""Scoring one record: argument match and execution match under each protocol, and diagnostics.
+
+The same code scores a live eval, a rescoring of a results file (`dbgorilla score`) and the audit's
+gameability probes, so a probe that earns nothing here earns nothing in an eval.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from evaluation.argument_match import (
+    Canonical,
+    exact_as_written,
+    score_canonical,
+    search_similarity,
+    try_canonical,
+)
+from evaluation.execution_match import compare, vacuity
+from evaluation.protocols import PROTOCOLS, Protocol, protocol_calls
+from evaluation.records import EvalRecord, ProtocolScores, Scores
+from executors import (
+    Blame,
+    CollectionSchema,
+    DatabaseSchema,
+    ExecutorError,
+    PropertySchema,
+    QueryResult,
+    WeaviateExecutor,
+)
+from executors.vocabulary import FIELD_KIND, GROUPBY_FIELD, PropertyKind
+
+#: What a ground truth is read from: anything with an id, a ground truth dict and a collection.
+TruthOutcome = QueryResult | ExecutorError
+#: The schema a record's calls are validated against (None: derive one from the calls themselves).
+SchemaFor = Callable[[EvalRecord], DatabaseSchema | None]
+
+
+class GroundTruthCache:
+    """Executes each ground truth once per run (and each collection's size once)."""
+
+    def __init__(self, executor: WeaviateExecutor, client: Any) -> None:
+        self.executor = executor
+        self.client = client
+        self._results: dict[str, TruthOutcome] = {}
+        self._sizes: dict[str, int | None] = {}
+        self._lock = threading.Lock()
+
+    def result(self, case: Any) -> TruthOutcome:
+        with self._lock:
+            cached = self._results.get(case.id)
+        if cached is not None:
+            return cached
+        try:
+            outcome: TruthOutcome = self.executor.execute(case.ground_truth)
+        except ExecutorError as error:
+            return error  # not cached: the server may come back
+        with self._lock:
+            self._results[case.id] = outcome
+        return outcome
+
+    def collection_size(self, collection: str) -> int | None:
+        with self._lock:
+            if collection in self._sizes:
+                return self._sizes[collection]
+        try:
+            size = self.client.collections.use(collection).aggregate.over_all(total_count=True).total_count
+        except Exception:  # counting is best effort: vacuity is then reported as unknown
+            return None
+        with self._lock:
+            self._sizes[collection] = size
+        return size
+
+
+def schema_from_calls(calls: list[dict[str, Any]]) -> DatabaseSchema:
+    """A schema in which every property the calls name has the kind of the slot that first names it.
+
+    For predictions of a dataset whose schema is not at hand (the paper's result files): a call is
+    then judged on its own structure, as the executor would judge it against such a database.
+    """
+    properties: dict[str, dict[str, PropertySchema]] = {}
+    data_types = {PropertyKind.TEXT: "text", PropertyKind.NUMBER: "number", PropertyKind.BOOLEAN: "boolean"}
+    for call in calls:
+        collection = properties.setdefault(str(call.get("collection_name", "")), {})
+        for slot, kind in FIELD_KIND.items():
+            part = call.get(slot)
+            name = part.get("property_name") if isinstance(part, dict) else None
+            if isinstance(name, str) and name not in collection:
+                collection[name] = PropertySchema(name=name, data_type=data_types[kind], tokenization="word")
+        group = call.get(GROUPBY_FIELD)
+        if isinstance(group, str) and group.strip() and group not in collection:
+            collection[group] = PropertySchema(name=group, data_type="text", tokenization="word")
+    collections = [CollectionSchema(name=name, properties=tuple(props.values())) for name, props in properties.items()]
+    return DatabaseSchema(collections=tuple(sorted(collections, key=lambda c: c.name)))
+
+
+class Scorer:
+    """Scores records; with a live `executor` (and its ground-truth cache) execution match too."""
+
+    def __init__(
+        self,
+        schema_for: SchemaFor,
+        executor: WeaviateExecutor | None = None,
+        truths: GroundTruthCache | None = None,
+    ) -> None:
+        self.schema_for = schema_for
+        self.executor = executor
+        self.truths = truths
+
+    def score(self, record: EvalRecord) -> EvalRecord:
+        schema = self.schema_for(record)
+        if schema is None:
+            calls = [record.ground_truth, *record.alternatives, *(c.arguments for c in record.predicted_calls)]
+            schema = schema_from_calls([c for c in calls if isinstance(c, dict)])
+        truths = [t for t in (try_canonical(a, schema) for a in [record.ground_truth, *record.alternatives]) if t]
+        first_call = record.first_arguments
+        scores = Scores(
+            exact_match_as_written=exact_as_written(record.ground_truth, first_call),
+            search_similarity=search_similarity(
+                record.ground_truth.get("search_query"), (first_call or {}).get("search_query")
+            ),
+            calls_made=len(record.predicted_calls),
+        )
+        truth: TruthOutcome | None = None
+        if self.executor is not None and self.truths is not None:
+            truth = self.truths.result(record)
+            if isinstance(truth, QueryResult):
+                scores.ground_truth_vacuous = vacuity(truth, self.truths.collection_size(record.collection))
+                record = record.model_copy(update={"ground_truth_result": truth.model_dump(mode="json")})
+            else:
+                record = record.model_copy(update={"ground_truth_error": f"{truth.code}: {truth.message}"})
+        results = _Executions(self.executor)
+        for protocol in PROTOCOLS:
+            setattr(scores, protocol.value, self._protocol(record, protocol, schema, truths, truth, results))
+        if isinstance(truth, QueryResult):
+            ran = [results.run(c.arguments) for c in record.predicted_calls if c.ok and c.arguments is not None]
+            scores.any_call_execution_exact = any(isinstance(r, QueryResult) and compare(truth, r).exact for r in ran)
+        scores.scoring_error = results.infrastructure_error
+        return record.model_copy(update={"scores": scores})
+
+    def _protocol(
+        self,
+        record: EvalRecord,
+        protocol: Protocol,
+        schema: DatabaseSchema,
+        truths: list[Canonical],
+        truth: TruthOutcome | None,
+        results: _Executions,
+    ) -> ProtocolScores:
+        calls = protocol_calls(record, protocol)
+        predicted = try_canonical(calls[0].arguments, schema) if len(calls) == 1 and calls[0].arguments else None
+        arguments = score_canonical(truths, predicted) if truths else score_canonical([], None)
+        scores = ProtocolScores(
+            calls=len(calls),
+            exact_match=arguments.exact_match,
+            ast_score=arguments.ast_score,
+            ast_score_lenient=arguments.ast_score_lenient,
+            routing=arguments.routing,
+            components=arguments.components or {},
+        )
+        if not isinstance(truth, QueryResult):
+            return scores
+        scores.execution_exact = scores.execution_subset = False
+        scores.precision = scores.recall = scores.f1 = 0.0
+        if predicted is None:  # no call, several calls at once, or one the executor rejects
+            return scores
+        result = results.run(calls[0].arguments)
+        if isinstance(result, QueryResult):
+            match = compare(truth, result)
+            scores.execution_exact, scores.execution_subset = match.exact, match.subset
+            scores.precision, scores.recall, scores.f1 = match.precision, match.recall, round(match.f1, 6)
+        return scores
+
+
+class _Executions:
+    """Each distinct predicted call executed once per record; an infrastructure failure is remembered."""
+
+    def __init__(self, executor: WeaviateExecutor | None) -> None:
+        self.executor = executor
+        self._done: dict[str, TruthOutcome] = {}
+        self.infrastructure_error: str | None = None
+
+    def run(self, arguments: dict[str, Any] | None) -> TruthOutcome | None:
+        if self.executor is None or arguments is None:
+            return None
+        key = json.dumps(arguments, sort_keys=True, default=str)
+        if key not in self._done:
+            try:
+                self._done[key] = self.executor.execute(arguments)
+            except ExecutorError as error:
+                self._done[key] = error
+                if error.blame is Blame.INFRASTRUCTURE:
+                    self.infrastructure_error = f"{error.code}: {error.message}"
+        return self._done[key]

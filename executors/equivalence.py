@@ -1,0 +1,60 @@
+"""When two calls mean the same thing: the canonical form of a validated call.
+
+Two calls with the same canonical form give the same result on any data this project creates
+(properties are never missing), because the executor runs them the same way: numbers as numbers,
+boolean `!= v` as `= not v`, text `=` as LIKE without wildcards, a text value by the tokens its
+property's tokenization compares (`Italian` == `italian` under `word`), a bound on an `int`
+property by the integer bound it is sent as (`< 3.5` == `< 4`), TOP_OCCURRENCES without a limit as
+the default limit, and search by its presence (what the text finds is compared by executing it).
+The scorer's argument match compares these forms, so only the executor decides what is equal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from executors._plan import int_filter_bound
+from executors._text import SUPPORTED_TOKENIZATIONS, equal_query_tokens, like_tokens
+from executors.options import DEFAULT_TOP_OCCURRENCES_LIMIT
+from executors.schema import PropertySchema
+from executors.spec import FilterSpec, QuerySpec
+from executors.vocabulary import GROUPBY_FIELD, SEARCH_FIELD, PropertyKind
+
+
+def canonical_form(spec: QuerySpec) -> dict[str, Any]:
+    """Slot name -> what that slot means (absent slots left out); the collection under `collection_name`."""
+    form: dict[str, Any] = {"collection_name": spec.collection.name}
+    if spec.search_query is not None:
+        form[SEARCH_FIELD] = True
+    for flt in spec.filters:
+        form[flt.slot] = (flt.prop.name, *filter_meaning(flt, spec.collection.stopwords))
+    for aggregation in spec.aggregations:
+        limit = None
+        if "TOP_OCCURRENCES" in aggregation.metrics:
+            limit = aggregation.top_occurrences_limit or DEFAULT_TOP_OCCURRENCES_LIMIT
+        form[aggregation.slot] = (aggregation.prop.name, tuple(sorted(aggregation.metrics)), limit)
+    if spec.group_by is not None:
+        form[GROUPBY_FIELD] = spec.group_by.name
+    return form
+
+
+def filter_meaning(flt: FilterSpec, stopwords: frozenset[str] = frozenset()) -> tuple[str, Any]:
+    """(operator, value) in the form the executor runs the filter."""
+    if flt.kind is PropertyKind.BOOLEAN:
+        return "=", bool(flt.value) if flt.operator == "=" else not bool(flt.value)
+    if flt.kind is PropertyKind.NUMBER:
+        if flt.prop.is_int:
+            return flt.operator, float(int_filter_bound(flt.operator, float(flt.value)))
+        return flt.operator, float(flt.value)
+    return _text_meaning(flt.operator, str(flt.value), flt.prop, stopwords)
+
+
+def _text_meaning(operator: str, text: str, prop: PropertySchema, stopwords: frozenset[str]) -> tuple[str, Any]:
+    if operator == "LIKE" and "*" not in text and "?" not in text:
+        operator = "="
+    tokenization = prop.tokenization or "word"
+    if tokenization not in SUPPORTED_TOKENIZATIONS:
+        return operator, text
+    if operator == "LIKE":
+        return operator, tuple(like_tokens(text, tokenization))
+    return operator, tuple(equal_query_tokens(text, tokenization, stopwords))
