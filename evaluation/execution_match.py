@@ -24,12 +24,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from executors import ExecutorOptions, QueryResult
-from executors.options import SEARCH_HIT_LIMIT
+from executors import QueryResult
+from executors.options import COMPLETE_RESULTS
 
 RELATIVE_TOLERANCE = 1e-6
-#: Weaviate caps limit at QUERY_MAXIMUM_RESULTS (10,000) and the executor asks for one extra.
-SCORING_OPTIONS = ExecutorOptions(fetch_limit=9_999, search_limit=SEARCH_HIT_LIMIT, max_groups=1000)
+SCORING_OPTIONS = COMPLETE_RESULTS
 
 
 @dataclass(frozen=True)

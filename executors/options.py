@@ -75,3 +75,9 @@ class ExecutorOptions(BaseModel):
     default_top_occurrences_limit: int = Field(
         default=DEFAULT_TOP_OCCURRENCES_LIMIT, ge=1, le=MAX_TOP_OCCURRENCES_LIMIT
     )
+
+
+#: Limits that cover whole result sets (every object a filter keeps, every hit of a search): what
+#: results are compared under, by the scorer, the label audit and benchmark authoring. Weaviate
+#: caps limit at QUERY_MAXIMUM_RESULTS (10,000) and the executor asks for one extra.
+COMPLETE_RESULTS = ExecutorOptions(fetch_limit=9_999, search_limit=SEARCH_HIT_LIMIT, max_groups=1000)

@@ -88,6 +88,8 @@ class ReferenceExecutor:
         self._schema = schema
         self._options = options or ExecutorOptions()
         self._embed = embed
+        #: (collection, query) -> distances: the objects never change, so neither do these
+        self._distances: dict[tuple[str, str], dict[str, float]] = {}
         self._objects = {
             name: sorted((_as_data_object(item) for item in items), key=lambda o: o.uuid)
             for name, items in objects.items()
@@ -120,6 +122,7 @@ class ReferenceExecutor:
         """A sibling with other limits over the same objects (like `WeaviateExecutor.with_options`)."""
         sibling = object.__new__(ReferenceExecutor)
         sibling._schema, sibling._objects, sibling._embed = self._schema, self._objects, self._embed
+        sibling._distances = self._distances
         sibling._options = options
         return sibling
 
@@ -139,13 +142,17 @@ class ReferenceExecutor:
         """Every object's cosine distance to `query` (for audits of the relevance cut)."""
         if self._embed is None:
             raise UnsupportedQueryError("The reference executor needs an `embed` callable to search.")
+        cached = self._distances.get((collection, query))
+        if cached is not None:
+            return dict(cached)
         vector = list(self._embed(query))
         distances = {}
         for obj in self._objects.get(collection, []):
             if obj.vector is None:
                 raise UnsupportedQueryError(f"Object {obj.uuid} of '{collection}' has no vector to search with.")
             distances[obj.uuid] = cosine_distance(vector, obj.vector)
-        return distances
+        self._distances[(collection, query)] = distances
+        return dict(distances)
 
     def _hits(self, spec: QuerySpec, matched: list[DataObject]) -> list[Hit]:
         options = self._options

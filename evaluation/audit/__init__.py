@@ -9,7 +9,13 @@ eval's `SCORING_OPTIONS` (filter results are complete sets) and reports:
 - mutation sensitivity: each label's single-component mutants are executed and compared with the
   label's own result by `execution_match.compare`; the share whose result differs (`exact` is
   False) is the sensitivity, and the mutants whose result equals the label's are the *survivors*:
-  near-miss answers the eval would score as correct.
+  near-miss answers the eval would score as correct. Each component (search included, through
+  its drop mutant) is held to its own rate;
+- ties, alternatives and search relevance (`checks`): no expected result depends on a tie at a
+  cut, every accepted alternative gives the label's result, and the search labels' hits are
+  compared with the generator topics they mean;
+- gameability probes (`probes`): predictors built to be wrong, scored by the eval's own `Scorer`
+  under both protocols, must earn nothing; the gold labels must earn everything.
 
 Mutants are derived in `mutants`; the report and its targets are in `report`. A mutant that fails
 to execute is listed under `mutant_errors` and left out of the rate. Metric, group-by and
@@ -24,10 +30,35 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluation.audit.mutants import (
+from evaluation.audit.checks import (
+    AlternativeMismatch,
+    Tie,
+    alternative_mismatches,
+    moved_cut_executors,
+    relevance_by_use_case,
+    search_cut_tie,
+    search_relevance,
+    top_occurrences_tie,
+    topics_of,
+)
+from evaluation.audit.probes import run_probes
+from evaluation.audit.report import (
+    TARGETS,
+    AuditReport,
+    ExecutionFailure,
+    KindSummary,
+    MutantFailure,
+    MutantOutcome,
+    VacuousQuery,
+)
+from evaluation.execution_match import SCORING_OPTIONS, compare, vacuity
+from evaluation.scorer import GroundTruthCache, Scorer
+from executors import ExecutorError, QueryDatabaseArguments, QueryResult, WeaviateExecutor
+from fixtures.authoring.mutants import (
     MIN_CROSSED_SHARE,
     MUTATION_KINDS,
     Mutant,
@@ -39,22 +70,12 @@ from evaluation.audit.mutants import (
     use_case_context,
     with_component,
 )
-from evaluation.audit.report import (
-    TARGETS,
-    AuditReport,
-    ExecutionFailure,
-    KindSummary,
-    MutantFailure,
-    MutantOutcome,
-    VacuousQuery,
-)
-from evaluation.execution_match import SCORING_OPTIONS, compare, vacuity
-from executors import ExecutorError, QueryDatabaseArguments, QueryResult, WeaviateExecutor
 from fixtures.datasets import Case, read_dataset
 from fixtures.loader import ensure_loaded
+from fixtures.use_cases import UseCase
 
 DEFAULT_WORKERS = 8
-#: on_progress(stage, done, total); stages "ground truth" and "mutants"
+#: on_progress(stage, done, total); stages "ground truth", "mutants", "label checks", "probes"
 ProgressCallback = Callable[[str, int, int], None]
 
 
@@ -100,14 +121,23 @@ def audit_dataset(
         by_kind = {kind: KindSummary() for kind in MUTATION_KINDS}
         jobs: list[tuple[Case, QueryResult, Mutant]] = []
         for case, truth in answered:
-            mutants, skipped = derive_mutants(case.ground_truth, context)
+            mutants, skipped = derive_mutants(case.ground_truth, context, case.alternatives)
             jobs.extend((case, truth, mutant) for mutant in mutants)
             for entry in skipped:
                 by_kind[entry.split(":", 1)[0]].skipped += 1
         outcomes = _run_all(pool, executor, [m.arguments for _, _, m in jobs], "mutants", on_progress)
+        checks = _label_checks(pool, client, executor, answered, dataset.use_cases, observed, on_progress)
+        mutants_of: dict[str, list[Mutant]] = {}
+        for case, _, mutant in jobs:
+            mutants_of.setdefault(case.id, []).append(mutant)
+        scorer = Scorer(lambda _record: executor.schema, executor, GroundTruthCache(executor, client))
+        probes = run_probes(scorer, [case for case, _ in answered], mutants_of, pool.map)
+        if on_progress is not None:
+            on_progress("probes", 1, 1)
 
     survivors: list[MutantOutcome] = []
     mutant_errors: list[MutantFailure] = []
+    by_component: dict[str, KindSummary] = {}
     for (case, truth, mutant), outcome in zip(jobs, outcomes, strict=True):
         described = {
             "id": case.id,
@@ -119,12 +149,11 @@ def audit_dataset(
         if isinstance(outcome, ExecutorError):
             mutant_errors.append(MutantFailure(**described, code=outcome.code, message=outcome.message))
             continue
-        summary = by_kind[mutant.kind]
-        summary.mutants += 1
+        for summary in (by_kind[mutant.kind], by_component.setdefault(mutant.component, KindSummary())):
+            summary.mutants += 1
+            summary.killed += not compare(truth, outcome).exact
         if compare(truth, outcome).exact:
             survivors.append(MutantOutcome(**described))
-        else:
-            summary.killed += 1
     mutants = sum(s.mutants for s in by_kind.values())
     killed = sum(s.killed for s in by_kind.values())
     return AuditReport(
@@ -143,8 +172,56 @@ def audit_dataset(
         survivors=survivors,
         mutant_errors=mutant_errors,
         by_kind=by_kind,
+        by_component=dict(sorted(by_component.items())),
+        ties=checks.ties,
+        alternative_mismatches=checks.mismatches,
+        alternatives_checked=checks.alternatives,
+        search_relevance=relevance_by_use_case(checks.relevance),
+        probes=probes,
         seconds=round(time.perf_counter() - started, 2),
     )
+
+
+@dataclass
+class _Checks:
+    ties: list[Tie] = field(default_factory=list)
+    mismatches: list[AlternativeMismatch] = field(default_factory=list)
+    alternatives: int = 0
+    relevance: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+
+
+def _label_checks(
+    pool: ThreadPoolExecutor,
+    client: Any,
+    executor: WeaviateExecutor,
+    answered: list[tuple[Case, QueryResult]],
+    use_cases: list[UseCase],
+    observed: dict[str, tuple[int | None, list[dict[str, Any]]]],
+    on_progress: ProgressCallback | None,
+) -> _Checks:
+    """Ties at a cut, alternatives that must agree, and the search's precision and recall per use case."""
+    moved = moved_cut_executors(client)
+    sizes = {name: size for name, (size, _) in observed.items()}
+    topics = {c: t for u in use_cases for c, t in topics_of(u, sizes).items()}
+
+    def check(item: tuple[Case, QueryResult]) -> tuple[list[Tie], list[AlternativeMismatch], Any]:
+        case, truth = item
+        ties = [t for t in (top_occurrences_tie(executor, case), search_cut_tie(moved, case, truth)) if t]
+        relevance = search_relevance(executor, case, topics.get(case.collection, {}))
+        return ties, alternative_mismatches(executor, case, truth), relevance
+
+    checks = _Checks()
+    for done, ((case, _), (ties, mismatches, relevance)) in enumerate(
+        zip(answered, pool.map(check, answered), strict=True), start=1
+    ):
+        checks.ties.extend(ties)
+        checks.mismatches.extend(mismatches)
+        checks.alternatives += len(case.alternatives)
+        if relevance is not None:
+            checks.relevance.setdefault(case.use_case, []).append(relevance)
+        if on_progress is not None:
+            on_progress("label checks", done, len(answered))
+    return checks
 
 
 def _observe(executor: WeaviateExecutor, client: Any, name: str) -> tuple[int | None, list[dict[str, Any]]]:

@@ -6,8 +6,19 @@ from typing import Any
 
 from pydantic import BaseModel, computed_field
 
+from evaluation.audit.checks import AlternativeMismatch, SearchRelevance, Tie
+from evaluation.audit.probes import ProbeSummary, probe_failures
+
 #: exit-code targets of `dbgorilla audit-dataset`
-TARGETS: dict[str, float] = {"execution_errors": 0, "non_vacuous_rate": 0.95, "mutation_sensitivity": 0.90}
+TARGETS: dict[str, float] = {
+    "execution_errors": 0,
+    "non_vacuous_rate": 0.95,
+    "mutation_sensitivity": 0.90,
+    #: each component's own mutation sensitivity (search included)
+    "component_sensitivity": 0.95,
+    "ties": 0,
+    "alternative_mismatches": 0,
+}
 
 
 class ExecutionFailure(BaseModel):
@@ -64,6 +75,13 @@ class AuditReport(BaseModel):
     survivors: list[MutantOutcome] = []
     mutant_errors: list[MutantFailure] = []
     by_kind: dict[str, KindSummary] = {}
+    by_component: dict[str, KindSummary] = {}
+    ties: list[Tie] = []
+    alternatives_checked: int = 0
+    alternative_mismatches: list[AlternativeMismatch] = []
+    #: use case -> the search labels' precision and recall against their generator topics
+    search_relevance: dict[str, SearchRelevance] = {}
+    probes: dict[str, ProbeSummary] = {}
     seconds: float = 0.0
     targets: dict[str, float] = dict(TARGETS)
 
@@ -80,6 +98,17 @@ class AuditReport(BaseModel):
                 f"mutation_sensitivity {self.mutation_sensitivity:.3f} < {self.targets['mutation_sensitivity']:g}"
                 + (" (no mutants)" if not self.mutants else "")
             )
+        for component, summary in self.by_component.items():
+            rate = summary.sensitivity
+            if rate is not None and rate < self.targets["component_sensitivity"]:
+                failed.append(
+                    f"{component} mutation_sensitivity {rate:.3f} < {self.targets['component_sensitivity']:g}"
+                )
+        if len(self.ties) > self.targets["ties"]:
+            failed.append(f"ties {len(self.ties)} > {self.targets['ties']:g}")
+        if len(self.alternative_mismatches) > self.targets["alternative_mismatches"]:
+            failed.append(f"alternative_mismatches {len(self.alternative_mismatches)} > 0")
+        failed.extend(probe_failures(self.probes))
         return failed
 
     @computed_field  # type: ignore[prop-decorator]
