@@ -19,7 +19,8 @@ from dbgorilla.model_server import DEFAULT_MODEL
 from evaluation.audit import AuditReport, audit_dataset
 from fixtures.authoring import compose
 from fixtures.authoring.generate import generate_records
-from fixtures.datasets import load_paper_dataset, read_dataset, render, split_path
+from fixtures.datasets import load_paper_dataset, read_dataset, render
+from fixtures.datasets.splits import SPLITS_DIR
 from fixtures.loader import LoadReport, load_schemas, resolve_use_case_names
 from fixtures.use_cases import UseCase, get_use_cases
 
@@ -302,15 +303,18 @@ def compose_split(
     check: Annotated[
         bool, typer.Option("--check", help="Exit 1 if the committed split differs from a fresh one.")
     ] = False,
+    split: Annotated[str, typer.Option("--split", help=f"Which split: {' or '.join(compose.SPLITS)}.")] = compose.SPLIT,
 ) -> None:
-    """Compose the explicit split from its templates (searches are vetted with the embedding model, offline)."""
+    """Compose a split from its templates (searches are vetted with the embedding model, offline)."""
+    if split not in compose.SPLITS:
+        raise typer.BadParameter(f"unknown split {split!r}; known: {', '.join(compose.SPLITS)}")
     encoder = MiniLMEncoder()
-    path = split_path(compose.SPLIT)
+    path = SPLITS_DIR / f"{split}.jsonl"
     if check:
-        if path.read_text() != render(compose.compose(encoder.encode)):
+        if not path.is_file() or path.read_text() != render(compose.compose(encoder.encode, split=split)):
             err.print(f"{path} is stale: run `dbgorilla compose-split`", highlight=False)
             raise typer.Exit(int(ExitCode.FAILURE))
         out.print(f"{path}: up to date")
         return
-    meta = compose.write(encoder.encode, path)
+    meta = compose.write(encoder.encode, path, split)
     out.print(f"wrote {meta.records} cases to {path} (version {meta.version}, sha256 {meta.sha256[:12]})")
