@@ -22,12 +22,15 @@ from fixtures import (
     read_meta,
     split_path,
 )
-from fixtures.authoring.compose import VERSION, combinations, compose
+from fixtures.authoring.compose import NATURAL_ID_OFFSET, VERSION, combinations, compose
 from fixtures.authoring.sanity import filtered, the_filter
 from fixtures.datasets import file_sha256, render
 
-RECORDS = load_split()
-BENCHMARK_PATH = split_path()
+#: The explicit split: the wording that spells out arguments (the natural split is tested below).
+BENCHMARK_PATH = split_path("explicit")
+RECORDS = load_split(BENCHMARK_PATH)
+NATURAL_PATH = split_path("natural")
+NATURAL = load_split(NATURAL_PATH)
 NON_SEARCH = [r for r in RECORDS if r.ground_truth.search_query is None]
 
 
@@ -70,7 +73,7 @@ def test_every_combination_is_present_in_each_use_case(use_case: str) -> None:
 
 
 def test_ids_versions_and_meta_header() -> None:
-    meta = read_meta()
+    meta = read_meta(BENCHMARK_PATH)
     assert meta.version == VERSION and meta.records == len(RECORDS)
     assert meta.seed == DEFAULT_SEED and meta.objects_per_collection == DEFAULT_OBJECTS_PER_COLLECTION
     assert meta.sha256 == file_sha256(BENCHMARK_PATH), "edit the templates and re-run the composer"
@@ -172,3 +175,35 @@ def test_the_reference_executor_gives_non_vacuous_answers_without_search() -> No
             assert 0 < result.total_count < DEFAULT_OBJECTS_PER_COLLECTION, record.id
     assert len(NON_SEARCH) == 155
     assert vacuous == []
+
+
+# ----------------------------------------------------------------------------------------------
+# The natural split: the same combinations on the same data, worded as users ask
+
+
+def test_natural_split_is_the_default_and_what_the_composer_writes() -> None:
+    assert split_path() == NATURAL_PATH
+    meta = read_meta(NATURAL_PATH)
+    assert meta.version == VERSION and meta.records == len(NATURAL) == 315
+    assert meta.sha256 == file_sha256(NATURAL_PATH)
+    assert NATURAL_PATH.read_text() == render(compose(MiniLMEncoder().encode, split="natural"))
+    for use_case in get_use_case_names():
+        ids = [r.id for r in NATURAL if r.use_case == use_case]
+        assert ids == [f"{use_case}-{NATURAL_ID_OFFSET + n:03d}" for n in range(1, 64)]
+    # the same combination per position, so results of the two splits compare component by component
+    for explicit, natural in zip(RECORDS, NATURAL, strict=True):
+        assert explicit.components == natural.components and explicit.collection == natural.collection
+
+
+def test_natural_questions_read_like_users_questions() -> None:
+    cues = re.compile(r'"|semantically|matching the search|relevant to|best match|starts with|ends with|contains the')
+    openings = Counter(" ".join(r.query.split()[:2]) for r in NATURAL)
+    assert len(openings) >= 40, openings
+    assert max(openings.values()) <= 0.1 * len(NATURAL)
+    for record in NATURAL:
+        if record.ground_truth.search_query:  # worded into the sentence, never quoted
+            assert f'"{record.ground_truth.search_query}"' not in record.query, record.id
+    # a text filter no natural phrasing can label keeps its explicit wording: few, and counted here
+    cued = [r.id for r in NATURAL if cues.search(r.query)]
+    assert all(NATURAL[[r.id for r in NATURAL].index(i)].ground_truth.text_property_filter for i in cued)
+    assert len(cued) <= 0.1 * len(NATURAL), cued
