@@ -6,7 +6,8 @@ One plan per operator combination (S = search, F = filters, A = aggregations, G 
                limit=SEARCH_HIT_LIMIT)` (or hybrid with `max_vector_distance`, or bm25), closest first
 - no A, no G:  the hits themselves (the first SEARCH_LIMIT are listed), or without search
                `query.fetch_objects(limit=FETCH_LIMIT+1)` in UUID order: the cursor (`after=NIL_UUID`)
-               without filters, `sort=Sort.by_id()` with
+               without filters, `sort=Sort.by_id()` with, and `aggregate.over_all(total_count=True)`
+               with the same filters: how many matched, beyond the page listed
 - A, no G:     `aggregate.over_all()`, all metrics at once; with S restricted to the hits' ids
 - G (any A):   the same aggregate call with `group_by=GroupByAggregate(prop, limit=GROUP_FETCH_LIMIT)`
 - G, no A:     plus sample objects: the hits (closest first) or the first `GROUP_SAMPLE_SCAN_LIMIT`
@@ -217,6 +218,14 @@ def _aggregate_call(
     return PlannedCall("aggregate", "over_all", purpose, (), kwargs, over_hits=spec.has_search)
 
 
+def _count_call(filters: Expr | None) -> PlannedCall:
+    """How many objects a listing matched: the page shows FETCH_LIMIT of them, the count says how many
+    there are, so "how many cost more than 800?" is never answered with the page size."""
+    kwargs: dict[str, Expr] = {"filters": filters} if filters is not None else {}
+    kwargs["total_count"] = _TRUE
+    return PlannedCall("aggregate", "over_all", "count", (), kwargs)
+
+
 def build_plan(spec: QuerySpec, options: ExecutorOptions) -> QueryPlan:
     filters = filters_expr(spec.filters)
     calls: list[PlannedCall] = []
@@ -226,6 +235,7 @@ def build_plan(spec: QuerySpec, options: ExecutorOptions) -> QueryPlan:
         calls.append(_hits_call(spec, options, filters, properties=listing or samples))
     elif listing:
         calls.append(_fetch_call(spec, options.fetch_limit + 1, "objects"))
+        calls.append(_count_call(filters))
     if not listing:
         metrics = [m for m in (metrics_expr(a, options) for a in spec.aggregations) if m is not None]
         purpose = "groups" if spec.group_by is not None else "aggregate"

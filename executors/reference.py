@@ -199,10 +199,9 @@ class ReferenceExecutor:
                 result.truncated = len(hits) > options.search_limit
                 result.total_count = None if len(hits) >= options.search_hit_limit else len(hits)
                 return result
-            matched = listed
-            result.truncated = len(matched) > options.fetch_limit
-            result.objects = [to_object(collection, Hit(o.uuid, o.properties)) for o in matched[: options.fetch_limit]]
-            result.total_count = None if result.truncated else len(matched)
+            result.truncated = len(listed) > options.fetch_limit
+            result.objects = [to_object(collection, Hit(o.uuid, o.properties)) for o in listed[: options.fetch_limit]]
+            result.total_count = len(matched)  # the count call counts every match, as Weaviate's aggregate does
             return result
         if spec.group_by is None:
             result.aggregations = {

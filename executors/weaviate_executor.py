@@ -274,7 +274,8 @@ def assemble_result(plan: QueryPlan, responses: dict[str, Any]) -> QueryResult:
         fetched = _hits(spec, responses["objects"])
         result.truncated = len(fetched) > options.fetch_limit
         result.objects = [to_object(spec.collection, hit) for hit in fetched[: options.fetch_limit]]
-        result.total_count = None if result.truncated else len(fetched)
+        count = responses.get("count")
+        result.total_count = count.total_count if count is not None else None if result.truncated else len(fetched)
     elif hits is not None and spec.group_by is None and not spec.aggregations:
         result.objects = ranked_objects(spec.collection, hits[: options.search_limit])
         result.truncated = len(hits) > options.search_limit

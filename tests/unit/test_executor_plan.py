@@ -114,7 +114,8 @@ def test_methods_per_combination(search, filter_, aggregation, group) -> None:
     made = [(c.namespace, c.method, c.purpose, c.over_hits) for c in plan.calls]
     hits = [("query", "near_text", "hits", False)] if search else []
     if not aggregation and not group:
-        assert made == (hits or [("query", "fetch_objects", "objects", False)])
+        listing = [("query", "fetch_objects", "objects", False), ("aggregate", "over_all", "count", False)]
+        assert made == (hits or listing)
     elif not group:
         assert made == [*hits, ("aggregate", "over_all", "aggregate", search)]
     elif aggregation or search:
@@ -140,14 +141,16 @@ def test_search_modes_and_limits_are_explicit() -> None:
         "return_metadata=MetadataQuery(score=True))"
     ]
     assert plan_for({"collection_name": "Shops"}).rendered() == [
-        "collection.query.fetch_objects(limit=11, after='00000000-0000-0000-0000-000000000000')"
+        "collection.query.fetch_objects(limit=11, after='00000000-0000-0000-0000-000000000000')",
+        "collection.aggregate.over_all(total_count=True)",
     ]
     raw = {
         "collection_name": "Shops",
         "boolean_property_filter": {"property_name": "open", "operator": "=", "value": True},
     }
     assert plan_for(raw).rendered() == [
-        "collection.query.fetch_objects(limit=11, filters=Filter.by_property('open').equal(True), sort=Sort.by_id())"
+        "collection.query.fetch_objects(limit=11, filters=Filter.by_property('open').equal(True), sort=Sort.by_id())",
+        "collection.aggregate.over_all(filters=Filter.by_property('open').equal(True), total_count=True)",
     ]
 
 
@@ -227,8 +230,9 @@ def test_lone_range_or_like_filter_is_anded_with_itself_for_sorted_fetches(
     slot = "integer_property_filter" if operator == "<" else "text_property_filter"
     prop = "price" if operator == "<" else "name"
     raw = {"collection_name": "Shops", slot: {"property_name": prop, "operator": operator, "value": value}}
-    (call,) = plan_for(raw).rendered()
+    call, count = plan_for(raw).rendered()
     assert call.startswith("collection.query.fetch_objects(")
+    assert count.startswith("collection.aggregate.over_all(") and "Filter.all_of([" not in count
     assert ("Filter.all_of([" in call) is doubled
     searched = plan_for({**raw, "search_query": "x"}).rendered()[0]
     assert "Filter.all_of([" not in searched
