@@ -7,6 +7,7 @@ in `console.EXIT_CODES`.
 from __future__ import annotations
 
 import sys
+import warnings
 
 import typer
 
@@ -27,6 +28,9 @@ for group in (services, data, ask, report, evaluate):
 
 def main() -> None:
     """Click's own exit codes (0, 1 abort, 2 usage) stand; our typed errors map to theirs."""
+    # Services are started detached and outlive the command: their Popen objects (and a library's
+    # /dev/null handle) are not leaks, and interpreter warnings about them are not for users.
+    warnings.filterwarnings("ignore", category=ResourceWarning)
     try:
         app()
     except KeyboardInterrupt:
