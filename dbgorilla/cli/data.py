@@ -17,6 +17,7 @@ from dbgorilla.embedding.encoder import MiniLMEncoder
 from dbgorilla.errors import ExitCode, ServiceNotRunning
 from dbgorilla.model_server import DEFAULT_MODEL
 from evaluation.audit import AuditReport, audit_dataset
+from evaluation.audit.probes import PROBE_LIMIT, PROBE_SCORES
 from fixtures.authoring import compose
 from fixtures.authoring.generate import generate_records
 from fixtures.datasets import load_paper_dataset, read_dataset, render
@@ -185,6 +186,43 @@ def _print_validation(report: AuditReport) -> None:
             str(numbers.skipped),
         )
     out.print(kinds)
+    components = Table("component", "mutants", "killed", "sensitivity", "target")
+    for component, numbers in report.by_component.items():
+        rate = numbers.sensitivity
+        ok = rate is None or rate >= targets["component_sensitivity"]
+        shown_rate = "" if rate is None else f"{rate:.3f} {verdict(ok)}"
+        components.add_row(
+            component, str(numbers.mutants), str(numbers.killed), shown_rate, f">= {targets['component_sensitivity']:g}"
+        )
+    out.print(components)
+    out.print(
+        f"ties at a cut: {len(report.ties)} {verdict(not report.ties)}; alternatives checked: "
+        f"{report.alternatives_checked}, disagreeing: {len(report.alternative_mismatches)} "
+        f"{verdict(not report.alternative_mismatches)}",
+        highlight=False,
+    )
+    for tie in report.ties[:SHOWN_SURVIVORS]:
+        out.print(f"  tie {tie.id} ({tie.kind}): {tie.detail}", highlight=False)
+    for mismatch in report.alternative_mismatches[:SHOWN_SURVIVORS]:
+        out.print(f"  alternative of {mismatch.id}: {mismatch.reason}", highlight=False)
+    if report.search_relevance:
+        relevance = Table("use case", "search labels", "precision", "recall", title="search hits vs generator topics")
+        for use_case, numbers in report.search_relevance.items():
+            relevance.add_row(use_case, str(numbers.queries), f"{numbers.precision:.3f}", f"{numbers.recall:.3f}")
+        out.print(relevance)
+    if report.probes:
+        probes = Table(
+            "probe", "questions", "predictions", title=f"gameability probes (at most {PROBE_LIMIT:g}; gold 1)"
+        )
+        for protocol in ("first", "final"):
+            for score in PROBE_SCORES:
+                probes.add_column(f"{protocol} {score.replace('execution_', 'exec ')}", justify="right")
+        probes.add_column("")
+        for name, summary in report.probes.items():
+            rates = [f"{summary.rates.get(p, {}).get(k, 0.0):.3f}" for p in ("first", "final") for k in PROBE_SCORES]
+            ok = summary.least == 1.0 if name == "gold" else summary.worst <= PROBE_LIMIT
+            probes.add_row(name, str(summary.questions), str(summary.predictions), *rates, verdict(ok))
+        out.print(probes)
     if report.errors:
         table = Table("id", "code", "message", title="execution errors")
         for failure in report.errors:
