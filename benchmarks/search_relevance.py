@@ -18,6 +18,7 @@ import statistics
 import numpy as np
 
 from dbgorilla.embedding.encoder import MiniLMEncoder
+from executors.options import SEARCH_MAX_DISTANCE
 from fixtures import DEFAULT_SEED, ObjectGenerator, get_use_cases
 from fixtures.use_cases import DATA_DIR
 
@@ -37,6 +38,8 @@ def main() -> None:
     encoder = MiniLMEncoder()
     count = sum(len(texts) for topics in queries.values() for texts in topics.values())
     print(f"{'objects':>8} {'cut':>5} {'precision':>9} {'recall':>7} {'F1':>5} {'hits':>6}  ({count} queries)")
+    use_case_of = {c.name: u.name for u in get_use_cases() for c in u.collections}
+    per_use_case: dict[tuple[int, str], list[tuple[float, float]]] = {}
     for size in args.sizes:
         rows: dict[float, list[tuple[float, float, float, int]]] = {cut: [] for cut in args.cuts}
         for name, topics in queries.items():
@@ -54,9 +57,19 @@ def main() -> None:
                         recall = tp / int(relevant.sum())
                         f1 = 2 * precision * recall / (precision + recall) if tp else 0.0
                         rows[cut].append((precision, recall, f1, int(hits.sum())))
+                        if cut == SEARCH_MAX_DISTANCE:
+                            per_use_case.setdefault((size, use_case_of[name]), []).append((precision, recall))
         for cut, values in rows.items():
             p, r, f, h = (statistics.mean(v[i] for v in values) for i in range(4))
             print(f"{size:>8} {cut:>5.2f} {p:>9.2f} {r:>7.2f} {f:>5.2f} {h:>6.1f}")
+
+    if per_use_case:
+        print(f"\nper use case at the cut {SEARCH_MAX_DISTANCE:g}:")
+        print(f"{'objects':>8} {'use case':<16} {'precision':>9} {'recall':>7} {'queries':>7}")
+        for (size, use_case), pairs in sorted(per_use_case.items()):
+            p = statistics.mean(x for x, _ in pairs)
+            r = statistics.mean(y for _, y in pairs)
+            print(f"{size:>8} {use_case:<16} {p:>9.2f} {r:>7.2f} {len(pairs):>7}")
 
 
 if __name__ == "__main__":
