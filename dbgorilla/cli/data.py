@@ -211,17 +211,19 @@ def _print_validation(report: AuditReport) -> None:
             relevance.add_row(use_case, str(numbers.queries), f"{numbers.precision:.3f}", f"{numbers.recall:.3f}")
         out.print(relevance)
     if report.probes:
-        probes = Table(
-            "probe", "questions", "predictions", title=f"gameability probes (at most {PROBE_LIMIT:g}; gold 1)"
-        )
-        for protocol in ("first", "final"):
-            for score in PROBE_SCORES:
-                probes.add_column(f"{protocol} {score.replace('execution_', 'exec ')}", justify="right")
+        title = f"gameability probes: share earning exact / exec exact / exec subset (at most {PROBE_LIMIT:g}; gold 1)"
+        probes = Table(title=title)
+        probes.add_column("probe", no_wrap=True)
+        probes.add_column("n", justify="right")
+        probes.add_column("first", no_wrap=True)
+        probes.add_column("final", no_wrap=True)
         probes.add_column("")
         for name, summary in report.probes.items():
-            rates = [f"{summary.rates.get(p, {}).get(k, 0.0):.3f}" for p in ("first", "final") for k in PROBE_SCORES]
+            if not summary.predictions:
+                continue
+            rates = ["/".join(f"{summary.rates[p][k]:.3f}" for k in PROBE_SCORES) for p in ("first", "final")]
             ok = summary.least == 1.0 if name == "gold" else summary.worst <= PROBE_LIMIT
-            probes.add_row(name, str(summary.questions), str(summary.predictions), *rates, verdict(ok))
+            probes.add_row(name, str(summary.questions), *rates, verdict(ok))
         out.print(probes)
     if report.errors:
         table = Table("id", "code", "message", title="execution errors")

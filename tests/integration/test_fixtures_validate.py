@@ -247,6 +247,7 @@ def test_cli_names_the_missed_targets(weaviate_stack: Any, hand_made: Path) -> N
     readable = run_cli("validate-dataset", str(hand_made), env=weaviate_stack.env)
     assert readable.returncode == 1
     assert "vacuous ground truths" in readable.stdout and "unknown_property" in readable.stdout
+    assert "gameability probes" in readable.stdout and "drop_integer_filter" in readable.stdout
 
 
 def dbgorilla_record(query: dict[str, Any]) -> dict[str, Any]:
