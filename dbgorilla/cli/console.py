@@ -17,6 +17,7 @@ from dbgorilla.connection import connect
 from dbgorilla.errors import ConfigError, DbGorillaError, ExitCode, ServiceNotRunning
 from evaluation.report import ReportError
 from evaluation.runner import RunError
+from fixtures.index_health import IndexBroken
 from fixtures.loader import LoadFailed
 
 out = Console()
@@ -27,6 +28,7 @@ EXIT_CODES: dict[type[Exception], ExitCode] = {
     ReportError: ExitCode.CONFIG,
     RunError: ExitCode.CONFIG,
     LoadFailed: ExitCode.FAILURE,
+    IndexBroken: ExitCode.FAILURE,
     ModelError: ExitCode.FAILURE,
 }
 

@@ -26,7 +26,9 @@ from evaluation.scoring import load_predictions, rescore
 from evaluation.selection import select_cases
 from executors import WeaviateExecutor
 from fixtures.datasets import read_dataset
+from fixtures.index_health import repair_broken
 from fixtures.loader import ensure_loaded
+from fixtures.use_cases import get_use_cases
 
 
 def register(app: typer.Typer) -> None:
@@ -186,6 +188,8 @@ def score(
     records = load_predictions(predictions)
     if execute:
         with connected() as client:
+            used = [u for u in get_use_cases() if u.name in {r.use_case for r in records}]
+            repair_broken(client, [c.name for u in used for c in u.collections], echo=say)
             records = rescore(records, client)
     else:
         records = rescore(records, None)

@@ -12,12 +12,14 @@ import typer
 from rich.table import Table
 
 from dbgorilla import stack
-from dbgorilla.cli.console import out, say
+from dbgorilla.cli.console import connected, out, say
 from dbgorilla.config import WEAVIATE_VERSION, Settings
 from dbgorilla.errors import ExitCode, MissingDependency
 from dbgorilla.model_server import DEFAULT_MODEL, MODELS, ModelService, get_model
 from dbgorilla.smoke import run_smoke
 from dbgorilla.weaviate_build import build_weaviate
+from fixtures.index_health import repair_broken
+from fixtures.use_cases import get_use_cases
 
 REQUIREMENTS_MODELS = Path(__file__).resolve().parents[2] / "requirements-models.txt"
 
@@ -48,12 +50,19 @@ def up(
     backend: Annotated[str, typer.Option(help="auto | url | docker | binary")] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
 ) -> None:
-    """Start Weaviate with text2vec-transformers, or reuse the running one."""
-    status = stack.up(backend, Settings(), echo=say)
+    """Start Weaviate with text2vec-transformers, or reuse the running one; then check (and rebuild)
+    the vector index of every use-case collection already loaded, since a crash can empty it."""
+    settings = Settings()
+    status = stack.up(backend, settings, echo=say)
+    with connected(settings) as client:
+        checked, repairs = repair_broken(client, [c.name for u in get_use_cases() for c in u.collections], say)
     if as_json:
-        out.print_json(json.dumps(status.to_dict()))
+        index = {"collections_checked": len(checked), "rebuilt": [r.model_dump(mode="json") for r in repairs]}
+        out.print_json(json.dumps(status.to_dict() | {"index_check": index}))
     else:
         _print_status(status)
+        if checked:
+            out.print(f"vector index: {len(checked)} collections checked, {len(repairs)} rebuilt")
 
 
 def down() -> None:
