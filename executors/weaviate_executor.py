@@ -57,6 +57,7 @@ from executors.errors import (
     WeaviateCallError,
     WeaviateUnavailableError,
 )
+from executors.liveness import weaviate_is_live
 from executors.options import ExecutorOptions
 from executors.results import GroupResult, MetricValue, QueryResult, TopOccurrence, group_key
 from executors.schema import DatabaseSchema, SchemaCache, schema_from_configs
@@ -96,8 +97,8 @@ class ReadOnlyWeaviate:
         return schema_from_configs(self.__client.collections.list_all(simple=False))
 
     def is_live(self) -> bool:
-        """Weaviate's HTTP liveness probe (milliseconds, no retries)."""
-        return bool(self.__client.is_live())
+        """Weaviate's HTTP liveness probe (milliseconds, no retries, nothing printed)."""
+        return weaviate_is_live(self.__client)
 
     def run(self, collection: str, call: PlannedCall) -> Any:
         if (call.namespace, call.method) not in READ_METHODS:

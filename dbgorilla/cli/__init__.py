@@ -6,6 +6,7 @@ in `console.EXIT_CODES`.
 
 from __future__ import annotations
 
+import logging
 import sys
 import warnings
 
@@ -31,6 +32,9 @@ def main() -> None:
     # Services are started detached and outlive the command: their Popen objects (and a library's
     # /dev/null handle) are not leaks, and interpreter warnings about them are not for users.
     warnings.filterwarnings("ignore", category=ResourceWarning)
+    # weaviate-client logs each failed batch as a raw dict through Python's last-resort handler;
+    # the commands report failed objects themselves, one line each, with the object's index.
+    logging.getLogger("weaviate-client").addHandler(logging.NullHandler())
     try:
         app()
     except KeyboardInterrupt:

@@ -13,8 +13,11 @@ import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -24,7 +27,7 @@ from dbgorilla._process import ProcessRecord, process_start_ticks
 from dbgorilla.connection import connect
 from fixtures.index_health import check_indexes
 from fixtures.use_cases import get_use_case
-from tests.conftest import Stack, docker_works, fresh_settings, run_cli, settings_env
+from tests.conftest import REPO, Stack, docker_works, fresh_settings, run_cli, settings_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.skipif(docker_works(), reason="binary backend only")]
 
@@ -136,3 +139,143 @@ def test_eval_rebuilds_before_it_scores(crash_stack: Stack, clean_results: dict[
     said = "incomplete vector index, rebuilding it: Exhibitions: 0/100"
     assert oracle_results(crash_stack, tmp_path, said=said) == clean_results
     assert health(crash_stack)["Exhibitions"] == (100, 100)
+
+
+@contextmanager
+def replay_model(delay: float) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """A perfect model served by its own process (killable with -9), answering after `delay` s."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.integration._replay_model", str(delay)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    base_url = process.stdout.readline().strip()
+    try:
+        yield process, base_url
+    finally:
+        process.kill()
+        process.wait()
+
+
+def eval_command(out: Path, base_url: str) -> list[str]:
+    return [
+        "eval", "--model", "mock", "--base-url", base_url, "--use-case", USE_CASE, "--limit", "0",
+        "--out", str(out), "--max-retries", "0", "--request-timeout", "10",
+    ]  # fmt: skip
+
+
+def wait_for_records(results: Path, count: int, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if results.exists() and len(results.read_text().splitlines()) >= count:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{results} did not reach {count} records")
+
+
+def results_by_id(out: Path) -> tuple[list[str], dict[str, object]]:
+    """(every id in file order, the first call's result by id) of a finished run."""
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert all(r["outcome"] == "ok" and r["scores"]["final"]["execution_exact"] for r in records)
+    return [r["id"] for r in records], {r["id"]: r["predicted_calls"][0]["result"] for r in records}
+
+
+def test_the_eval_killed_mid_write_resumes_with_every_case_once(
+    crash_stack: Stack, clean_results: dict[str, object], tmp_path: Path
+) -> None:
+    results = tmp_path / "results.jsonl"
+    with replay_model(0.2) as (_model, base_url):
+        run = subprocess.Popen(
+            [sys.executable, "-m", "dbgorilla", *eval_command(tmp_path, base_url)],
+            env=crash_stack.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        wait_for_records(results, 5)
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+        done = len(results.read_text().splitlines())
+        assert 5 <= done < 63
+        with results.open("a") as torn:  # a write cut off by the kill
+            torn.write('{"id": "visual_art-5')
+        resumed = run_cli(*eval_command(tmp_path, base_url), "--resume", env=crash_stack.env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{63 - done} cases to run ({done} already done)" in resumed.stderr
+    ids, by_id = results_by_id(tmp_path)
+    assert len(ids) == len(set(ids)) == 63, "no case lost or duplicated"
+    assert by_id == clean_results
+
+
+def test_the_model_server_killed_during_an_eval_is_retried_on_resume(
+    crash_stack: Stack, clean_results: dict[str, object], tmp_path: Path
+) -> None:
+    results = tmp_path / "results.jsonl"
+    with replay_model(0.2) as (model, base_url):
+        run = subprocess.Popen(
+            [sys.executable, "-m", "dbgorilla", *eval_command(tmp_path, base_url)],
+            env=crash_stack.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        wait_for_records(results, 5)
+        model.send_signal(signal.SIGKILL)
+        _, stderr = run.communicate(timeout=300)
+    assert run.returncode == 0, stderr
+    first = [json.loads(line) for line in results.read_text().splitlines()]
+    failed = [r for r in first if r["outcome"] != "ok"]
+    assert len(first) == 63 and failed
+    assert {r["outcome"] for r in failed} == {"model_error"}
+    with replay_model(0.0) as (_model, base_url):
+        resumed = run_cli(*eval_command(tmp_path, base_url), "--resume", env=crash_stack.env)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{len(failed)} cases to run ({63 - len(failed)} already done)" in resumed.stderr
+    ids, by_id = results_by_id(tmp_path)
+    assert len(ids) == len(set(ids)) == 63
+    assert by_id == clean_results
+
+
+def test_weaviate_killed_during_a_load_then_load_completes(crash_stack: Stack) -> None:
+    env = crash_stack.env
+    load = [sys.executable, "-m", "dbgorilla", "load", "--use-case", USE_CASE, "--objects-per-collection", "400"]
+    run = subprocess.Popen(load, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(6)
+    kill_weaviate(crash_stack)
+    assert run.wait(timeout=300) != 0, "a load whose server died must not report success"
+    assert run_cli("up", "--backend", "binary", env=env).returncode == 0
+    again = run_cli("load", "--use-case", USE_CASE, "--objects-per-collection", "400", "--json", env=env)
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert all(c["count"] == 400 and c["index"]["found"] == c["index"]["checked"] == 400 for c in report["collections"])
+    back = run_cli("load", "--use-case", USE_CASE, "--json", env=env)  # the default size again, for the next tests
+    assert back.returncode == 0 and all(c["count"] == 100 for c in json.loads(back.stdout)["collections"])
+
+
+def test_the_embedder_killed_during_a_load_is_reported_then_load_completes(crash_stack: Stack) -> None:
+    env = crash_stack.env
+    embedder = ProcessRecord.load(crash_stack.settings.run_dir / "embedder.json")
+    assert embedder is not None
+    load = [
+        sys.executable,
+        "-m",
+        "dbgorilla",
+        "load",
+        "--use-case",
+        USE_CASE,
+        "--objects-per-collection",
+        "400",
+        "--json",
+    ]
+    run = subprocess.Popen(load, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(6)
+    os.kill(embedder.pid, signal.SIGKILL)
+    stdout, stderr = run.communicate(timeout=600)
+    assert run.returncode != 0, "objects the vectorizer could not embed must fail the load"
+    report = json.loads(stdout)
+    assert not report["ok"] and any(c["failed"] for c in report["collections"])
+    assert "failed" in stderr
+    assert "Failed to send" not in stderr, "the client's raw batch log is not shown; the failures are, one per line"
+    assert run_cli("up", "--backend", "binary", env=env).returncode == 0
+    again = run_cli("load", "--use-case", USE_CASE, "--objects-per-collection", "400", "--json", env=env)
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert all(c["count"] == 400 and c["index"]["found"] == c["index"]["checked"] == 400 for c in report["collections"])
+    back = run_cli("load", "--use-case", USE_CASE, "--json", env=env)
+    assert back.returncode == 0 and all(c["count"] == 100 for c in json.loads(back.stdout)["collections"])

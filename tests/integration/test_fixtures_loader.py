@@ -101,7 +101,7 @@ def test_failed_objects_are_reported_with_their_index(client: Any, use_case: Use
         for p in spec.properties
     ]
     bad = spec.model_copy(update={"properties": bad_properties})
-    sent, failed = _import(client.collections.get(spec.name), ObjectGenerator(bad), 5, None, BatchOptions())
+    sent, failed = _import(client, client.collections.get(spec.name), ObjectGenerator(bad), 5, None, BatchOptions())
     assert sent == 5 and len(failed) == 5
     assert sorted(f.index for f in failed) == [0, 1, 2, 3, 4]
     assert all(f.message and f.collection == spec.name for f in failed)
