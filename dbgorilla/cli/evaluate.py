@@ -121,9 +121,20 @@ def evaluate(
         ) as progress:
             task = progress.add_task("eval", total=len(todo), scores="")
 
+            warned: set[str] = set()
+
             def on_record(record: EvalRecord) -> None:
                 finished.append(record)
                 progress.update(task, advance=1, scores=_running_scores(finished))
+                kind = _retried_because(record)
+                if kind and kind not in warned:  # once per kind, not once per case
+                    warned.add(kind)
+                    progress.console.print(
+                        f"[yellow]{kind}[/] from case {record.id} on: such cases are kept and marked, and "
+                        f"`dbgorilla eval --out {run_dir} --resume` runs them again once it is back "
+                        "(`dbgorilla up` restarts Weaviate)",
+                        highlight=False,
+                    )
 
             runner.run_cases(todo, context, run_dir, concurrency, on_record)
     records = [r for r in runner.read_records(run_dir / runner.RESULTS_FILE) if r.id in {c.id for c in cases}]
@@ -172,6 +183,15 @@ def show_summary(summary: dict[str, Any], run_dir: Path | None = None) -> None:
         )
     if summary.get("outcomes"):
         out.print("outcomes: " + ", ".join(f"{k}={v}" for k, v in sorted(summary["outcomes"].items())))
+
+
+def _retried_because(record: EvalRecord) -> str | None:
+    """What went wrong outside the model's control, if this record will be re-run on resume."""
+    if not runner.needs_rerun(record):
+        return None
+    if record.outcome.value in ("model_error", "timeout"):
+        return "the model server is failing"
+    return "Weaviate is not answering"
 
 
 def score(

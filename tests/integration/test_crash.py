@@ -219,6 +219,7 @@ def test_the_model_server_killed_during_an_eval_is_retried_on_resume(
         model.send_signal(signal.SIGKILL)
         _, stderr = run.communicate(timeout=300)
     assert run.returncode == 0, stderr
+    assert stderr.count("the model server is failing") == 1, stderr
     first = [json.loads(line) for line in results.read_text().splitlines()]
     failed = [r for r in first if r["outcome"] != "ok"]
     assert len(first) == 63 and failed

@@ -145,6 +145,11 @@ def test_killing_weaviate_mid_run_then_resume_loses_nothing(tmp_path_factory: py
         with MockOpenAIServer(script) as server:
             first = run_cli(*args, "--base-url", server.base_url, env=env)
         assert first.returncode == 0, first.stderr
+        # said once, with what to do; not the client's empty "Connection to Weaviate failed" per case
+        assert first.stderr.count("Weaviate is not answering") == 1, first.stderr
+        assert "--resume" in first.stderr
+        assert "Connection to Weaviate failed" not in first.stdout + first.stderr
+        json.loads(first.stdout)
         crashed = records_of(out)
         assert len(crashed) == 12 and len({r.id for r in crashed}) == 12
         failed = [r for r in crashed if r.outcome is not Outcome.OK]
