@@ -101,6 +101,37 @@ def pids_listening_on(port: int) -> list[int]:
     return owners
 
 
+TCP_STATES = {
+    "01": "ESTABLISHED", "02": "SYN_SENT", "03": "SYN_RECV", "04": "FIN_WAIT1", "05": "FIN_WAIT2",
+    "06": "TIME_WAIT", "07": "CLOSE", "08": "CLOSE_WAIT", "09": "LAST_ACK", "0A": "LISTEN", "0B": "CLOSING",
+}  # fmt: skip
+
+
+def connections_on(port: int) -> list[str]:
+    """Non-listening sockets whose local end is `port` (say, a client's source port), from /proc."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except FileNotFoundError:
+            continue
+        for line in lines:
+            parts = line.split()
+            local, remote, state = parts[1], parts[2], parts[3]
+            if state != "0A" and int(local.rsplit(":", 1)[1], 16) == port:
+                found.append(f"{TCP_STATES.get(state, state)} to port {int(remote.rsplit(':', 1)[1], 16)}")
+    return found
+
+
+def ephemeral_port_range() -> tuple[int, int] | None:
+    """The kernel's range for outgoing connections' source ports (a server port there can be taken)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+    except (FileNotFoundError, ValueError):
+        return None
+    return int(low), int(high)
+
+
 def port_is_free(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

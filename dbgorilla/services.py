@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -16,6 +17,9 @@ from pathlib import Path
 from dbgorilla import _process
 from dbgorilla.config import WEAVIATE_NODE_NAME, Settings, cache_dir, weaviate_binary_path
 from dbgorilla.errors import PortInUse, StaleService, StartupTimeout
+
+#: How long a port held by a closing connection is waited for before `up` gives up.
+PORT_GRACE_SECONDS = 5.0
 
 Echo = Callable[[str], None]
 
@@ -169,8 +173,31 @@ class LocalService:
                     f"{self.name}: port {port} ({role}) is held by pid {pid}: {' '.join(cmdline)[:200]}. "
                     f"Stop that process or choose other ports with the DBGORILLA_*_PORT variables."
                 )
-            if not holders and not _process.port_is_free(self.settings.host, port):
-                raise PortInUse(f"{self.name}: port {port} ({role}) is in use by a process we cannot see")
+            if not holders and not self._wait_for_port(port):
+                raise PortInUse(self._unseen_holder(port, role))
+
+    def _wait_for_port(self, port: int, seconds: float = PORT_GRACE_SECONDS) -> bool:
+        """A closing connection frees its port within seconds: wait that long before giving up."""
+        deadline = time.monotonic() + seconds
+        while not _process.port_is_free(self.settings.host, port):
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.25)
+        return True
+
+    def _unseen_holder(self, port: int, role: str) -> str:
+        """Nobody listens there, so the port is the local end of a connection: say which, and why."""
+        message = f"{self.name}: port {port} ({role}) is in use by no listening process"
+        connections = _process.connections_on(port)
+        if connections:
+            message += f" but by a connection ({', '.join(connections[:3])})"
+        ephemeral = _process.ephemeral_port_range()
+        if ephemeral and ephemeral[0] <= port <= ephemeral[1]:
+            message += (
+                f". The port is in the kernel's range for outgoing connections ({ephemeral[0]}-{ephemeral[1]}), "
+                "so any client can take it: choose DBGORILLA_*_PORT values below it"
+            )
+        return message
 
 
 class EmbedderService(LocalService):

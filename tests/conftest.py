@@ -7,6 +7,7 @@ Every test stack lives in its own temporary state folder on free ports, so a dev
 from __future__ import annotations
 
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -21,13 +22,23 @@ from dbgorilla.config import Ports, Settings
 REPO = Path(__file__).resolve().parents[1]
 
 
+#: Test stacks take ports below the kernel's range for outgoing connections (32768 and up on
+#: Linux): a port from that range can be taken as some client's source port before the server
+#: binds it, which made a first `up` fail now and then.
+TEST_PORTS = range(20000, 32000)
+
+
 def free_port_pairs(count: int) -> list[int]:
     """`count` free ports p such that p + 1 is free too (Weaviate derives two ports that way)."""
     held, found = [], []
     while len(found) < count:
         first = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        first.bind(("127.0.0.1", 0))
-        port = first.getsockname()[1]
+        port = random.choice(TEST_PORTS)
+        try:
+            first.bind(("127.0.0.1", port))
+        except OSError:
+            first.close()
+            continue
         second = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
             second.bind(("127.0.0.1", port + 1))

@@ -116,3 +116,21 @@ def test_foreign_process_on_the_port_is_reported(tmp_path: Path) -> None:
     assert result.returncode == 5, result.stderr
     assert f"port {settings.ports.embedder}" in result.stderr
     assert f"pid {os.getpid()}" in result.stderr
+
+
+def test_a_port_taken_by_a_connection_is_explained(tmp_path: Path) -> None:
+    """No process listens there: the port is some connection's source port. Say so, and why."""
+    env = settings_env(fresh_settings(tmp_path))
+    with socket.socket() as server, socket.socket() as outgoing:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        outgoing.bind(("127.0.0.1", 0))  # a port the kernel hands out: in its range for outgoing connections
+        port = outgoing.getsockname()[1]
+        outgoing.connect(server.getsockname())
+        accepted, _ = server.accept()
+        with accepted:
+            result = run_cli("up", "--backend", "binary", env=env | {"DBGORILLA_EMBEDDER_PORT": str(port)})
+    assert result.returncode == 5, result.stderr
+    assert f"port {port}" in result.stderr
+    assert "ESTABLISHED to port" in result.stderr
+    assert "range for outgoing connections" in result.stderr
