@@ -64,6 +64,7 @@ from executors.results import (
     compare_results,
 )
 from executors.schema import CollectionSchema, DatabaseSchema, PropertySchema
+from executors.scope import Scope, ScopeError, ScopeFilter
 from executors.spec import AggregationSpec, FilterSpec, QuerySpec
 from executors.vocabulary import Component, PropertyKind
 from executors.weaviate_executor import ReadOnlyWeaviate, WeaviateExecutor
@@ -100,6 +101,9 @@ __all__ = [
     "ReadOnlyWeaviate",
     "ReferenceExecutor",
     "ResultObject",
+    "Scope",
+    "ScopeError",
+    "ScopeFilter",
     "SearchMode",
     "TextAggregation",
     "TextPropertyFilter",

@@ -189,7 +189,7 @@ def _hits_call(spec: QuerySpec, options: ExecutorOptions, filters: Expr | None, 
 
 def _fetch_call(spec: QuerySpec, limit: int, purpose: str) -> PlannedCall:
     kwargs: dict[str, Expr] = {"limit": literal(limit)}
-    fetch_filters = filters_expr(spec.filters, sorted_fetch=True)
+    fetch_filters = filters_expr(spec.applied_filters, sorted_fetch=True)
     if fetch_filters is None:
         # The cursor lists objects in UUID order reading only `limit` of them; Sort.by_id()
         # would read the whole collection. (It starts *after* the nil UUID, see NIL_UUID.)
@@ -227,7 +227,7 @@ def _count_call(filters: Expr | None) -> PlannedCall:
 
 
 def build_plan(spec: QuerySpec, options: ExecutorOptions) -> QueryPlan:
-    filters = filters_expr(spec.filters)
+    filters = filters_expr(spec.applied_filters)
     calls: list[PlannedCall] = []
     listing = spec.group_by is None and not spec.aggregations
     samples = spec.group_by is not None and not spec.aggregations and options.samples_per_group > 0

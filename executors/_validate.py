@@ -260,7 +260,7 @@ def validate_arguments(args: QueryDatabaseArguments, schema: DatabaseSchema) -> 
             continue
         prop = _resolve(collection, argument.property_name, slot, f"{slot}.property_name")
         _check_kind(collection, prop, slot, FILTER_SLOT)
-        value = _check_filter_value(collection, prop, slot, argument.operator.value, argument.value)
+        value = check_filter_value(collection, prop, slot, argument.operator.value, argument.value)
         filters.append(FilterSpec(prop=prop, operator=argument.operator.value, value=value, slot=slot))
 
     aggregations: list[AggregationSpec] = []
@@ -330,9 +330,7 @@ def _check_kind(collection: CollectionSchema, prop: PropertySchema, slot: str, s
     raise TypeMismatchError(message, field=f"{slot}.property_name")
 
 
-def _check_filter_value(
-    collection: CollectionSchema, prop: PropertySchema, slot: str, operator: str, value: Any
-) -> Any:
+def check_filter_value(collection: CollectionSchema, prop: PropertySchema, slot: str, operator: str, value: Any) -> Any:
     field = f"{slot}.value"
     if prop.kind == PropertyKind.NUMBER:
         number = float(value)

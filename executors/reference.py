@@ -33,6 +33,7 @@ from executors.errors import UnsupportedQueryError
 from executors.options import ExecutorOptions, SearchMode
 from executors.results import GroupResult, QueryResult, group_key
 from executors.schema import CollectionSchema, DatabaseSchema
+from executors.scope import Scope, scoped, visible_schema
 from executors.spec import FilterSpec, QuerySpec
 from executors.vocabulary import NUMBER_COMPARISONS, PropertyKind
 from executors.weaviate_executor import RawArguments, ReadOnlyWeaviate, typed_errors
@@ -84,8 +85,10 @@ class ReferenceExecutor:
         options: ExecutorOptions | None = None,
         *,
         embed: Embed | None = None,
+        scope: Scope | None = None,
     ) -> None:
         self._schema = schema
+        self._scope = scope
         self._options = options or ExecutorOptions()
         self._embed = embed
         #: (collection, query) -> distances: the objects never change, so neither do these
@@ -103,6 +106,7 @@ class ReferenceExecutor:
         options: ExecutorOptions | None = None,
         *,
         embed: Embed | None = None,
+        scope: Scope | None = None,
     ) -> ReferenceExecutor:
         """Snapshot collections (all by default), vectors included, with read-only iterators."""
         with typed_errors():
@@ -112,16 +116,18 @@ class ReferenceExecutor:
                 name: [_as_data_object(obj) for obj in client.collections.use(name).iterator(include_vector=True)]
                 for name in names
             }
-        return cls(schema, objects, options, embed=embed)
+        return cls(schema, objects, options, embed=embed, scope=scope)
 
     @property
     def schema(self) -> DatabaseSchema:
-        return self._schema
+        """The schema; with a scope, only the collections in it."""
+        return visible_schema(self._scope, self._schema)
 
     def with_options(self, options: ExecutorOptions) -> ReferenceExecutor:
         """A sibling with other limits over the same objects (like `WeaviateExecutor.with_options`)."""
         sibling = object.__new__(ReferenceExecutor)
         sibling._schema, sibling._objects, sibling._embed = self._schema, self._objects, self._embed
+        sibling._scope = self._scope
         sibling._distances = self._distances
         sibling._options = options
         return sibling
@@ -132,7 +138,7 @@ class ReferenceExecutor:
 
     def validate(self, arguments: RawArguments) -> QuerySpec:
         with typed_errors():
-            return validate_arguments(parse_arguments(arguments), self._schema)
+            return scoped(self._scope, validate_arguments(parse_arguments(arguments), self.schema))
 
     def execute(self, arguments: RawArguments) -> QueryResult:
         with typed_errors():
@@ -177,7 +183,7 @@ class ReferenceExecutor:
         matched = [
             obj
             for obj in self._objects.get(collection.name, [])
-            if all(matches(f, obj.properties, collection) for f in spec.filters)
+            if all(matches(f, obj.properties, collection) for f in spec.applied_filters)
         ]
         result = QueryResult(
             collection=collection.name,
@@ -192,7 +198,7 @@ class ReferenceExecutor:
             by_uuid = {o.uuid: o for o in matched}
             matched = [by_uuid[hit.uuid] for hit in hits]
         # Unfiltered fetches use Weaviate's cursor, which starts after the nil UUID.
-        listed = matched if spec.filters else [o for o in matched if o.uuid != NIL_UUID]
+        listed = matched if spec.applied_filters else [o for o in matched if o.uuid != NIL_UUID]
         if spec.group_by is None and not spec.aggregations:
             if hits is not None:
                 result.objects = ranked_objects(collection, hits[: options.search_limit])

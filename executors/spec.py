@@ -57,6 +57,13 @@ class QuerySpec:
     aggregations: tuple[AggregationSpec, ...] = ()
     group_by: PropertySchema | None = None
     notes: tuple[str, ...] = field(default=())
+    #: The caller's scoping filters (see `executors.scope`): applied with the model's, never shown as its own.
+    scope: tuple[FilterSpec, ...] = ()
+
+    @property
+    def applied_filters(self) -> tuple[FilterSpec, ...]:
+        """What every Weaviate call is filtered by: the model's filters and the scope's."""
+        return self.filters + self.scope
 
     @property
     def has_search(self) -> bool:

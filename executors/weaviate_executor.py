@@ -61,6 +61,7 @@ from executors.liveness import weaviate_is_live
 from executors.options import ExecutorOptions
 from executors.results import GroupResult, MetricValue, QueryResult, TopOccurrence, group_key
 from executors.schema import DatabaseSchema, SchemaCache, schema_from_configs
+from executors.scope import Scope, scoped, visible_schema
 from executors.spec import AggregationSpec, QuerySpec
 from executors.vocabulary import METRIC_ATTRIBUTES, SCHEMA_METRICS
 
@@ -187,8 +188,11 @@ class _Breaker:
 class WeaviateExecutor:
     """Validates tool arguments against the live schema and runs them with the typed client API."""
 
-    def __init__(self, client: Any, options: ExecutorOptions | None = None, **overrides: Any) -> None:
+    def __init__(
+        self, client: Any, options: ExecutorOptions | None = None, *, scope: Scope | None = None, **overrides: Any
+    ) -> None:
         self._options = _options(options, overrides)
+        self._scope = scope
         self._weaviate = ReadOnlyWeaviate(client)
         self._schema = SchemaCache(self._weaviate.read_schema)
         self._breaker = _Breaker(self._weaviate)
@@ -200,15 +204,15 @@ class WeaviateExecutor:
     def with_options(self, options: ExecutorOptions) -> WeaviateExecutor:
         """A sibling with other limits that shares this one's connection, schema cache and breaker."""
         sibling = object.__new__(WeaviateExecutor)
-        sibling._options = options
+        sibling._options, sibling._scope = options, self._scope
         sibling._weaviate, sibling._schema, sibling._breaker = self._weaviate, self._schema, self._breaker
         return sibling
 
     @property
     def schema(self) -> DatabaseSchema:
-        """The cached live schema (read on first use)."""
+        """The cached live schema (read on first use); with a scope, only the collections in it."""
         with typed_errors():
-            return self._schema.get()
+            return visible_schema(self._scope, self._schema.get())
 
     def refresh_schema(self) -> DatabaseSchema:
         """Re-read the schema, e.g. after collections were created or changed."""
@@ -218,7 +222,7 @@ class WeaviateExecutor:
     def validate(self, arguments: RawArguments) -> QuerySpec:
         """Parse and check `arguments` against the live schema; raises `ExecutorError`."""
         with typed_errors():
-            return validate_arguments(parse_arguments(arguments), self._schema.get())
+            return scoped(self._scope, validate_arguments(parse_arguments(arguments), self.schema))
 
     def plan(self, arguments: RawArguments) -> QueryPlan:
         """The calls `execute` would make, without making them."""
@@ -253,7 +257,7 @@ class WeaviateExecutor:
         return responses
 
     def _plan(self, arguments: RawArguments) -> QueryPlan:
-        return build_plan(validate_arguments(parse_arguments(arguments), self._schema.get()), self._options)
+        return build_plan(self.validate(arguments), self._options)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -288,7 +292,7 @@ def assemble_result(plan: QueryPlan, responses: dict[str, Any]) -> QueryResult:
             result.total_count = 0
         else:
             # Weaviate's unfiltered scan returns TOP_OCCURRENCES values still JSON-escaped.
-            escaped = not spec.filters and not spec.has_search
+            escaped = not spec.applied_filters and not spec.has_search
             result.aggregations = {
                 a.prop.name: _metric_values(a, response.properties.get(a.prop.name), options, escaped)
                 for a in spec.aggregations

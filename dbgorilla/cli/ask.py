@@ -15,6 +15,7 @@ from dbgorilla.chat import resolve_model, token_counter
 from dbgorilla.cli.console import connected, design_from_flags, out, say
 from dbgorilla.errors import ConfigError
 from executors import DatabaseSchema, QueryResult, WeaviateExecutor
+from executors.scope import parse_scope
 from fixtures.use_cases import get_use_case
 
 
@@ -44,6 +45,13 @@ def ask(
     parallel: Annotated[bool | None, typer.Option("--parallel/--sequential", help="Send parallel_tool_calls.")] = None,
     structured: Annotated[bool, typer.Option(help="ResponseOrToolCall via response_format, no native tools.")] = False,
     token_budget: Annotated[int, typer.Option(help="Tool description budget in tokens.")] = DEFAULT_TOKEN_BUDGET,
+    scope: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Collection.property<op>value ANDed into every query the model makes (repeatable); "
+            "collections not named are hidden. E.g. Restaurants.city=Lisbon"
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole trace as JSON.")] = False,
 ) -> None:
     """Ask a question: the model queries Weaviate through query_database until it can answer."""
@@ -51,7 +59,7 @@ def ask(
         raise ConfigError("the oracle replays ground truth: use it with `dbgorilla eval --model oracle`")
     design = design_from_flags(variant, rationale, parallel, structured, token_budget)
     with connected() as client:
-        executor = WeaviateExecutor(client)
+        executor = WeaviateExecutor(client, scope=parse_scope(scope or []))
         tools = build_tools(schema_for(executor.schema, use_case), design, token_counter())
         chat = resolve_model(model, base_url, echo=say)
         run = Agent(chat, executor, tools, AgentConfig(max_steps=max_steps)).run(question)

@@ -17,6 +17,7 @@ from dbgorilla.connection import connect
 from dbgorilla.errors import ConfigError, DbGorillaError, ExitCode, ServiceNotRunning
 from evaluation.report import ReportError
 from evaluation.runner import RunError
+from executors import ScopeError
 from fixtures.index_health import IndexBroken
 from fixtures.loader import LoadFailed
 
@@ -29,6 +30,7 @@ EXIT_CODES: dict[type[Exception], ExitCode] = {
     RunError: ExitCode.CONFIG,
     LoadFailed: ExitCode.FAILURE,
     IndexBroken: ExitCode.FAILURE,
+    ScopeError: ExitCode.CONFIG,
     ModelError: ExitCode.FAILURE,
 }
 

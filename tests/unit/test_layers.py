@@ -119,7 +119,7 @@ PUBLIC_APIS = {
         "IntAggregation", "IntPropertyFilter", "InternalExecutorError", "InvalidArgumentsError",
         "InvalidMetricError", "InvalidOperatorError", "InvalidValueError", "PropertyKind", "PropertySchema",
         "QueryDatabaseArguments", "QueryResult", "QuerySpec", "ReadOnlyWeaviate", "ReferenceExecutor",
-        "ResultObject", "SearchMode", "TextAggregation", "TextPropertyFilter", "TopOccurrence",
+        "ResultObject", "Scope", "ScopeError", "ScopeFilter", "SearchMode", "TextAggregation", "TextPropertyFilter", "TopOccurrence",
         "TypeMismatchError", "UnknownCollectionError", "UnknownPropertyError", "UnknownToolError",
         "UnsupportedQueryError", "WeaviateCallError", "WeaviateExecutor", "WeaviateUnavailableError",
         "codes_blaming", "compare_results", "go_trim_space", "parse_arguments", "tokenize",
