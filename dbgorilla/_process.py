@@ -14,7 +14,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -71,9 +71,15 @@ def process_cmdline(pid: int) -> list[str]:
     return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
 
 
-def pids_listening_on(port: int) -> list[int]:
-    """Pids holding a listening TCP socket on `port` (any address), read from /proc."""
-    inodes: set[str] = set()
+LISTEN = "0A"
+TCP_STATES = {
+    "01": "ESTABLISHED", "02": "SYN_SENT", "03": "SYN_RECV", "04": "FIN_WAIT1", "05": "FIN_WAIT2",
+    "06": "TIME_WAIT", "07": "CLOSE", "08": "CLOSE_WAIT", "09": "LAST_ACK", "0A": "LISTEN", "0B": "CLOSING",
+}  # fmt: skip
+
+
+def _tcp_sockets(port: int) -> Iterator[tuple[str, int, str]]:
+    """(state code, remote port, inode) of every TCP socket whose local port is `port`, from /proc."""
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
             lines = Path(table).read_text().splitlines()[1:]
@@ -81,9 +87,13 @@ def pids_listening_on(port: int) -> list[int]:
             continue
         for line in lines:
             parts = line.split()
-            local, state, inode = parts[1], parts[3], parts[9]
-            if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:
-                inodes.add(inode)
+            if int(parts[1].rsplit(":", 1)[1], 16) == port:
+                yield parts[3], int(parts[2].rsplit(":", 1)[1], 16), parts[9]
+
+
+def pids_listening_on(port: int) -> list[int]:
+    """Pids holding a listening TCP socket on `port` (any address), read from /proc."""
+    inodes = {inode for state, _, inode in _tcp_sockets(port) if state == LISTEN}
     if not inodes:
         return []
     owners: list[int] = []
@@ -101,26 +111,11 @@ def pids_listening_on(port: int) -> list[int]:
     return owners
 
 
-TCP_STATES = {
-    "01": "ESTABLISHED", "02": "SYN_SENT", "03": "SYN_RECV", "04": "FIN_WAIT1", "05": "FIN_WAIT2",
-    "06": "TIME_WAIT", "07": "CLOSE", "08": "CLOSE_WAIT", "09": "LAST_ACK", "0A": "LISTEN", "0B": "CLOSING",
-}  # fmt: skip
-
-
 def connections_on(port: int) -> list[str]:
     """Non-listening sockets whose local end is `port` (say, a client's source port), from /proc."""
-    found = []
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except FileNotFoundError:
-            continue
-        for line in lines:
-            parts = line.split()
-            local, remote, state = parts[1], parts[2], parts[3]
-            if state != "0A" and int(local.rsplit(":", 1)[1], 16) == port:
-                found.append(f"{TCP_STATES.get(state, state)} to port {int(remote.rsplit(':', 1)[1], 16)}")
-    return found
+    return [
+        f"{TCP_STATES.get(state, state)} to port {remote}" for state, remote, _ in _tcp_sockets(port) if state != LISTEN
+    ]
 
 
 def ephemeral_port_range() -> tuple[int, int] | None:

@@ -175,6 +175,16 @@ def wait_for_records(results: Path, count: int, timeout: float = 180) -> None:
     raise AssertionError(f"{results} did not reach {count} records")
 
 
+def eval_in_background(stack: Stack, out: Path, base_url: str) -> subprocess.Popen[str]:
+    """`dbgorilla eval` started in its own process, returned once five records are written."""
+    run = subprocess.Popen(
+        [sys.executable, "-m", "dbgorilla", *eval_command(out, base_url)],
+        env=stack.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    wait_for_records(out / "results.jsonl", 5)
+    return run
+
+
 def results_by_id(out: Path) -> tuple[list[str], dict[str, object]]:
     """(every id in file order, the first call's result by id) of a finished run."""
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
@@ -187,11 +197,7 @@ def test_the_eval_killed_mid_write_resumes_with_every_case_once(
 ) -> None:
     results = tmp_path / "results.jsonl"
     with replay_model(0.2) as (_model, base_url):
-        run = subprocess.Popen(
-            [sys.executable, "-m", "dbgorilla", *eval_command(tmp_path, base_url)],
-            env=crash_stack.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        wait_for_records(results, 5)
+        run = eval_in_background(crash_stack, tmp_path, base_url)
         run.send_signal(signal.SIGKILL)
         run.wait()
         done = len(results.read_text().splitlines())
@@ -211,11 +217,7 @@ def test_the_model_server_killed_during_an_eval_is_retried_on_resume(
 ) -> None:
     results = tmp_path / "results.jsonl"
     with replay_model(0.2) as (model, base_url):
-        run = subprocess.Popen(
-            [sys.executable, "-m", "dbgorilla", *eval_command(tmp_path, base_url)],
-            env=crash_stack.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        wait_for_records(results, 5)
+        run = eval_in_background(crash_stack, tmp_path, base_url)
         model.send_signal(signal.SIGKILL)
         _, stderr = run.communicate(timeout=300)
     assert run.returncode == 0, stderr
