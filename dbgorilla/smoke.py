@@ -10,6 +10,7 @@ from weaviate.classes.query import Filter, MetadataQuery, Metrics
 
 from dbgorilla.config import Settings
 from dbgorilla.connection import connect
+from fixtures.index_health import wait_until_indexed
 
 SMOKE_COLLECTION = "DbgorillaSmoke"
 SMOKE_OBJECTS = [
@@ -72,6 +73,7 @@ def create_smoke_collection(client: Any, name: str = SMOKE_COLLECTION) -> Any:
             batch.add_object(properties=item)
     if collection.batch.failed_objects:
         raise RuntimeError(f"smoke import failed: {collection.batch.failed_objects[0].message}")
+    wait_until_indexed(collection)
     return collection
 
 

@@ -28,6 +28,7 @@ from executors import (
     compare_results,
 )
 from executors.reference import DataObject
+from fixtures.index_health import wait_until_indexed
 
 pytestmark = pytest.mark.integration
 
@@ -67,6 +68,7 @@ def notes(weaviate_stack: Any) -> Iterator[tuple[Any, list[dict[str, Any]]]]:
             ],
         )
         collection.data.insert_many(rows)
+        assert wait_until_indexed(collection).ok
         other = client.collections.create(
             OTHER,
             vector_config=Configure.Vectors.self_provided(),
