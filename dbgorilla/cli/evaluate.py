@@ -126,6 +126,12 @@ def evaluate(
             def on_record(record: EvalRecord) -> None:
                 finished.append(record)
                 progress.update(task, advance=1, scores=_running_scores(finished))
+                if not err.is_terminal:  # a bar in a log file or a pipe stays silent until the end
+                    err.print(
+                        f"eval {len(finished)}/{len(todo)} {record.id} {record.outcome.value} "
+                        f"{time.time() - started:.0f}s  {_running_scores(finished)}",
+                        highlight=False,
+                    )
                 kind = _retried_because(record)
                 if kind and kind not in warned:  # once per kind, not once per case
                     warned.add(kind)

@@ -72,6 +72,9 @@ def test_oracle_scores_100_percent_on_arguments_and_results(loaded: Stack, tmp_p
     assert summary["no_tool_rate"] == 0.0 and summary["ground_truth_errors"] == 0
     assert summary["execution_scored_cases"] + sum(summary["vacuous_ground_truths"].values()) == 63
     assert (tmp_path / "run.json").exists() and (tmp_path / "summary.json").exists()
+    # stderr is a pipe here: a line per finished case, not a bar that stays silent until the end
+    lines = [line for line in result.stderr.splitlines() if line.startswith("eval ") and " ok " in line]
+    assert len(lines) == 63 and lines[-1].startswith("eval 63/63 restaurants-")
 
 
 def test_existing_results_need_resume_or_overwrite(loaded: Stack, tmp_path: Path) -> None:
