@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -21,8 +22,20 @@ from executors import ScopeError
 from fixtures.index_health import IndexBroken
 from fixtures.loader import LoadFailed
 
-out = Console()
-err = Console(stderr=True, soft_wrap=True)
+#: Width of tables written to a file or a pipe: wide enough that a leaderboard keeps its columns
+#: (at the 80 a pipe gets by default they wrapped into columns a few letters wide).
+LOG_WIDTH = 200
+
+
+def _console(**options: Any) -> Console:
+    console = Console(**options)
+    if console.is_terminal or "COLUMNS" in os.environ:
+        return console
+    return Console(width=LOG_WIDTH, **options)
+
+
+out = _console()
+err = _console(stderr=True, soft_wrap=True)
 
 #: Errors of the lower layers, each reported as one line with the exit code of its kind.
 EXIT_CODES: dict[type[Exception], ExitCode] = {

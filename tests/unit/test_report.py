@@ -313,7 +313,7 @@ def test_a_cut_off_line_is_skipped_and_a_later_line_wins(tmp_path: Path) -> None
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {**{k: v for k, v in os.environ.items() if k != "COLUMNS"}, "PYTHONPATH": str(REPO)}
     return subprocess.run([sys.executable, "-m", "dbgorilla", "report", *args], capture_output=True, text=True,
                           env=env, cwd=REPO, timeout=120)  # fmt: skip
 
@@ -329,6 +329,8 @@ def test_cli_writes_the_same_report(runs: dict[str, Path], tmp_path: Path) -> No
     for name in ("leaderboard.csv", "use_cases.csv", "complexity.csv", "components.csv"):
         assert (out / name).read_text() == (runs["out"] / name).read_text(), name
     assert "beta" in result.stdout and "33.3%" in result.stdout
+    # stdout is a pipe: the leaderboard keeps whole column names instead of wrapping them to 80 columns
+    assert "Exec exact (first)" in result.stdout and "Collection Routing" in result.stdout
 
 
 def test_cli_missing_run_dir_is_a_config_error(tmp_path: Path) -> None:
