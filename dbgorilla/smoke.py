@@ -10,7 +10,7 @@ from weaviate.classes.query import Filter, MetadataQuery, Metrics
 
 from dbgorilla.config import Settings
 from dbgorilla.connection import connect
-from fixtures.index_health import wait_until_indexed
+from executors.index_health import wait_until_indexed
 
 SMOKE_COLLECTION = "DbgorillaSmoke"
 SMOKE_OBJECTS = [

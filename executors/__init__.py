@@ -11,7 +11,9 @@
 
 `ReferenceExecutor` evaluates the same calls (without search) in pure Python with Weaviate's
 semantics; `compare_results` diffs two `QueryResult`s. `executors.vocabulary` owns the query
-vocabulary (kinds, operators, metrics, slots); `executors.testing` holds test data helpers.
+vocabulary (kinds, operators, metrics, slots); `executors.index_health` checks that a
+collection's vector index is whole (and waits for asynchronous indexing after an import);
+`executors.testing` holds test data helpers.
 
 Text filters follow the property's tokenization (see `executors._text`). Create short,
 categorical text properties (the ones filters, group-by and TOP_OCCURRENCES use) with `field`

@@ -15,6 +15,7 @@ import random
 import uuid
 from typing import Any
 
+from executors.index_health import wait_until_indexed
 from executors.reference import DataObject
 from executors.schema import CollectionSchema, DatabaseSchema, PropertySchema
 from executors.vocabulary import AGGREGATION_SLOT, FILTER_SLOT, METRICS, OPERATORS, PropertyKind
@@ -92,6 +93,9 @@ def create_sample_collection(
         if response.errors:
             first = next(iter(response.errors.values()))
             raise RuntimeError(f"inserting into {name} failed: {first.message}")
+    health = wait_until_indexed(collection)
+    if not health.ok:
+        raise RuntimeError(f"the vector index of {name} did not catch up: {health.found} of {health.checked} found")
     return collection
 
 

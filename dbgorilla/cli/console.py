@@ -19,7 +19,7 @@ from dbgorilla.errors import ConfigError, DbGorillaError, ExitCode, ServiceNotRu
 from evaluation.report import ReportError
 from evaluation.runner import RunError
 from executors import ScopeError
-from fixtures.index_health import IndexBroken
+from executors.index_health import IndexBroken
 from fixtures.loader import LoadFailed
 
 #: Width of tables written to a file or a pipe: wide enough that a leaderboard keeps its columns

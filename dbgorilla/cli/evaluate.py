@@ -25,8 +25,8 @@ from evaluation.records import EvalRecord
 from evaluation.scoring import load_predictions, rescore
 from evaluation.selection import select_cases
 from executors import WeaviateExecutor
+from executors.index_health import repair_broken
 from fixtures.datasets import read_dataset
-from fixtures.index_health import repair_broken
 from fixtures.loader import ensure_loaded
 from fixtures.use_cases import get_use_cases
 

@@ -18,7 +18,7 @@ from dbgorilla.errors import ExitCode, MissingDependency
 from dbgorilla.model_server import DEFAULT_MODEL, MODELS, ModelService, get_model
 from dbgorilla.smoke import run_smoke
 from dbgorilla.weaviate_build import build_weaviate
-from fixtures.index_health import repair_broken
+from executors.index_health import repair_broken
 from fixtures.use_cases import get_use_cases
 
 REQUIREMENTS_MODELS = Path(__file__).resolve().parents[2] / "requirements-models.txt"

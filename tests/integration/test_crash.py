@@ -25,7 +25,7 @@ import pytest
 from dbgorilla import stack as stack_module
 from dbgorilla._process import ProcessRecord, process_start_ticks
 from dbgorilla.connection import connect
-from fixtures.index_health import check_indexes
+from executors.index_health import check_indexes
 from fixtures.use_cases import get_use_case
 from tests.conftest import REPO, Stack, docker_works, fresh_settings, run_cli, settings_env
 

@@ -14,7 +14,7 @@ import pytest
 from weaviate.classes.config import Configure, DataType, Property
 
 from dbgorilla.smoke import SMOKE_OBJECTS, create_smoke_collection
-from fixtures.index_health import (
+from executors.index_health import (
     NEIGHBOURS,
     IndexBroken,
     check_index,

@@ -27,8 +27,8 @@ from executors import (
     WeaviateExecutor,
     compare_results,
 )
+from executors.index_health import wait_until_indexed
 from executors.reference import DataObject
-from fixtures.index_health import wait_until_indexed
 
 pytestmark = pytest.mark.integration
 
