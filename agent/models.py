@@ -161,20 +161,34 @@ class OpenAIChatModel:
 
 
 class OracleModel:
-    """Replays known-correct arguments through the same loop: proves the pipeline, sets the ceiling."""
+    """Replays known-correct arguments through the same loop: proves the pipeline, sets the ceiling.
+
+    Told a multi-step question's resolved gold chain, it makes one call per step; told the
+    answer, it says it (otherwise it answers with the last result as the tool returned it)."""
 
     name = ORACLE
     prefers_named_tool_choice = False
 
-    def __init__(self, ground_truth: QueryDatabaseArguments | dict[str, Any]) -> None:
+    def __init__(
+        self,
+        ground_truth: QueryDatabaseArguments | dict[str, Any],
+        later_calls: list[dict[str, Any]] | None = None,
+        answer: str | None = None,
+    ) -> None:
         if isinstance(ground_truth, QueryDatabaseArguments):
             ground_truth = ground_truth.to_tool_arguments()
         self.ground_truth = ground_truth
+        self.later_calls = list(later_calls or [])
+        self.answer = answer
 
     @classmethod
     def for_case(cls, case: Any) -> OracleModel:
         """One oracle per benchmark case (anything with a `ground_truth`)."""
         return cls(case.ground_truth)
+
+    def knowing(self, calls: list[dict[str, Any]], answer: str | None) -> OracleModel:
+        """This oracle, told the whole gold chain (its first call is the ground truth) and the answer."""
+        return OracleModel(calls[0] if calls else self.ground_truth, calls[1:], answer)
 
     def complete(
         self,
@@ -185,13 +199,18 @@ class OracleModel:
         parallel_tool_calls: bool | None = None,
     ) -> ModelReply:
         results = [m for m in messages if m.get("role") == "tool"]
-        if results or not tools:
+        chain = [self.ground_truth, *self.later_calls]
+        if len(results) >= len(chain) or not tools:
+            if self.answer is not None:
+                return ModelReply(content=self.answer)
             return ModelReply(content=f"Answer from the query results: {results[-1]['content'] if results else ''}")
-        name, arguments = _oracle_call(self.ground_truth, tools)
+        name, arguments = _oracle_call(chain[len(results)], tools)
         if response_format is not None:
             payload = {"use_tools": True, "tool_calls": [{"function_name": name, "arguments": arguments}]}
             return ModelReply(content=json.dumps(payload))
-        return ModelReply(tool_calls=[RawToolCall(id="oracle-1", name=name, arguments=json.dumps(arguments))])
+        return ModelReply(
+            tool_calls=[RawToolCall(id=f"oracle-{len(results) + 1}", name=name, arguments=json.dumps(arguments))]
+        )
 
 
 def _oracle_call(ground_truth: dict[str, Any], tools: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:

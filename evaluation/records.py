@@ -13,8 +13,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from agent import AgentRun
+from evaluation.answers import AnswerKey
 from executors import Blame, codes_blaming
 from fixtures.datasets import Case
+from fixtures.datasets.chains import AnswerPart, ChainStep
 
 
 class Outcome(str, Enum):
@@ -78,6 +80,11 @@ class Scores(BaseModel):
     ground_truth_vacuous: str | None = None  # "empty" | "all_objects" | None
     #: Executing a prediction failed for the infrastructure's sake: the case is scored again on resume.
     scoring_error: str | None = None
+    #: The final answer against the answer key (None: the question has no key, see `answer_reason`).
+    answer: bool | None = None
+    answer_reason: str | None = None
+    #: Of the gold calls (one, or a chain's), the share whose exact result some call of the run got.
+    gold_calls_reached: float | None = None
 
     def of(self, protocol: str) -> ProtocolScores:
         return self.first if protocol == "first" else self.final
@@ -94,6 +101,12 @@ class EvalRecord(BaseModel):
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
     ground_truth_result: dict[str, Any] | None = None
     ground_truth_error: str | None = None
+    #: A multi-step question's gold chain and answer parts (`fixtures.datasets.chains`).
+    chain: list[ChainStep] = Field(default_factory=list)
+    answer: list[AnswerPart] = Field(default_factory=list)
+    #: The gold calls as resolved on the data (one for a one-call question) and the answer key.
+    gold_calls: list[dict[str, Any]] = Field(default_factory=list)
+    answer_key: AnswerKey | None = None
     model: str
     tool_design: str
     predicted_calls: list[PredictedCall] = Field(default_factory=list)

@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent import Agent, AgentConfig, AgentRun, ToolDesign, ToolSet, build_tools
+from agent import ORACLE, Agent, AgentConfig, AgentRun, OracleModel, ToolDesign, ToolSet, build_tools
 from agent.tokens import TokenCounter
 from evaluation.execution_match import SCORING_OPTIONS
 from evaluation.records import EvalRecord, Outcome, outcome_of, predicted_calls, raw_output, read_jsonl
 from evaluation.scorer import GroundTruthCache, Scorer
-from executors import Blame, DatabaseSchema, WeaviateExecutor, codes_blaming
+from executors import Blame, DatabaseSchema, ExecutorError, WeaviateExecutor, codes_blaming
 from fixtures.datasets import Case
 
 RESULTS_FILE = "results.jsonl"
@@ -142,7 +142,10 @@ def run_case(case: Case, context: RunContext) -> EvalRecord:
         tools = context.tools_for.get(case.use_case)
         if tools is None:
             raise RunError(f"the collections of use case {case.use_case!r} are not loaded")
-        agent = Agent(context.model_for(case), context.executor, tools, context.config)
+        model = context.model_for(case)
+        if isinstance(model, OracleModel):
+            model = _informed_oracle(model, case, context)
+        agent = Agent(model, context.executor, tools, context.config)
         run = agent.run(case.query)
         return context.scorer.score(build_record(case, run, context.model_name, context.design.label()))
     except Exception as error:  # the run must go on: record the failure with its type
@@ -154,6 +157,17 @@ def run_case(case: Case, context: RunContext) -> EvalRecord:
             error=f"{type(error).__name__}: {error}",
             latency_s=time.perf_counter() - started,
         )
+
+
+def _informed_oracle(oracle: OracleModel, case: Case, context: RunContext) -> OracleModel:
+    """The oracle told the resolved gold chain and the answer key, from the cache that scores it."""
+    truths = context.scorer.truths
+    if truths is None:
+        return oracle
+    gold = truths.gold(EvalRecord.for_case(case, model=ORACLE, tool_design="", outcome=Outcome.OK))
+    if isinstance(gold, ExecutorError):
+        return oracle
+    return oracle.knowing(gold.calls, gold.key.text() if gold.key.scored else None)
 
 
 def run_cases(

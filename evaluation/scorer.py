@@ -11,6 +11,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import BaseModel
+
+from evaluation.answers import AnswerKey, chain_key, grade, single_call_key
 from evaluation.argument_match import (
     Canonical,
     exact_as_written,
@@ -31,11 +34,20 @@ from executors import (
     WeaviateExecutor,
 )
 from executors.vocabulary import FIELD_KIND, GROUPBY_FIELD, PropertyKind
+from fixtures.datasets.chains import run_chain
 
 #: What a ground truth is read from: anything with an id, a ground truth dict and a collection.
 TruthOutcome = QueryResult | ExecutorError
 #: The schema a record's calls are validated against (None: derive one from the calls themselves).
 SchemaFor = Callable[[EvalRecord], DatabaseSchema | None]
+
+
+class Gold(BaseModel):
+    """A question's gold calls as resolved on the data, their results, and its answer key."""
+
+    calls: list[dict[str, Any]]
+    results: list[QueryResult]
+    key: AnswerKey
 
 
 class GroundTruthCache:
@@ -46,7 +58,55 @@ class GroundTruthCache:
         self.client = client
         self._results: dict[str, TruthOutcome] = {}
         self._sizes: dict[str, int | None] = {}
+        self._golds: dict[str, Gold] = {}
+        self._values: dict[tuple[str, str], list[str]] = {}
         self._lock = threading.Lock()
+
+    def gold(self, record: EvalRecord) -> Gold | ExecutorError:
+        """The record's gold: its chain run on the data (or its one ground truth) and answer key."""
+        with self._lock:
+            cached = self._golds.get(record.id)
+        if cached is not None:
+            return cached
+        try:
+            if record.chain:
+                run = run_chain(record.chain, self.executor.execute)
+                key = (
+                    chain_key(record.answer, run.values, self.values)
+                    if run.ok
+                    else AnswerKey(unscored="; ".join(run.issues))
+                )
+                gold = Gold(calls=run.calls, results=run.results, key=key)
+            else:
+                truth = self.result(record)
+                if isinstance(truth, ExecutorError):
+                    return truth
+                key = single_call_key(
+                    record.ground_truth,
+                    truth,
+                    lambda prop: _kind(self.executor.schema, record.collection, prop),
+                    lambda prop: self.values(record.collection, prop),
+                )
+                gold = Gold(calls=[record.ground_truth], results=[truth], key=key)
+        except ExecutorError as error:
+            return error  # not cached: the server may come back
+        with self._lock:
+            self._golds[record.id] = gold
+        return gold
+
+    def values(self, collection: str, prop: str) -> list[str]:
+        """Every value `prop` takes in `collection` (empty when it cannot be read)."""
+        with self._lock:
+            if (collection, prop) in self._values:
+                return self._values[(collection, prop)]
+        try:
+            result = self.executor.execute({"collection_name": collection, "groupby_property": prop})
+        except ExecutorError:
+            return []
+        values = list(result.groups or {})
+        with self._lock:
+            self._values[(collection, prop)] = values
+        return values
 
     def result(self, case: Any) -> TruthOutcome:
         with self._lock:
@@ -72,6 +132,12 @@ class GroundTruthCache:
         with self._lock:
             self._sizes[collection] = size
         return size
+
+
+def _kind(schema: DatabaseSchema, collection: str, prop: str) -> PropertyKind | None:
+    found = schema.get(collection)
+    found_property = found.get_property(prop) if found is not None else None
+    return found_property.kind if found_property is not None else None
 
 
 def schema_from_calls(calls: list[dict[str, Any]]) -> DatabaseSchema:
@@ -134,11 +200,27 @@ class Scorer:
         results = _Executions(self.executor)
         for protocol in PROTOCOLS:
             setattr(scores, protocol.value, self._protocol(record, protocol, schema, truths, truth, results))
+        ran = [results.run(c.arguments) for c in record.predicted_calls if c.ok and c.arguments is not None]
+        got = [r for r in ran if isinstance(r, QueryResult)]
         if isinstance(truth, QueryResult):
-            ran = [results.run(c.arguments) for c in record.predicted_calls if c.ok and c.arguments is not None]
-            scores.any_call_execution_exact = any(isinstance(r, QueryResult) and compare(truth, r).exact for r in ran)
+            scores.any_call_execution_exact = any(compare(truth, r).exact for r in got)
+        if self.truths is not None:
+            record = self._grade_answer(record, scores, got)
         scores.scoring_error = results.infrastructure_error
         return record.model_copy(update={"scores": scores})
+
+    def _grade_answer(self, record: EvalRecord, scores: Scores, got: list[QueryResult]) -> EvalRecord:
+        """The final answer against the key, and how many gold calls the run reached."""
+        assert self.truths is not None
+        gold = self.truths.gold(record)
+        if isinstance(gold, ExecutorError):
+            scores.answer_reason = f"no key: {gold.code}: {gold.message}"
+            return record
+        verdict = grade(record.final_answer, gold.key, record.query)
+        scores.answer, scores.answer_reason = verdict.correct, verdict.reason or None
+        reached = sum(any(compare(result, r).exact for r in got) for result in gold.results)
+        scores.gold_calls_reached = round(reached / len(gold.results), 6) if gold.results else None
+        return record.model_copy(update={"gold_calls": gold.calls, "answer_key": gold.key})
 
     def _protocol(
         self,

@@ -14,7 +14,7 @@ from evaluation.execution_match import compare, vacuity
 from evaluation.protocols import Protocol, protocol_calls
 from evaluation.records import EvalRecord, Outcome, PredictedCall
 from evaluation.runner import needs_rerun
-from evaluation.scorer import Scorer, schema_from_calls
+from evaluation.scorer import GroundTruthCache, Scorer, schema_from_calls
 from evaluation.scoring import from_paper_results
 from evaluation.selection import select_cases
 from executors import (
@@ -234,14 +234,11 @@ ROWS = [{"uuid": f"00000000-0000-4000-8000-00000000000{i}", "properties": {"name
 def scorer() -> Scorer:
     reference = ReferenceExecutor(SCHEMA, {"Menus": ROWS, "Drinks": []})
 
-    class Truths:
-        def result(self, record: Any) -> QueryResult:
-            return reference.execute(record.ground_truth)
-
+    class Truths(GroundTruthCache):
         def collection_size(self, collection: str) -> int:
             return len(ROWS)
 
-    return Scorer(lambda _r: SCHEMA, reference, Truths())  # type: ignore[arg-type]
+    return Scorer(lambda _r: SCHEMA, reference, Truths(reference, None))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -284,14 +281,12 @@ def test_an_infrastructure_failure_while_scoring_is_scored_again_on_resume() -> 
         def execute(self, arguments: Any) -> QueryResult:
             raise WeaviateUnavailableError("Weaviate is not reachable right now.")
 
-    class Truths:
-        def result(self, record: Any) -> QueryResult:
-            return ReferenceExecutor(SCHEMA, {"Menus": ROWS}).execute(record.ground_truth)
-
+    class Truths(GroundTruthCache):
         def collection_size(self, collection: str) -> int:
             return len(ROWS)
 
-    record = Scorer(lambda _r: SCHEMA, Down(), Truths()).score(trajectory(call(0, RIGHT)))  # type: ignore[arg-type]
+    truths = Truths(ReferenceExecutor(SCHEMA, {"Menus": ROWS}), None)  # type: ignore[arg-type]
+    record = Scorer(lambda _r: SCHEMA, Down(), truths).score(trajectory(call(0, RIGHT)))  # type: ignore[arg-type]
     assert record.scores.scoring_error is not None and "weaviate_unavailable" in record.scores.scoring_error
     assert needs_rerun(record)
     assert not needs_rerun(scorer().score(trajectory(call(0, RIGHT))))
