@@ -103,6 +103,7 @@ def summarize(records: list[EvalRecord], executed_scoring: bool = True) -> dict[
         "latency_p95_s": percentile(latencies, 95),
         "models": sorted({r.model for r in records}),
         "tool_designs": sorted({r.tool_design for r in records}),
+        "answers": answer_summary(records),
         "by_use_case": _slices(records, lambda r: [r.use_case], executed_scoring),
         "by_complexity": _slices(records, lambda r: [r.complexity], executed_scoring),
         "by_component": {p.value: component_accuracy(records, p) for p in PROTOCOLS},
@@ -123,6 +124,19 @@ def summarize(records: list[EvalRecord], executed_scoring: bool = True) -> dict[
     return summary
 
 
+def answer_summary(records: list[EvalRecord]) -> dict[str, Any]:
+    """Final-answer accuracy over the questions with a key, and how far runs got along the gold calls."""
+    keyed = [r for r in records if r.scores.answer is not None]
+    reached = [r.scores.gold_calls_reached for r in records if r.scores.gold_calls_reached is not None]
+    return {
+        "accuracy": _mean(float(bool(r.scores.answer)) for r in keyed),
+        "keyed_cases": len(keyed),
+        "unscored_cases": sum(1 for r in records if r.scores.answer is None),
+        "gold_calls_reached": _mean(reached),
+        "all_gold_calls_reached": _mean(float(value == 1.0) for value in reached),
+    }
+
+
 def _slices(
     records: list[EvalRecord], keys: Callable[[EvalRecord], list[str]], executed_scoring: bool
 ) -> dict[str, dict[str, Any]]:
@@ -130,7 +144,14 @@ def _slices(
     for record in records:
         for key in keys(record):
             groups.setdefault(key, []).append(record)
-    return {key: {"cases": len(groups[key]), **by_protocol(groups[key], executed_scoring)} for key in sorted(groups)}
+    return {
+        key: {
+            "cases": len(groups[key]),
+            **by_protocol(groups[key], executed_scoring),
+            "answer_accuracy": answer_summary(groups[key])["accuracy"],
+        }
+        for key in sorted(groups)
+    }
 
 
 def component_accuracy(records: list[EvalRecord], protocol: Protocol | str) -> dict[str, dict[str, Any]]:

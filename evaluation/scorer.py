@@ -197,22 +197,30 @@ class Scorer:
                 record = record.model_copy(update={"ground_truth_result": truth.model_dump(mode="json")})
             else:
                 record = record.model_copy(update={"ground_truth_error": f"{truth.code}: {truth.message}"})
+        gold = self.truths.gold(record) if self.executor is not None and self.truths is not None else None
+        final_truths, final_truth = truths, truth
+        if record.chain:  # the answer's calls are scored against the chain's last gold call
+            last = gold.calls[-1] if isinstance(gold, Gold) else (record.gold_calls or [None])[-1]
+            final_truths = [t for t in [try_canonical(last, schema)] if t] if last else []
+            final_truth = gold.results[-1] if isinstance(gold, Gold) else gold
         results = _Executions(self.executor)
         for protocol in PROTOCOLS:
-            setattr(scores, protocol.value, self._protocol(record, protocol, schema, truths, truth, results))
+            targets = (truths, truth) if protocol is Protocol.FIRST else (final_truths, final_truth)
+            setattr(scores, protocol.value, self._protocol(record, protocol, schema, *targets, results))
         ran = [results.run(c.arguments) for c in record.predicted_calls if c.ok and c.arguments is not None]
         got = [r for r in ran if isinstance(r, QueryResult)]
         if isinstance(truth, QueryResult):
             scores.any_call_execution_exact = any(compare(truth, r).exact for r in got)
-        if self.truths is not None:
-            record = self._grade_answer(record, scores, got)
+        if gold is not None:
+            record = self._grade_answer(record, scores, got, gold)
         scores.scoring_error = results.infrastructure_error
         return record.model_copy(update={"scores": scores})
 
-    def _grade_answer(self, record: EvalRecord, scores: Scores, got: list[QueryResult]) -> EvalRecord:
+    @staticmethod
+    def _grade_answer(
+        record: EvalRecord, scores: Scores, got: list[QueryResult], gold: Gold | ExecutorError
+    ) -> EvalRecord:
         """The final answer against the key, and how many gold calls the run reached."""
-        assert self.truths is not None
-        gold = self.truths.gold(record)
         if isinstance(gold, ExecutorError):
             scores.answer_reason = f"no key: {gold.code}: {gold.message}"
             return record

@@ -61,7 +61,10 @@ def evaluate(
     parallel: Annotated[bool | None, typer.Option("--parallel/--sequential", help="Send parallel_tool_calls.")] = None,
     structured: Annotated[bool, typer.Option(help="ResponseOrToolCall via response_format.")] = False,
     token_budget: Annotated[int, typer.Option(help="Tool description budget in tokens.")] = DEFAULT_TOKEN_BUDGET,
-    max_steps: Annotated[int, typer.Option(min=1)] = 3,
+    max_steps: Annotated[
+        int | None,
+        typer.Option(min=1, help="Model turns per question (default: 3, or one more than the longest gold chain)."),
+    ] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Cases in flight.")] = 1,
     request_timeout: Annotated[
         float | None, typer.Option(help="Seconds per model request (default 120; local 300).")
@@ -78,7 +81,10 @@ def evaluate(
     if resume and overwrite:
         raise ConfigError("choose --resume or --overwrite, not both")
     design = design_from_flags(variant, rationale, parallel, structured, token_budget)
-    source = read_dataset(dataset)
+    try:
+        source = read_dataset(dataset)
+    except (FileNotFoundError, KeyError) as error:
+        raise ConfigError(str(error).strip('"')) from None
     cases = select_cases(source.cases, use_case, limit, case_id)
     if not cases:
         raise ConfigError("no benchmark cases selected")
@@ -86,6 +92,7 @@ def evaluate(
     run_dir = out_dir or Path("runs") / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', model_label)}-{datetime.now():%Y%m%d-%H%M%S}"
     done = runner.prepare_run_dir(run_dir, resume, overwrite)
     todo = [c for c in cases if c.id not in done]
+    max_steps = max_steps or max(3, 1 + max(len(c.chain) for c in cases))
     needed = [u for u in source.use_cases if u.name in {c.use_case for c in cases}]
     collections = {u.name: [c.name for c in u.collections] for u in needed}
     started = time.time()
@@ -180,6 +187,14 @@ def show_summary(summary: dict[str, Any], run_dir: Path | None = None) -> None:
     for key in ("no_tool_rate", "exact_match_as_written", "avg_calls_made", "avg_steps", "latency_p50_s"):
         if summary.get(key) is not None:
             out.print(f"{key}: {summary[key]:.3f}", highlight=False)
+    answers = summary.get("answers") or {}
+    if answers.get("accuracy") is not None:
+        out.print(
+            f"final answer right: {answers['accuracy']:.3f} of {answers['keyed_cases']} questions with an answer key "
+            f"({answers['unscored_cases']} listings and the like have none); every gold call's result reached: "
+            f"{answers['all_gold_calls_reached']:.3f}",
+            highlight=False,
+        )
     diagnostics = summary.get("diagnostics") or {}
     if diagnostics.get("any_call_execution_exact") is not None:
         out.print(

@@ -1,0 +1,67 @@
+"""Answers built to be wrong, graded like a model's: the final-answer score must give them nothing.
+
+For each question with an answer key, the gold results (executed on the live data by the same
+cache that scores runs) yield these probes:
+
+- `nothing`: an empty answer;
+- `first_call_only` (multi-step): the first gold call's result as the tool returned it, what a
+  run that stops after one query has to go on;
+- `first_picks_only` (multi-step): the values the first call revealed, and no more;
+- `every_value`: the key's numbers beside every value the named property takes;
+- `swapped_groups`: the right group values given to the wrong groups.
+
+The gold answer (`AnswerKey.text`) must pass, and each probe must fail on every question it
+applies to; `answer_probe_rates` returns the pass rate of each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from evaluation.answers import AnswerKey, grade
+from evaluation.records import EvalRecord
+from evaluation.scorer import Gold, GroundTruthCache
+from executors import ExecutorError
+from executors.results import number_text
+from fixtures.datasets.chains import pick_value
+
+
+def probes_of(record: EvalRecord, gold: Gold) -> dict[str, str]:
+    """The probe answers that apply to one question (name -> answer text)."""
+    key = gold.key
+    answers = {"gold": key.text(), "nothing": ""}
+    if record.chain and len(gold.results) > 1:
+        answers["first_call_only"] = gold.results[0].to_llm_text()
+        first_values = [str(v) for p in record.chain[0].picks if (v := _picked(record, gold, p.name)) is not None]
+        answers["first_picks_only"] = ", ".join(first_values)
+    if key.names and key.other_names:
+        numbers = ", ".join(number_text(round(n.value, 4)) for n in key.numbers)
+        answers["every_value"] = f"{', '.join([*key.other_names, *key.names])}; {numbers}".strip("; ")
+    if len({n.value for n in key.groups.values()}) > 1:
+        names, values = list(key.groups), list(key.groups.values())
+        rotated = dict(zip(names, values[1:] + values[:1], strict=True))
+        answers["swapped_groups"] = AnswerKey(groups=rotated).text()
+    return answers
+
+
+def _picked(record: EvalRecord, gold: Gold, name: str) -> str | float | None:
+    for step, result in zip(record.chain, gold.results, strict=False):
+        for pick in step.picks:
+            if pick.name == name:
+                return pick_value(pick, result)[0]
+    return None
+
+
+def answer_probe_rates(records: Iterable[EvalRecord], truths: GroundTruthCache) -> dict[str, dict[str, float | int]]:
+    """Per probe: on how many keyed questions it applies, and the share of them graded right."""
+    tallies: dict[str, list[bool]] = {}
+    for record in records:
+        gold = truths.gold(record)
+        if isinstance(gold, ExecutorError) or not gold.key.scored:
+            continue
+        for name, answer in probes_of(record, gold).items():
+            tallies.setdefault(name, []).append(bool(grade(answer, gold.key, record.query).correct))
+    return {
+        name: {"questions": len(results), "right": round(sum(results) / len(results), 6)}
+        for name, results in sorted(tallies.items())
+    }
