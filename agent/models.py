@@ -97,6 +97,8 @@ class OpenAIChatModel:
         self.prefers_named_tool_choice = prefers_named_tool_choice
         self.temperature = temperature
         self.max_tokens = max_tokens
+        #: Sent as the request's `seed` when set (llama.cpp and OpenAI-compatible endpoints take one).
+        self.seed: int | None = None
         self._client = openai.OpenAI(
             base_url=base_url,
             api_key=api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
@@ -118,6 +120,8 @@ class OpenAIChatModel:
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
         }
+        if self.seed is not None:
+            request["seed"] = self.seed
         if tools:
             request["tools"] = tools
             if tool_choice is not None:

@@ -24,6 +24,7 @@ from evaluation.protocols import Protocol
 from evaluation.records import EvalRecord
 from evaluation.scoring import load_predictions, rescore
 from evaluation.selection import select_cases
+from evaluation.statistics import passed, rate_with_interval, repeat_summary
 from executors import WeaviateExecutor
 from executors.index_health import repair_broken
 from fixtures.datasets import read_dataset
@@ -75,6 +76,15 @@ def evaluate(
     out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory (default runs/<model>-<time>).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Skip the ids already done in --out.")] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Discard earlier results in --out.")] = False,
+    repeats: Annotated[
+        int, typer.Option(min=1, help="Run every question K times (into --out/repeat-N); report pass@1 and pass^k.")
+    ] = 1,
+    seed: Annotated[
+        int | None, typer.Option(help="Sent to the model as its sampling seed; repeat N gets seed + N - 1.")
+    ] = None,
+    temperature: Annotated[
+        float, typer.Option(min=0.0, help="Sampling temperature (repeats differ only above 0).")
+    ] = 0.0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
 ) -> None:
     """Run a model over the benchmark through the live loop; score by arguments and by execution."""
@@ -90,20 +100,21 @@ def evaluate(
         raise ConfigError("no benchmark cases selected")
     model_label = model or "offline-default"
     run_dir = out_dir or Path("runs") / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', model_label)}-{datetime.now():%Y%m%d-%H%M%S}"
-    done = runner.prepare_run_dir(run_dir, resume, overwrite)
-    todo = [c for c in cases if c.id not in done]
+    repeat_dirs = [run_dir] if repeats == 1 else [run_dir / f"repeat-{i + 1}" for i in range(repeats)]
+    done = [runner.prepare_run_dir(d, resume, overwrite) for d in repeat_dirs]
     max_steps = max_steps or max(3, 1 + max(len(c.chain) for c in cases))
     needed = [u for u in source.use_cases if u.name in {c.use_case for c in cases}]
     collections = {u.name: [c.name for c in u.collections] for u in needed}
-    started = time.time()
     with connected() as client:
         ensure_loaded(client, needed, echo=say)
         executor = WeaviateExecutor(client)
         tools = runner.tools_by_use_case(executor.schema, collections, design, token_counter())
+        chat = None
         if model == ORACLE:
             chat_name, model_for = ORACLE, OracleModel.for_case
         else:
             chat = resolve_model(model, base_url, echo=say, timeout=request_timeout, max_retries=max_retries)
+            chat.temperature = temperature
             chat_name, model_for = chat.name, (lambda _case, chat=chat: chat)
         context = runner.RunContext(
             client=client,
@@ -115,62 +126,102 @@ def evaluate(
             config=AgentConfig(max_steps=max_steps),
             design=design,
         )
-        say(f"{len(todo)} cases to run ({len(done)} already done) → {run_dir / runner.RESULTS_FILE}")
-        finished: list[EvalRecord] = []
-        with Progress(
-            TextColumn("[bold]eval[/]"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            TextColumn("{task.fields[scores]}"),
-            console=err,
-            transient=False,
-        ) as progress:
-            task = progress.add_task("eval", total=len(todo), scores="")
-
-            warned: set[str] = set()
-
-            def on_record(record: EvalRecord) -> None:
-                finished.append(record)
-                progress.update(task, advance=1, scores=_running_scores(finished))
-                if not err.is_terminal:  # a bar in a log file or a pipe stays silent until the end
-                    err.print(
-                        f"eval {len(finished)}/{len(todo)} {record.id} {record.outcome.value} "
-                        f"{time.time() - started:.0f}s  {_running_scores(finished)}",
-                        highlight=False,
-                    )
-                kind = _retried_because(record)
-                if kind and kind not in warned:  # once per kind, not once per case
-                    warned.add(kind)
-                    progress.console.print(
-                        f"[yellow]{kind}[/] from case {record.id} on: such cases are kept and marked, and "
-                        f"`dbgorilla eval --out {run_dir} --resume` runs them again once it is back "
-                        "(`dbgorilla up` restarts Weaviate)",
-                        highlight=False,
-                    )
-
-            runner.run_cases(todo, context, run_dir, concurrency, on_record)
-    records = [r for r in runner.read_records(run_dir / runner.RESULTS_FILE) if r.id in {c.id for c in cases}]
-    summary = summarize(records)
-    runner.write_run_file(
-        run_dir,
-        {
-            "model": chat_name,
-            "base_url": base_url,
-            "tool_design": design.label(),
-            "dataset": source.source,
-            "cases": len(cases),
-            "concurrency": concurrency,
-            "max_steps": max_steps,
-            "started": datetime.fromtimestamp(started, timezone.utc).isoformat(),
-            "wall_time_s": round(time.time() - started, 2),
-        },
-    )
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-    if as_json:
-        print(json.dumps(summary, default=str))
+        summaries, runs = [], []
+        for index, (directory, already) in enumerate(zip(repeat_dirs, done, strict=True)):
+            run_seed = None if seed is None else seed + index
+            if chat is not None:
+                chat.seed = run_seed
+            started = time.time()
+            todo = [c for c in cases if c.id not in already]
+            label = f"repeat {index + 1}/{repeats}: " if repeats > 1 else ""
+            say(f"{label}{len(todo)} cases to run ({len(already)} already done) → {directory / runner.RESULTS_FILE}")
+            _run_with_progress(todo, context, directory, concurrency)
+            records = [r for r in runner.read_records(directory / runner.RESULTS_FILE) if r.id in {c.id for c in cases}]
+            summary = summarize(records)
+            summary["pass"] = rate_with_interval([passed(r) for r in records])
+            runner.write_run_file(
+                directory,
+                {
+                    "model": chat_name,
+                    "base_url": base_url,
+                    "tool_design": design.label(),
+                    "dataset": source.source,
+                    "cases": len(cases),
+                    "concurrency": concurrency,
+                    "max_steps": max_steps,
+                    "seed": run_seed,
+                    "temperature": None if chat is None else chat.temperature,
+                    "started": datetime.fromtimestamp(started, timezone.utc).isoformat(),
+                    "wall_time_s": round(time.time() - started, 2),
+                },
+            )
+            (directory / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+            summaries.append(summary)
+            runs.append(records)
+    if repeats > 1:
+        repeated = repeat_summary(runs)
+        (run_dir / "repeats.json").write_text(json.dumps(repeated, indent=2))
+        if as_json:
+            print(json.dumps({"repeats": repeated, "summaries": summaries}, default=str))
+        else:
+            show_repeats(repeated, run_dir)
+    elif as_json:
+        print(json.dumps(summaries[0], default=str))
     else:
-        show_summary(summary, run_dir)
+        show_summary(summaries[0], run_dir)
+
+
+def _run_with_progress(todo: list[Any], context: runner.RunContext, run_dir: Path, concurrency: int) -> None:
+    """Run the cases with a progress bar (a line per case when stderr is not a terminal)."""
+    started = time.time()
+    finished: list[EvalRecord] = []
+    with Progress(
+        TextColumn("[bold]eval[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[scores]}"),
+        console=err,
+        transient=False,
+    ) as progress:
+        task = progress.add_task("eval", total=len(todo), scores="")
+        warned: set[str] = set()
+
+        def on_record(record: EvalRecord) -> None:
+            finished.append(record)
+            progress.update(task, advance=1, scores=_running_scores(finished))
+            if not err.is_terminal:  # a bar in a log file or a pipe stays silent until the end
+                err.print(
+                    f"eval {len(finished)}/{len(todo)} {record.id} {record.outcome.value} "
+                    f"{time.time() - started:.0f}s  {_running_scores(finished)}",
+                    highlight=False,
+                )
+            kind = _retried_because(record)
+            if kind and kind not in warned:  # once per kind, not once per case
+                warned.add(kind)
+                progress.console.print(
+                    f"[yellow]{kind}[/] from case {record.id} on: such cases are kept and marked, and "
+                    f"`dbgorilla eval --out {run_dir} --resume` runs them again once it is back "
+                    "(`dbgorilla up` restarts Weaviate)",
+                    highlight=False,
+                )
+
+        runner.run_cases(todo, context, run_dir, concurrency, on_record)
+
+
+def show_repeats(repeated: dict[str, Any], run_dir: Path) -> None:
+    """pass@1 and pass^k with their intervals, each run, and the questions whose verdict flipped."""
+    table = Table("run", "pass rate", "95% interval", title=f"{repeated['repeats']} repeats in {run_dir}")
+    for index, run in enumerate(repeated["runs"], start=1):
+        low, high = run["interval"] or (0.0, 0.0)
+        table.add_row(f"repeat {index}", f"{run['rate']:.3f}", f"[{low:.3f}, {high:.3f}] (width {run['width']:.3f})")
+    every = repeated["pass^k"]
+    low, high = every["interval"] or (0.0, 0.0)
+    table.add_row("pass^k", f"{every['rate']:.3f}", f"[{low:.3f}, {high:.3f}] (width {every['width']:.3f})")
+    out.print(table)
+    out.print(f"pass@1 {repeated['pass@1']:.3f} over {repeated['questions']} questions", highlight=False)
+    flaky = repeated["flaky"]
+    out.print(f"flaky ({len(flaky)}): {', '.join(flaky) if flaky else 'none'}", highlight=False)
 
 
 def show_summary(summary: dict[str, Any], run_dir: Path | None = None) -> None:
@@ -187,6 +238,14 @@ def show_summary(summary: dict[str, Any], run_dir: Path | None = None) -> None:
     for key in ("no_tool_rate", "exact_match_as_written", "avg_calls_made", "avg_steps", "latency_p50_s"):
         if summary.get(key) is not None:
             out.print(f"{key}: {summary[key]:.3f}", highlight=False)
+    verdicts = summary.get("pass") or {}
+    if verdicts.get("interval"):
+        low, high = verdicts["interval"]
+        out.print(
+            f"pass rate {verdicts['rate']:.3f}, 95% interval [{low:.3f}, {high:.3f}] over {verdicts['n']} questions "
+            f"(width {verdicts['width']:.3f})",
+            highlight=False,
+        )
     answers = summary.get("answers") or {}
     if answers.get("accuracy") is not None:
         out.print(

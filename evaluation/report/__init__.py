@@ -23,6 +23,7 @@ from evaluation.report.runs import Run, load_run, run_names
 from evaluation.report.tables import (
     Column,
     Table,
+    comparison_table,
     complexity_table,
     component_table,
     component_values,
@@ -59,6 +60,8 @@ def build_report(run_dirs: Sequence[Path], out_dir: Path, prices_path: Path | No
     order = {row["run"]: i for i, row in enumerate(board.rows)}
     runs.sort(key=lambda run: order[run.name])
     tables = [board, use_case_table(runs), complexity_table(runs), component_table(runs)]
+    if len(runs) > 1:
+        tables.append(comparison_table(runs))
     images = {
         "radar.png": plots.radar_png({run.name: component_values(run) for run in runs}),
         "use_cases.png": plots.use_case_png(tables[1].rows, [run.name for run in runs]),

@@ -72,6 +72,10 @@ def _failure(run: Run, record: EvalRecord, reasons: list[str]) -> dict[str, Any]
         + (f", F1 {p.f1:.2f}" if p.f1 is not None else "")
         for name, p in (("first", s.first), ("final", s.final))
     )
+    if s.answer is not None or s.answer_reason:
+        score_line += f" · answer: {_yes(s.answer) if s.answer is not None else 'no key'}" + (
+            f" ({s.answer_reason})" if s.answer_reason else ""
+        )
     score_line += (
         (f" · vacuous ground truth: {s.ground_truth_vacuous}" if s.ground_truth_vacuous else "")
         + f" · {s.calls_made} call(s), {record.steps} step(s), {record.corrections} correction(s), "

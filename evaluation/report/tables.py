@@ -16,6 +16,7 @@ from evaluation.metrics import COMPONENTS, component_accuracy, core
 from evaluation.protocols import Protocol
 from evaluation.records import EvalRecord, Outcome
 from evaluation.report.runs import Run
+from evaluation.statistics import paired_comparison, passed, rate_with_interval
 from fixtures.datasets import Complexity
 
 COMPLEXITIES = tuple(c.value for c in Complexity)
@@ -94,6 +95,8 @@ LEADERBOARD_COLUMNS = [
     Column("final.execution_match_exact", "Exec exact (final)", "rate"),
     Column("final.execution_match_subset", "Exec subset (final)", "rate"),
     Column("final.execution_f1", "Exec F1 (final)", "score"),
+    Column("answer_accuracy", "Answer right", "rate"),
+    Column("pass_interval", "Pass rate, 95% CI", "text"),
     Column("cost_usd", "Cost (USD)", "usd"),
     Column("latency_p50_s", "Latency p50 (s)", "seconds"),
     Column("latency_p95_s", "Latency p95 (s)", "seconds"),
@@ -105,8 +108,10 @@ LEADERBOARD_CAPTION = (
     "the ground truth's 1, 2, 3+ arguments) and Collection Routing are the paper's Figure 1 columns, under first; "
     "No Tool Call is its Table 4. Exec compares the rows Weaviate returned for the prediction and the ground truth, "
     "over cases whose ground truth ran and is not vacuous: exact = the same rows; subset = the same rows with extra "
-    "columns allowed; F1 over rows. Cost uses the price table (USD per 1M tokens). Sorted by Exec exact (final), "
-    "then AST Score."
+    "columns allowed; F1 over rows. Answer right = the final answer states the answer key (over questions with a "
+    "key). Pass = answer right, or for a question without a key Exec exact (final); its Wilson 95% interval shows "
+    "how far a run of this many questions can be trusted. Cost uses the price table (USD per 1M tokens). Sorted by "
+    "Exec exact (final), then AST Score."
 )
 
 
@@ -127,7 +132,11 @@ def leaderboard(runs: Sequence[Run]) -> Table:
         s = run.summary
         row = {"run": run.name, "model": run.model, "tool_design": run.tool_design, **flat(s["protocols"])}
         row.update({c: s["by_complexity"].get(c, {}).get("first", {}).get("exact_match") for c in COMPLEXITIES})
+        verdicts = rate_with_interval([passed(r) for r in run.records])
+        low, high = verdicts["interval"] or (0.0, 0.0)
         row.update(
+            answer_accuracy=(s.get("answers") or {}).get("accuracy"),
+            pass_interval=f"{verdicts['rate']:.1%} [{low:.1%}, {high:.1%}]" if verdicts["n"] else None,
             no_tool_rate=s.get("no_tool_rate"),
             cost_usd=run.cost_usd,
             latency_p50_s=s.get("latency_p50_s"),
@@ -136,6 +145,45 @@ def leaderboard(runs: Sequence[Run]) -> Table:
         )
         rows.append(row)
     return Table("leaderboard", "Leaderboard", LEADERBOARD_CAPTION, LEADERBOARD_COLUMNS, sorted(rows, key=_rank_key))
+
+
+COMPARISON_COLUMNS = [
+    Column("run", "Run"),
+    Column("baseline", "Against"),
+    Column("shared", "Shared questions", "int"),
+    Column("rate", "Pass rate", "rate"),
+    Column("baseline_rate", "Against: pass rate", "rate"),
+    Column("only_run", "Only this run passed", "int"),
+    Column("only_baseline", "Only the other passed", "int"),
+    Column("p_value", "McNemar p", "score"),
+    Column("verdict", "Difference"),
+]
+
+
+def comparison_table(runs: Sequence[Run]) -> Table:
+    """Every run against the leaderboard's first, paired on the questions both answered."""
+    rows = []
+    for run in runs[1:]:
+        paired = paired_comparison(runs[0].records, run.records)
+        rows.append(
+            {
+                "run": run.name,
+                "baseline": runs[0].name,
+                "shared": paired["shared"],
+                "rate": paired["b"]["rate"],
+                "baseline_rate": paired["a"]["rate"],
+                "only_run": paired["only_b_passed"],
+                "only_baseline": paired["only_a_passed"],
+                "p_value": paired["p_value"],
+                "verdict": "outside the noise" if paired["outside_noise"] else "within the noise",
+            }
+        )
+    caption = (
+        "Each run against the leaderboard's first, on the questions both answered: the exact McNemar test on the "
+        "questions only one of the two passed. p < 0.05 is outside the noise; otherwise the runs cannot be told apart "
+        "on these questions."
+    )
+    return Table("comparison", "Paired comparison", caption, COMPARISON_COLUMNS, rows)
 
 
 def _sliced(runs: Sequence[Run], table: Table, summary_key: str, order: Callable[[str], Any]) -> Table:
@@ -215,4 +263,6 @@ def failure_reasons(record: EvalRecord) -> list[str]:
         reasons.append("arguments differ")
     if record.scores.final.execution_exact is False:
         reasons.append("results differ")
+    if record.scores.answer is False:
+        reasons.append("answer wrong")
     return reasons

@@ -295,3 +295,36 @@ def test_scoring_the_dbgorilla_result_format(loaded: Stack, tmp_path: Path) -> N
     assert summary["cases"] == 4 and summary["models"] == ["some-model"]
     assert summary["protocols"]["first"]["ast_score"] == pytest.approx(0.425) and summary["no_tool_rate"] == 0.25
     assert summary["protocols"]["first"]["execution_match_exact"] == 0.25
+
+
+def test_repeats_forward_the_seed_and_name_the_questions_that_flip(loaded: Stack, tmp_path: Path) -> None:
+    listings = [r for r in RESTAURANTS if not any(c.endswith(("aggregation", "groupby")) for c in r.components)][:3]
+    flipping = listings[0].query
+
+    def script(body: dict[str, Any], index: int) -> Reply:
+        question = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        if question == flipping and body.get("seed") == 8:
+            return text("I cannot tell.")  # the second repeat gives up on one question
+        return replay_truth(body, index)
+
+    with MockOpenAIServer(script) as server:
+        ids = [arg for r in listings for arg in ("--id", r.id)]
+        result = run_cli(
+            "eval", "--base-url", server.base_url, "--model", "mock-model", *ids, "--repeats", "2", "--seed", "7",
+            "--temperature", "0.5", "--out", str(tmp_path), "--json", env=loaded.env,
+        )  # fmt: skip
+        seeds = {body.get("seed") for body in server.requests}
+        temperatures = {body.get("temperature") for body in server.requests}
+    assert result.returncode == 0, result.stderr
+    assert seeds == {7, 8} and temperatures == {0.5}
+    repeated = json.loads(result.stdout)["repeats"]
+    assert repeated["repeats"] == 2 and repeated["questions"] == 3
+    assert [run["rate"] for run in repeated["runs"]] == pytest.approx([1.0, 2 / 3], abs=1e-6)
+    assert repeated["pass^k"]["rate"] == pytest.approx(2 / 3, abs=1e-6)
+    assert repeated["flaky"] == [listings[0].id]
+    assert json.loads((tmp_path / "repeats.json").read_text()) == repeated
+    report = run_cli("report", str(tmp_path / "repeat-1"), str(tmp_path / "repeat-2"), "--out", str(tmp_path / "r"),
+                     env=loaded.env)  # fmt: skip
+    assert report.returncode == 0, report.stderr
+    comparison = (tmp_path / "r" / "comparison.md").read_text()
+    assert "| repeat-2 | repeat-1 | 3 |" in comparison and "within the noise" in comparison
