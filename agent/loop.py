@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
@@ -105,7 +106,8 @@ class Agent:
             return "required"
         return choice
 
-    def run(self, question: str) -> AgentRun:
+    def run(self, question: str, on_call: Callable[[int, ExecutedCall], None] | None = None) -> AgentRun:
+        """Answer `question`; `on_call(step, call)` hears each executed call as it finishes (streaming)."""
         started = time.perf_counter()
         structured = self.tools.design.structured_output
         system = self.config.system_prompt
@@ -150,7 +152,10 @@ class Agent:
                 if run.corrections > self.config.max_corrections:
                     run.outcome = "correction_limit"
                     break
-            step.calls = [self._execute(call, recovered) for call in calls]
+            for call in calls:
+                step.calls.append(self._execute(call, recovered))
+                if on_call is not None:
+                    on_call(index, step.calls[-1])
             run.recovered_text_calls += len(calls) if recovered else 0
             messages += self._feedback(reply, calls, step.calls, structured)
             failed_last_step = any(not call.ok for call in step.calls)

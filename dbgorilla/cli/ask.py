@@ -10,11 +10,12 @@ from rich.panel import Panel
 from rich.table import Table
 
 from agent import ORACLE, Agent, AgentConfig, AgentRun, ExecutedCall, build_tools
+from agent.query_agent import narrowed, response_of
 from agent.tooldef import DEFAULT_TOKEN_BUDGET
 from dbgorilla.chat import resolve_model, token_counter
 from dbgorilla.cli.console import connected, design_from_flags, out, say
 from dbgorilla.errors import ConfigError
-from executors import DatabaseSchema, QueryResult, WeaviateExecutor
+from executors import DatabaseSchema, QueryResult, UnknownCollectionError, WeaviateExecutor
 from executors.scope import parse_scope
 from fixtures.use_cases import get_use_case
 
@@ -23,8 +24,13 @@ def register(app: typer.Typer) -> None:
     app.command("ask")(ask)
 
 
-def schema_for(schema: DatabaseSchema, use_case: str | None) -> DatabaseSchema:
-    """The live schema, narrowed to one use case's collections when asked."""
+def schema_for(schema: DatabaseSchema, use_case: str | None, collections: list[str] | None = None) -> DatabaseSchema:
+    """The live schema, narrowed to named collections of any Weaviate, or to one use case's, when asked."""
+    if collections:
+        try:
+            return narrowed(schema, collections)
+        except UnknownCollectionError as error:
+            raise ConfigError(error.message) from None
     if use_case is None:
         return schema
     wanted = [c.name for c in get_use_case(use_case).collections]
@@ -37,6 +43,9 @@ def schema_for(schema: DatabaseSchema, use_case: str | None) -> DatabaseSchema:
 def ask(
     question: Annotated[str, typer.Argument(help="A question about the data.")],
     use_case: Annotated[str | None, typer.Option(help="Offer only this use case's collections.")] = None,
+    collections: Annotated[
+        str | None, typer.Option(help="Offer only these collections of your Weaviate, comma-separated: A,B.")
+    ] = None,
     model: Annotated[str | None, typer.Option(help="Model name; a local one unless --base-url is given.")] = None,
     base_url: Annotated[str | None, typer.Option(help="Any OpenAI-compatible endpoint (key: OPENAI_API_KEY).")] = None,
     max_steps: Annotated[int, typer.Option(min=1, help="Model turns before giving up.")] = 4,
@@ -60,28 +69,35 @@ def ask(
     design = design_from_flags(variant, rationale, parallel, structured, token_budget)
     with connected() as client:
         executor = WeaviateExecutor(client, scope=parse_scope(scope or []))
-        tools = build_tools(schema_for(executor.schema, use_case), design, token_counter())
+        named = [name.strip() for name in collections.split(",") if name.strip()] if collections else None
+        schema = schema_for(executor.schema, use_case, named)
+        tools = build_tools(schema, design, token_counter())
         chat = resolve_model(model, base_url, echo=say)
-        run = Agent(chat, executor, tools, AgentConfig(max_steps=max_steps)).run(question)
+        if not as_json:
+            out.print(
+                f"[bold]{question}[/]  [dim]model={chat.name} tools={tools.design.label()} "
+                f"description={tools.description_tokens}/{design.token_budget} tokens[/]"
+            )
+        agent = Agent(chat, executor, tools, AgentConfig(max_steps=max_steps))
+        run = agent.run(question, on_call=None if as_json else show_call)  # each call shown as it finishes
     if as_json:
         print(run.model_dump_json(indent=2))
     else:
-        show_run(run, tools.description_tokens, design.token_budget)
+        show_run(run, schema.names())
 
 
-def show_run(run: AgentRun, description_tokens: int, budget: int) -> None:
-    out.print(
-        f"[bold]{run.question}[/]  [dim]model={run.model} tools={run.tool_design} "
-        f"description={description_tokens}/{budget} tokens[/]"
-    )
-    for step in run.steps:
-        for call in step.calls:
-            show_call(step.index, call)
-        if not step.calls and step.content:
-            out.print(f"[dim]step {step.index + 1}: answer ({step.model_latency_s:.1f}s)[/]")
+def show_run(run: AgentRun, collection_names: list[str]) -> None:
+    """The answer, what it rests on, and whether it is partial (the calls were shown as they ran)."""
+    response = response_of(run, collection_names)
     out.print(
         Panel(run.final_answer or f"(no answer: {run.outcome}{': ' + run.error if run.error else ''})", title="answer")
     )
+    if response.sources:
+        shown = ", ".join(f"{s.collection} {s.object_id}" for s in response.sources[:5])
+        more = f" and {len(response.sources) - 5} more" if len(response.sources) > 5 else ""
+        out.print(f"[dim]sources: {shown}{more}[/]", highlight=False)
+    if response.is_partial_answer:
+        out.print("[yellow]partial answer:[/] " + "; ".join(response.missing_information), highlight=False)
     out.print(
         f"[dim]outcome={run.outcome} steps={len(run.steps)} corrections={run.corrections} "
         f"recovered_text_calls={run.recovered_text_calls} "
@@ -91,6 +107,7 @@ def show_run(run: AgentRun, description_tokens: int, budget: int) -> None:
 
 
 def show_call(step: int, call: ExecutedCall) -> None:
+    """A call, the Weaviate calls it became, and its result (or typed error), printed as it finishes."""
     flag = " [yellow](recovered from text)[/]" if call.recovered_from_text else ""
     out.print(f"[cyan]step {step + 1}: {call.tool_name}[/]{flag} {json.dumps(call.arguments or call.raw_arguments)}")
     for line in call.weaviate_call:

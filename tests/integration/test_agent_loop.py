@@ -286,3 +286,37 @@ def test_ask_command_shows_the_trace_and_never_prints_the_key(executor: Weaviate
     assert trace["outcome"] == "answered" and trace["steps"][0]["calls"][0]["arguments"] == arguments
     for output in (readable.stdout, readable.stderr, traced.stdout, traced.stderr):
         assert secret not in output
+
+
+def test_ask_on_collections_of_your_own_streams_calls_then_the_answer_and_its_sources(
+    executor: WeaviateExecutor, weaviate_stack: Any
+) -> None:
+    from tests.conftest import run_cli
+
+    arguments = {
+        "collection_name": NAME,
+        "text_property_filter": {"property_name": "name", "operator": "LIKE", "value": "*Bar*"},
+    }
+    bars = {r.uuid for r in executor.execute(arguments).objects}
+
+    def script(body: dict[str, Any], index: int) -> Reply:
+        offered = [t["function"]["parameters"]["properties"]["collection_name"]["enum"] for t in body["tools"]]
+        assert offered == [[NAME]]  # only the collection asked for is offered
+        return call("query_database", arguments) if index % 2 == 0 else text("Sakura Bar is the one.")
+
+    with MockOpenAIServer(script) as server:
+        shown = run_cli(
+            "ask", "Which places are bars?", "--collections", NAME, "--base-url", server.base_url, "--model", "mock",
+            env=weaviate_stack.env,
+        )  # fmt: skip
+        unknown = run_cli(
+            "ask", "?", "--collections", f"{NAME},Nope", "--base-url", server.base_url, "--model", "mock",
+            env=weaviate_stack.env,
+        )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    text_out = shown.stdout
+    assert (
+        text_out.index("step 1: query_database") < text_out.index("Sakura Bar is the one.") < text_out.index("sources:")
+    )
+    assert any(uuid in text_out for uuid in bars)
+    assert unknown.returncode == 9 and "Nope" in unknown.stderr and NAME in unknown.stderr

@@ -1,0 +1,220 @@
+"""A local stand-in for Weaviate's hosted Query Agent: the same calls and response fields, our loop.
+
+    from agent import OpenAIChatModel
+    from agent.query_agent import QueryAgent
+
+    qa = QueryAgent(client, collections=["Restaurants"], model=OpenAIChatModel("m", base_url=URL))
+    response = qa.ask("How many Italian restaurants are open now?")
+    response.final_answer, response.sources, response.is_partial_answer, response.missing_information
+    for message in qa.ask_stream("..."):        # ProgressMessage per call, then the QueryAgentResponse
+        ...
+
+Code written against `weaviate.agents.query.QueryAgent` (`ask`, `ask_stream`, the response's
+`final_answer`, `searches`, `aggregations`, `sources`, `usage`, `total_time`, `is_partial_answer`,
+`missing_information`) runs against a local Weaviate with any OpenAI-compatible model. Sources are
+the objects the calls the answer rests on returned (the last step with results), not objects the
+model names: a source is always something the agent received.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from collections.abc import Iterator
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agent.loop import Agent, AgentConfig, AgentRun, ExecutedCall
+from agent.models import Usage
+from agent.tooldef import ToolDesign, build_tools
+from executors import DatabaseSchema, UnknownCollectionError, WeaviateExecutor
+
+#: Sources listed at most (the hosted agent lists the objects its answer used).
+MAX_SOURCES = 20
+
+
+class Source(BaseModel):
+    object_id: str
+    collection: str
+
+
+class ProgressMessage(BaseModel):
+    """One finished call, streamed as it happens."""
+
+    output_type: Literal["progress_message"] = "progress_message"
+    stage: str
+    message: str
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class QueryAgentResponse(BaseModel):
+    output_type: Literal["final_state"] = "final_state"
+    original_query: str
+    collection_names: list[str]
+    #: The calls that searched or listed objects, and those that aggregated or grouped, as run.
+    searches: list[dict[str, Any]] = Field(default_factory=list)
+    aggregations: list[dict[str, Any]] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    total_time: float = 0.0
+    is_partial_answer: bool = False
+    missing_information: list[str] = Field(default_factory=list)
+    final_answer: str = ""
+    sources: list[Source] = Field(default_factory=list)
+    #: Beyond the hosted agent: the whole trace (every model turn, call, Weaviate call and result).
+    trace: AgentRun
+
+    def display(self) -> None:
+        print(self.final_answer or "(no answer)")
+        if self.is_partial_answer:
+            print("partial answer; missing: " + "; ".join(self.missing_information))
+        for source in self.sources:
+            print(f"  source: {source.collection} {source.object_id}")
+
+
+class QueryAgent:
+    """`ask` and `ask_stream` over the collections named (all of them when none are)."""
+
+    def __init__(
+        self,
+        client: Any,
+        collections: list[str] | None = None,
+        model: Any = None,
+        config: AgentConfig | None = None,
+        design: ToolDesign | None = None,
+        executor: WeaviateExecutor | None = None,
+    ) -> None:
+        if model is None:
+            raise ValueError("QueryAgent needs a chat model, e.g. OpenAIChatModel(name, base_url=...)")
+        self.executor = executor or WeaviateExecutor(client)
+        self.collections = collections
+        self.model = model
+        self.config = config or AgentConfig()
+        self.design = design or ToolDesign()
+
+    def _agent(self) -> tuple[Agent, list[str]]:
+        schema = narrowed(self.executor.schema, self.collections)
+        return Agent(self.model, self.executor, build_tools(schema, self.design), self.config), schema.names()
+
+    def ask(self, query: str) -> QueryAgentResponse:
+        agent, names = self._agent()
+        return response_of(agent.run(query), names)
+
+    def ask_stream(
+        self, query: str, include_progress: bool = True, include_final_state: bool = True
+    ) -> Iterator[ProgressMessage | QueryAgentResponse]:
+        """Progress messages as calls finish, then the response (the loop runs in a worker thread)."""
+        agent, names = self._agent()
+        events: queue.Queue[ProgressMessage | AgentRun | BaseException] = queue.Queue()
+
+        def work() -> None:
+            try:
+                events.put(agent.run(query, on_call=lambda step, call: events.put(progress_of(step, call))))
+            except BaseException as error:  # handed to the caller's thread, raised there
+                events.put(error)
+
+        threading.Thread(target=work, daemon=True).start()
+        while True:
+            event = events.get()
+            if isinstance(event, BaseException):
+                raise event
+            if isinstance(event, AgentRun):
+                if include_final_state:
+                    yield response_of(event, names)
+                return
+            if include_progress:
+                yield event
+
+
+def narrowed(schema: DatabaseSchema, collections: list[str] | None) -> DatabaseSchema:
+    """The schema of the named collections only (all when None); an unknown name is a typed error."""
+    if not collections:
+        return schema
+    missing = [name for name in collections if schema.get(name) is None]
+    if missing:
+        raise UnknownCollectionError(
+            f"no collection named {', '.join(missing)} in this Weaviate. Available: {', '.join(schema.names())}."
+        )
+    return DatabaseSchema(collections=tuple(c for c in schema.collections if c.name in collections))
+
+
+def progress_of(step: int, call: ExecutedCall) -> ProgressMessage:
+    if call.error is not None:
+        line = f"error ({call.error.code}): {call.error.message}"
+    elif call.result is not None:
+        line = summary_line(call)
+    else:
+        line = ""
+    return ProgressMessage(
+        stage=f"step {step + 1}",
+        message=line,
+        details={"arguments": call.arguments or call.raw_arguments, "weaviate_calls": call.weaviate_call},
+    )
+
+
+def summary_line(call: ExecutedCall) -> str:
+    """One line for a result: its count, its aggregations or its groups."""
+    result = call.result
+    assert result is not None
+    if result.groups is not None:
+        more = "+" if result.truncated else ""
+        return f"{len(result.groups)}{more} groups by {result.group_by}"
+    if result.aggregations:
+        return "; ".join(f"{prop}: {json.dumps(metrics, default=str)}" for prop, metrics in result.aggregations.items())
+    total = result.total_count if result.total_count is not None else len(result.objects)
+    return f"{total} objects in {result.collection} ({len(result.objects)} shown)"
+
+
+def response_of(run: AgentRun, collection_names: list[str]) -> QueryAgentResponse:
+    """The hosted agent's response fields, read off our trace."""
+    calls = run.calls()
+    ran = [c for c in calls if c.result is not None]
+    searches = [_call_record(c) for c in ran if not (c.result and (c.result.aggregations or c.result.groups))]
+    aggregations = [_call_record(c) for c in ran if c.result and (c.result.aggregations or c.result.groups)]
+    missing = _missing(run)
+    return QueryAgentResponse(
+        original_query=run.question,
+        collection_names=collection_names,
+        searches=searches,
+        aggregations=aggregations,
+        usage=run.usage,
+        total_time=round(run.latency_s, 3),
+        is_partial_answer=bool(missing),
+        missing_information=missing,
+        final_answer=run.final_answer or "",
+        sources=_sources(run),
+        trace=run,
+    )
+
+
+def _call_record(call: ExecutedCall) -> dict[str, Any]:
+    return {"arguments": call.arguments, "weaviate_calls": call.weaviate_call, "summary": summary_line(call)}
+
+
+def _sources(run: AgentRun) -> list[Source]:
+    steps = [step for step in run.steps if any(c.result is not None for c in step.calls)]
+    if not steps:
+        return []
+    found: dict[str, Source] = {}
+    for call in steps[-1].calls:
+        if call.result is None:
+            continue
+        samples = [s for g in (call.result.groups or {}).values() for s in g.samples]
+        for obj in [*call.result.objects, *samples]:
+            found.setdefault(obj.uuid, Source(object_id=obj.uuid, collection=call.result.collection))
+    return list(found.values())[:MAX_SOURCES]
+
+
+def _missing(run: AgentRun) -> list[str]:
+    """What the answer lacks, in words: why the loop stopped early, failed calls, groups cut short."""
+    missing = []
+    if run.outcome != "answered":
+        missing.append(f"the agent stopped without a grounded answer ({run.outcome.replace('_', ' ')})")
+    answered_from = next((step.calls for step in reversed(run.steps) if step.calls), [])
+    for call in answered_from:
+        if call.error is not None:
+            missing.append(f"a query failed: {call.error.message}")
+        elif call.result is not None and call.result.groups is not None and call.result.truncated:
+            missing.append(f"only the first {len(call.result.groups)} groups by {call.result.group_by} were read")
+    return missing

@@ -1,0 +1,69 @@
+"""The Query-Agent-shaped API with no server: `FunctionModel` scripts the model, `ReferenceExecutor` answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agent import AgentConfig, ModelReply
+from agent.query_agent import ProgressMessage, QueryAgent, QueryAgentResponse
+from agent.testing import FunctionModel, tool_reply
+from executors import ReferenceExecutor, UnknownCollectionError
+from executors.testing import sample_objects, sample_schema
+
+NAME = "Places"
+OBJECTS = sample_objects(40, seed=3)
+OPEN_LATE = {
+    "collection_name": NAME,
+    "boolean_property_filter": {"property_name": "open_late", "operator": "=", "value": True},
+}
+GROUPED = {"collection_name": NAME, "groupby_property": "cuisine"}
+
+
+def agent(*calls: dict[str, Any], answer: str = "Here they are.", **config: Any) -> QueryAgent:
+    """A model that makes `calls` one per turn, then answers."""
+
+    def reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> ModelReply:
+        done = sum(1 for m in messages if m["role"] == "tool")
+        return tool_reply("query_database", calls[done]) if done < len(calls) else ModelReply(content=answer)
+
+    executor = ReferenceExecutor(sample_schema(NAME), {NAME: OBJECTS})
+    return QueryAgent(None, [NAME], FunctionModel(reply), AgentConfig(**config), executor=executor)  # type: ignore[arg-type]
+
+
+def test_ask_returns_the_answer_its_sources_and_the_calls_it_made() -> None:
+    response = agent(OPEN_LATE).ask("Which places are open late?")
+    late = {o.uuid for o in OBJECTS if o.properties.get("open_late") is True}
+    assert response.final_answer == "Here they are." and not response.is_partial_answer
+    assert response.sources and {s.object_id for s in response.sources} <= late
+    assert all(s.collection == NAME for s in response.sources)
+    assert len(response.searches) == 1 and response.aggregations == []
+    assert response.collection_names == [NAME] and response.trace.outcome == "answered"
+
+
+def test_ask_stream_yields_one_progress_message_per_call_then_the_response() -> None:
+    messages = list(agent(OPEN_LATE, GROUPED).ask_stream("Open late, and by cuisine?"))
+    assert [type(m) for m in messages] == [ProgressMessage, ProgressMessage, QueryAgentResponse]
+    assert messages[0].stage == "step 1" and "objects in Places" in messages[0].message
+    assert "groups by cuisine" in messages[1].message and messages[1].details["weaviate_calls"]
+    final = messages[-1]
+    assert isinstance(final, QueryAgentResponse) and len(final.aggregations) == 1
+    only_progress = list(agent(OPEN_LATE).ask_stream("?", include_final_state=False))
+    assert [type(m) for m in only_progress] == [ProgressMessage]
+
+
+def test_an_answer_that_ran_out_of_steps_or_rests_on_an_error_is_partial_and_says_why() -> None:
+    stopped = agent(OPEN_LATE, OPEN_LATE, OPEN_LATE, max_steps=2).ask("?")
+    assert stopped.is_partial_answer and "max steps" in stopped.missing_information[0]
+    failed = agent({"collection_name": NAME, "groupby_property": "nope"}).ask("?")
+    assert failed.is_partial_answer and "a query failed" in failed.missing_information[-1]
+
+
+def test_unknown_collections_are_a_typed_error() -> None:
+    executor = ReferenceExecutor(sample_schema(NAME), {NAME: OBJECTS})
+    model = FunctionModel(lambda _m, _t: ModelReply(content="x"))
+    with pytest.raises(UnknownCollectionError, match="Nope"):
+        QueryAgent(None, ["Nope"], model, executor=executor).ask("?")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="chat model"):
+        QueryAgent(None, [NAME], None, executor=executor)  # type: ignore[arg-type]
