@@ -14,7 +14,7 @@ from evaluation.report import build_report
 TERMINAL_COLUMNS = (
     "run", "model", "first.exact_match", "first.ast_score", "first.routing_accuracy", "no_tool_rate",
     "first.execution_match_exact", "final.execution_match_exact", "final.execution_f1", "answer_accuracy",
-    "pass_interval", "cost_usd", "cases",
+    "cost_usd", "cases",
 )  # fmt: skip
 
 

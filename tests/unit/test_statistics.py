@@ -59,3 +59,11 @@ def test_the_paired_comparison_counts_only_shared_questions() -> None:
     assert paired["shared"] == 8 and paired["only_a_passed"] == 7 and paired["only_b_passed"] == 0
     assert paired["p_value"] == pytest.approx(2 / 128, abs=1e-6) and paired["outside_noise"]
     assert not paired_comparison(a, a)["outside_noise"]
+
+
+def test_a_vacuous_truth_without_a_key_passes_on_the_exact_call_not_on_rows() -> None:
+    vacuous = record("a-001", None, execution=True)
+    vacuous.scores.ground_truth_vacuous = "all_objects"
+    assert not passed(vacuous)
+    vacuous.scores.final.exact_match = True
+    assert passed(vacuous)
