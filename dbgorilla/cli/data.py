@@ -225,6 +225,14 @@ def _print_validation(report: AuditReport) -> None:
             ok = summary.least == 1.0 if name == "gold" else summary.worst <= PROBE_LIMIT
             probes.add_row(name, str(summary.questions), *rates, verdict(ok))
         out.print(probes)
+    if report.answer_probes:
+        answers = Table("probe", "questions", "answer graded right", "", title="final-answer probes (gold 1, others 0)")
+        for name, rate in report.answer_probes.items():
+            ok = rate["right"] == 1.0 if name == "gold" else rate["right"] <= PROBE_LIMIT
+            answers.add_row(name, str(rate["questions"]), f"{rate['right']:.3f}", verdict(ok))
+        out.print(answers)
+    for issue in report.chain_issues[:SHOWN_SURVIVORS]:
+        out.print(f"  chain: {issue}", highlight=False)
     if report.errors:
         table = Table("id", "code", "message", title="execution errors")
         for failure in report.errors:

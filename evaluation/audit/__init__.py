@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluation.audit.answer_probes import answer_probe_rates
 from evaluation.audit.checks import (
     AlternativeMismatch,
     Tie,
@@ -56,7 +57,8 @@ from evaluation.audit.report import (
     VacuousQuery,
 )
 from evaluation.execution_match import SCORING_OPTIONS, compare, vacuity
-from evaluation.scorer import GroundTruthCache, Scorer
+from evaluation.records import EvalRecord, Outcome
+from evaluation.scorer import Gold, GroundTruthCache, Scorer
 from executors import ExecutorError, QueryDatabaseArguments, QueryResult, WeaviateExecutor
 from fixtures.authoring.mutants import (
     MIN_CROSSED_SHARE,
@@ -132,6 +134,12 @@ def audit_dataset(
             mutants_of.setdefault(case.id, []).append(mutant)
         scorer = Scorer(lambda _record: executor.schema, executor, GroundTruthCache(executor, client))
         probes = run_probes(scorer, [case for case, _ in answered], mutants_of, pool.map)
+        records = [
+            EvalRecord.for_case(case, model="probe", tool_design="probe", outcome=Outcome.OK) for case, _ in answered
+        ]
+        golds = [scorer.truths.gold(record) for record in records if record.chain] if scorer.truths else []
+        chain_issues = [g.key.unscored for g in golds if isinstance(g, Gold) and g.key.unscored]
+        answers = answer_probe_rates(records, scorer.truths) if scorer.truths else {}
         if on_progress is not None:
             on_progress("probes", 1, 1)
 
@@ -178,6 +186,8 @@ def audit_dataset(
         alternatives_checked=checks.alternatives,
         search_relevance=relevance_by_use_case(checks.relevance),
         probes=probes,
+        chain_issues=[issue for issue in chain_issues if issue],
+        answer_probes=answers,
         seconds=round(time.perf_counter() - started, 2),
     )
 

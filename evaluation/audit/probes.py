@@ -27,7 +27,7 @@ from pydantic import BaseModel
 
 from evaluation.protocols import PROTOCOLS
 from evaluation.records import EvalRecord, Outcome, PredictedCall
-from evaluation.scorer import Scorer
+from evaluation.scorer import Gold, Scorer
 from executors.vocabulary import COMPONENT_FIELDS, COMPONENT_OF_FIELD, Component
 from fixtures.authoring.mutants import Mutant
 from fixtures.datasets import Case
@@ -118,6 +118,14 @@ def _record(case: Case, run: Run) -> EvalRecord:
     return EvalRecord.for_case(case, model="probe", tool_design="probe", predicted_calls=calls, outcome=outcome)
 
 
+def _gold_chain(scorer: Scorer, case: Case) -> Run | None:
+    """A multi-step question's gold: its whole chain as resolved on the data, one call per step."""
+    if not case.chain or scorer.truths is None:
+        return None
+    gold = scorer.truths.gold(EvalRecord.for_case(case, model="probe", tool_design="probe", outcome=Outcome.OK))
+    return [[call] for call in gold.calls] if isinstance(gold, Gold) else None
+
+
 def run_probes(
     scorer: Scorer, cases: list[Case], mutants: dict[str, list[Mutant]], map_: Callable[..., Iterable[Any]] = map
 ) -> dict[str, ProbeSummary]:
@@ -132,7 +140,8 @@ def run_probes(
         for case in cases:
             if not _applies(probe, case):
                 continue
-            runs = list(probe.runs(case, mutants.get(case.id, [])))
+            chain = _gold_chain(scorer, case) if probe.name == GOLD else None
+            runs = [chain] if chain else list(probe.runs(case, mutants.get(case.id, [])))
             questions[probe.name] = questions.get(probe.name, 0) + bool(runs)
             jobs.extend((probe.name, case, _record(case, run)) for run in runs)
     scored = list(map_(scorer.score, [record for _, _, record in jobs]))

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, computed_field
 
 from evaluation.audit.checks import AlternativeMismatch, SearchRelevance, Tie
-from evaluation.audit.probes import ProbeSummary, probe_failures
+from evaluation.audit.probes import GOLD, PROBE_LIMIT, ProbeSummary, probe_failures
 
 #: exit-code targets of `dbgorilla audit-dataset`
 TARGETS: dict[str, float] = {
@@ -82,6 +82,10 @@ class AuditReport(BaseModel):
     #: use case -> the search labels' precision and recall against their generator topics
     search_relevance: dict[str, SearchRelevance] = {}
     probes: dict[str, ProbeSummary] = {}
+    #: Multi-step questions whose gold chain cannot be trusted on this data (a tie in a pick, say).
+    chain_issues: list[str] = []
+    #: Final-answer probes (`answer_probes`): probe -> questions and share graded right.
+    answer_probes: dict[str, dict[str, float | int]] = {}
     seconds: float = 0.0
     targets: dict[str, float] = dict(TARGETS)
 
@@ -109,6 +113,13 @@ class AuditReport(BaseModel):
         if len(self.alternative_mismatches) > self.targets["alternative_mismatches"]:
             failed.append(f"alternative_mismatches {len(self.alternative_mismatches)} > 0")
         failed.extend(probe_failures(self.probes))
+        if self.chain_issues:
+            failed.append(f"chain_issues {len(self.chain_issues)} > 0")
+        for name, rate in self.answer_probes.items():
+            if name == GOLD and rate["right"] < 1.0:
+                failed.append(f"answer probe gold is right on {rate['right']:.3f} < 1")
+            elif name != GOLD and rate["right"] > PROBE_LIMIT:
+                failed.append(f"answer probe {name} is right on {rate['right']:.3f} > {PROBE_LIMIT:g}")
         return failed
 
     @computed_field  # type: ignore[prop-decorator]

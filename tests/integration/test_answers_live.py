@@ -15,13 +15,15 @@ import pytest
 
 from agent.testing import MockOpenAIServer, Reply, call, text
 from dbgorilla.connection import connect
+from evaluation.audit import audit_dataset
 from evaluation.audit.answer_probes import answer_probe_rates
 from evaluation.records import EvalRecord, Outcome
 from evaluation.runner import scoring_executor
 from evaluation.scorer import GroundTruthCache
+from executors import QueryDatabaseArguments
 from fixtures.authoring.multistep import compose_use_case
-from fixtures.datasets import load_split, render, split_path
-from fixtures.datasets.chains import placeholders, run_chain
+from fixtures.datasets import Case, load_split, render, split_path
+from fixtures.datasets.chains import AnswerPart, ChainStep, Pick, placeholders, run_chain
 from fixtures.loader import load_use_cases
 from fixtures.use_cases import use_case_names
 from tests.conftest import Stack, run_cli
@@ -103,3 +105,33 @@ def test_a_model_that_stops_after_the_first_call_is_right_on_the_call_and_wrong_
     assert summary["protocols"]["first"]["exact_match"] == 1.0
     assert summary["answers"]["accuracy"] == 0.0
     assert summary["answers"]["all_gold_calls_reached"] == 0.0
+
+
+def test_the_audit_runs_every_chain_and_catches_one_that_depends_on_a_tie(loaded: Stack, tmp_path: Path) -> None:
+    with connect(loaded.settings) as client:
+        report = audit_dataset(client, split_path("multistep"))
+        assert report.ok, report.failed_targets
+        assert report.probes["gold"].least == 1.0  # the gold chain earns everything under `final` too
+        assert report.answer_probes["gold"]["right"] == 1.0 and report.answer_probes["first_call_only"]["right"] == 0
+        # "the two most common countries": Italy, then Mexico, Portugal and Thailand tie for second
+        first = {"collection_name": "Destinations", "groupby_property": "country"}
+        steps = [
+            ChainStep(
+                call=first, picks=[Pick(name="top", kind="most_common"), Pick(name="next", kind="second_most_common")]
+            ),
+            ChainStep(
+                call={
+                    "collection_name": "Destinations",
+                    "text_property_filter": {"property_name": "country", "operator": "=", "value": "{next}"},
+                    "integer_property_aggregation": {"property_name": "averageDailyCost", "metrics": "MEAN"},
+                },
+                picks=[Pick(name="mean", kind="metric", property="averageDailyCost", metric="MEAN")],
+            ),
+        ]
+        parts = [AnswerPart(kind="name", refs=["next"]), AnswerPart(kind="number", refs=["mean"])]
+        case = Case.of("travel_planning-999", 1, "travel_planning", "Which country is second? Its average cost?",
+                       QueryDatabaseArguments.model_validate(first))  # fmt: skip
+        path = tmp_path / "tied.jsonl"
+        path.write_text(render([case.model_copy(update={"chain": steps, "answer": parts})]))
+        untrusted = audit_dataset(client, path)
+    assert not untrusted.ok and untrusted.chain_issues and "ties" in untrusted.chain_issues[0]
