@@ -222,7 +222,6 @@ def key_number(metric: str, value: Any) -> KeyNumber | None:
 
 
 def single_call_key(
-    arguments: dict[str, Any],
     result: QueryResult,
     kind_of: Callable[[str], PropertyKind | None],
     values_of: Callable[[str], list[str]],

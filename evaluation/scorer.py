@@ -48,6 +48,8 @@ class Gold(BaseModel):
     calls: list[dict[str, Any]]
     results: list[QueryResult]
     key: AnswerKey
+    #: The values a chain's steps picked, by name (empty for a one-call question).
+    values: dict[str, str | float] = {}
 
 
 class GroundTruthCache:
@@ -76,13 +78,12 @@ class GroundTruthCache:
                     if run.ok
                     else AnswerKey(unscored="; ".join(run.issues))
                 )
-                gold = Gold(calls=run.calls, results=run.results, key=key)
+                gold = Gold(calls=run.calls, results=run.results, key=key, values=run.values)
             else:
                 truth = self.result(record)
                 if isinstance(truth, ExecutorError):
                     return truth
                 key = single_call_key(
-                    record.ground_truth,
                     truth,
                     lambda prop: _kind(self.executor.schema, record.collection, prop),
                     lambda prop: self.values(record.collection, prop),

@@ -132,14 +132,15 @@ def audit_dataset(
         mutants_of: dict[str, list[Mutant]] = {}
         for case, _, mutant in jobs:
             mutants_of.setdefault(case.id, []).append(mutant)
-        scorer = Scorer(lambda _record: executor.schema, executor, GroundTruthCache(executor, client))
+        truths = GroundTruthCache(executor, client)
+        scorer = Scorer(lambda _record: executor.schema, executor, truths)
         probes = run_probes(scorer, [case for case, _ in answered], mutants_of, pool.map)
         records = [
             EvalRecord.for_case(case, model="probe", tool_design="probe", outcome=Outcome.OK) for case, _ in answered
         ]
-        golds = [scorer.truths.gold(record) for record in records if record.chain] if scorer.truths else []
+        golds = [truths.gold(record) for record in records if record.chain]
         chain_issues = [g.key.unscored for g in golds if isinstance(g, Gold) and g.key.unscored]
-        answers = answer_probe_rates(records, scorer.truths) if scorer.truths else {}
+        answers = answer_probe_rates(records, truths)
         if on_progress is not None:
             on_progress("probes", 1, 1)
 
@@ -186,7 +187,7 @@ def audit_dataset(
         alternatives_checked=checks.alternatives,
         search_relevance=relevance_by_use_case(checks.relevance),
         probes=probes,
-        chain_issues=[issue for issue in chain_issues if issue],
+        chain_issues=chain_issues,
         answer_probes=answers,
         seconds=round(time.perf_counter() - started, 2),
     )

@@ -23,7 +23,6 @@ from evaluation.records import EvalRecord
 from evaluation.scorer import Gold, GroundTruthCache
 from executors import ExecutorError
 from executors.results import number_text
-from fixtures.datasets.chains import pick_value
 
 
 def probes_of(record: EvalRecord, gold: Gold) -> dict[str, str]:
@@ -32,8 +31,8 @@ def probes_of(record: EvalRecord, gold: Gold) -> dict[str, str]:
     answers = {"gold": key.text(), "nothing": ""}
     if record.chain and len(gold.results) > 1:
         answers["first_call_only"] = gold.results[0].to_llm_text()
-        first_values = [str(v) for p in record.chain[0].picks if (v := _picked(record, gold, p.name)) is not None]
-        answers["first_picks_only"] = ", ".join(first_values)
+        first = [str(gold.values[p.name]) for p in record.chain[0].picks if p.name in gold.values]
+        answers["first_picks_only"] = ", ".join(first)
     if key.names and key.other_names:
         numbers = ", ".join(number_text(round(n.value, 4)) for n in key.numbers)
         answers["every_value"] = f"{', '.join([*key.other_names, *key.names])}; {numbers}".strip("; ")
@@ -42,14 +41,6 @@ def probes_of(record: EvalRecord, gold: Gold) -> dict[str, str]:
         rotated = dict(zip(names, values[1:] + values[:1], strict=True))
         answers["swapped_groups"] = AnswerKey(groups=rotated).text()
     return answers
-
-
-def _picked(record: EvalRecord, gold: Gold, name: str) -> str | float | None:
-    for step, result in zip(record.chain, gold.results, strict=False):
-        for pick in step.picks:
-            if pick.name == name:
-                return pick_value(pick, result)[0]
-    return None
 
 
 def answer_probe_rates(records: Iterable[EvalRecord], truths: GroundTruthCache) -> dict[str, dict[str, float | int]]:

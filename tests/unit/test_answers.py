@@ -95,28 +95,28 @@ def test_keys_read_off_one_result() -> None:
         operator_class="aggregate",
         aggregations={"cuisine": {"TOP_OCCURRENCES": [TopOccurrence(value="Italian", count=27)]}},
     )
-    key = single_call_key({}, top, _kind, values)
+    key = single_call_key(top, _kind, values)
     assert key.names == ["Italian"] and key.other_names == CUISINES[1:]
     share = QueryResult(
         collection="Restaurants", operator_class="aggregate", aggregations={"openNow": {"PERCENTAGE_TRUE": 0.25}}
     )
-    assert single_call_key({}, share, _kind, values).numbers == [KeyNumber(value=0.25, fraction=True)]
+    assert single_call_key(share, _kind, values).numbers == [KeyNumber(value=0.25, fraction=True)]
     groups = QueryResult(
         collection="Restaurants",
         operator_class="group",
         group_by="cuisine",
         groups={"Italian": GroupResult(value="Italian", count=27), "Thai": GroupResult(value="Thai", count=6)},
     )
-    assert single_call_key({}, groups, _kind, values).groups == {
+    assert single_call_key(groups, _kind, values).groups == {
         "Italian": KeyNumber(value=27),
         "Thai": KeyNumber(value=6),
     }
     by_flag = groups.model_copy(update={"group_by": "openNow"})
-    assert "not text" in (single_call_key({}, by_flag, _kind, values).unscored or "")
+    assert "not text" in (single_call_key(by_flag, _kind, values).unscored or "")
     truncated = groups.model_copy(update={"truncated": True})
-    assert "more groups" in (single_call_key({}, truncated, _kind, values).unscored or "")
+    assert "more groups" in (single_call_key(truncated, _kind, values).unscored or "")
     listing = QueryResult(collection="Restaurants", operator_class="fetch")
-    assert "listing" in (single_call_key({}, listing, _kind, values).unscored or "")
+    assert "listing" in (single_call_key(listing, _kind, values).unscored or "")
 
 
 def test_chain_keys_name_the_larger_and_the_difference() -> None:
