@@ -136,7 +136,7 @@ def narrowed(schema: DatabaseSchema, collections: list[str] | None) -> DatabaseS
         raise UnknownCollectionError(
             f"no collection named {', '.join(missing)} in this Weaviate. Available: {', '.join(schema.names())}."
         )
-    return DatabaseSchema(collections=tuple(c for c in schema.collections if c.name in collections))
+    return schema.only(collections)
 
 
 def progress_of(step: int, call: ExecutedCall) -> ProgressMessage:

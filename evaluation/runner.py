@@ -196,9 +196,9 @@ def tools_by_use_case(
     """The tool offered for each use case: its own collections, as the paper gave each record its schema."""
     tools = {}
     for use_case, names in collections.items():
-        found = tuple(c for c in schema.collections if c.name in names)
-        if found:
-            tools[use_case] = build_tools(DatabaseSchema(collections=found), design, counter)
+        found = schema.only(names)
+        if found.collections:
+            tools[use_case] = build_tools(found, design, counter)
     return tools
 
 

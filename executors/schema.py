@@ -124,6 +124,11 @@ class DatabaseSchema(BaseModel):
     def names(self) -> list[str]:
         return [collection.name for collection in self.collections]
 
+    def only(self, names: Iterable[str]) -> DatabaseSchema:
+        """The collections named here (names it lacks are skipped), in name order."""
+        wanted = set(names)
+        return DatabaseSchema(collections=tuple(c for c in self.collections if c.name in wanted))
+
     def describe(self) -> str:
         return "\n".join(collection.describe() for collection in self.collections)
 

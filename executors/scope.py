@@ -52,7 +52,7 @@ class Scope(BaseModel):
     def schema_in_scope(self, schema: DatabaseSchema) -> DatabaseSchema:
         """The collections the model may see: only those the scope names (every filter is checked)."""
         self.resolve(schema)
-        return DatabaseSchema(collections=tuple(c for c in schema.collections if c.name in self.filters))
+        return schema.only(self.filters)
 
     def resolve(self, schema: DatabaseSchema) -> dict[str, tuple[FilterSpec, ...]]:
         """Each collection's filters checked against the schema; `ScopeError` names what does not fit."""

@@ -34,10 +34,10 @@ def schema_for(schema: DatabaseSchema, use_case: str | None, collections: list[s
     if use_case is None:
         return schema
     wanted = [c.name for c in get_use_case(use_case).collections]
-    found = tuple(c for c in schema.collections if c.name in wanted)
-    if not found:
+    found = schema.only(wanted)
+    if not found.collections:
         raise ConfigError(f"none of {wanted} is loaded; run `dbgorilla load --use-case {use_case}`")
-    return DatabaseSchema(collections=found)
+    return found
 
 
 def ask(
