@@ -239,9 +239,15 @@ class WeaviateService(LocalService):
     ready_path = "/v1/.well-known/ready"
     startup_timeout = 120.0
 
+    node_name: str = WEAVIATE_NODE_NAME
+
     def __init__(self, settings: Settings, binary: Path | None = None) -> None:
         super().__init__(settings)
         self.binary = binary or weaviate_binary_path()
+
+    def cluster_environment(self) -> dict[str, str]:
+        """A single node that elects itself; a cluster node (dbgorilla.cluster) names its peers."""
+        return {"RAFT_BOOTSTRAP_EXPECT": "1"}
 
     @property
     def url(self) -> str:
@@ -281,11 +287,10 @@ class WeaviateService(LocalService):
             "DEFAULT_VECTORIZER_MODULE": "none",
             "ENABLE_MODULES": "text2vec-transformers",
             "TRANSFORMERS_INFERENCE_API": self.settings.embedder_url,
-            "CLUSTER_HOSTNAME": WEAVIATE_NODE_NAME,
+            "CLUSTER_HOSTNAME": self.node_name,
             "CLUSTER_IN_LOCALHOST": "true",
             "CLUSTER_GOSSIP_BIND_PORT": str(p.gossip),
             "CLUSTER_DATA_BIND_PORT": str(p.data),
-            "RAFT_BOOTSTRAP_EXPECT": "1",
             "RAFT_PORT": str(p.raft),
             "RAFT_INTERNAL_RPC_PORT": str(p.raft_rpc),
             "GRPC_PORT": str(p.weaviate_grpc),
@@ -297,6 +302,7 @@ class WeaviateService(LocalService):
             # from its last checkpoint). Searches lag an import by about a second: see index_health.
             "ASYNC_INDEXING": os.environ.get("ASYNC_INDEXING", "true"),
             "LOG_LEVEL": os.environ.get("LOG_LEVEL", "warning"),
+            **self.cluster_environment(),
         }
 
     def is_own_process(self, cmdline: list[str]) -> bool:

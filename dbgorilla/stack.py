@@ -1,8 +1,10 @@
 """`dbgorilla up/down/status`: one Weaviate with text2vec-transformers, on any of three backends.
 
 - url:    an existing Weaviate (`WEAVIATE_URL`, `WEAVIATE_API_KEY`): a cluster or Weaviate Cloud.
-- docker: docker/docker-compose.yml, Weaviate plus the t2v-transformers inference container.
+- docker: docker/docker-compose.yml, Weaviate plus the t2v-transformers inference container
+          (dbgorilla/compose.py), on images built here when the official ones are not present.
 - binary: the pinned weaviate-server built from the Go module proxy, plus our ONNX embedder.
+- cluster: three such servers on loopback forming one cluster, sharing the embedder (dbgorilla/cluster.py).
 """
 
 from __future__ import annotations
@@ -16,15 +18,15 @@ from pathlib import Path
 
 import httpx
 
+from dbgorilla.compose import ComposeStack
+from dbgorilla import cluster
 from dbgorilla._process import wait_until
 from dbgorilla.config import WEAVIATE_VERSION, Settings
 from dbgorilla.errors import ConfigError, MissingDependency, StartupTimeout
 from dbgorilla.services import Echo, EmbedderService, ServiceStatus, WeaviateService
 from dbgorilla.weaviate_build import build_weaviate
 
-BACKENDS = ("auto", "url", "docker", "binary")
-COMPOSE_FILE = Path(__file__).resolve().parents[1] / "docker" / "docker-compose.yml"
-COMPOSE_PROJECT = "dbgorilla"
+BACKENDS = ("auto", "url", "docker", "binary", "cluster")
 
 
 @dataclass
@@ -48,13 +50,22 @@ class StackStatus:
         }
 
 
-def docker_engine_available() -> bool:
+def docker_engine_problem() -> str | None:
+    """None where a Docker engine answers; otherwise why not, in one line."""
     if shutil.which("docker") is None:
-        return False
+        return "the `docker` command is not installed"
     try:
-        return subprocess.run(["docker", "info"], capture_output=True, timeout=10).returncode == 0
-    except (subprocess.TimeoutExpired, OSError):
-        return False
+        result = subprocess.run(["docker", "info"], capture_output=True, text=True, timeout=10)
+    except (subprocess.TimeoutExpired, OSError) as error:
+        return f"`docker info` failed: {error}"
+    if result.returncode != 0:
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        return f"`docker info` failed: {lines[-1] if lines else 'exit ' + str(result.returncode)}"
+    return None
+
+
+def docker_engine_available() -> bool:
+    return docker_engine_problem() is None
 
 
 def resolve_backend(name: str) -> str:
@@ -71,9 +82,9 @@ def _stack_file(settings: Settings) -> Path:
     return settings.run_dir / "stack.json"
 
 
-def _remember(settings: Settings, backend: str, url: str) -> None:
+def _remember(settings: Settings, backend: str, url: str, **extra: str) -> None:
     settings.run_dir.mkdir(parents=True, exist_ok=True)
-    _stack_file(settings).write_text(json.dumps({"backend": backend, "url": url}))
+    _stack_file(settings).write_text(json.dumps({"backend": backend, "url": url, **extra}))
 
 
 def _remembered_backend(settings: Settings) -> str | None:
@@ -112,7 +123,9 @@ def server_version(url: str) -> str | None:
         return None
 
 
-def up(backend: str = "auto", settings: Settings | None = None, echo: Echo = print) -> StackStatus:
+def up(
+    backend: str = "auto", settings: Settings | None = None, echo: Echo = print, images: str = "auto"
+) -> StackStatus:
     settings = settings or Settings()
     chosen = resolve_backend(backend)
     echo(f"backend: {chosen}")
@@ -124,9 +137,13 @@ def up(backend: str = "auto", settings: Settings | None = None, echo: Echo = pri
         _remember(settings, "url", url)
         return StackStatus("url", weaviate, [], server_version(url))
     if chosen == "docker":
-        return _docker_up(settings, echo)
+        return _docker_up(settings, echo, images)
     build_weaviate(echo=echo)
     embedder, _ = EmbedderService(settings).start(echo)
+    if chosen == "cluster":
+        first, *others = cluster.start(settings, echo)
+        _remember(settings, "cluster", first.url)
+        return StackStatus("cluster", first, [embedder, *others], server_version(first.url))
     weaviate, _ = WeaviateService(settings).start(echo)
     _remember(settings, "binary", weaviate.url)
     return StackStatus("binary", weaviate, [embedder], server_version(weaviate.url))
@@ -136,10 +153,14 @@ def down(settings: Settings | None = None, echo: Echo = print) -> None:
     settings = settings or Settings()
     backend = _remembered_backend(settings)
     if backend == "docker":
-        _compose("down", settings=settings)
-        echo("docker: stack stopped")
+        compose = ComposeStack.for_settings(settings)
+        compose.down()
+        echo(f"docker: stack {compose.project} stopped (its volume keeps the data)")
     elif backend == "url":
         echo("url backend: the remote Weaviate is not ours to stop; forgetting it")
+    elif backend == "cluster":
+        cluster.stop(settings, echo)
+        EmbedderService(settings).stop(echo)
     else:
         WeaviateService(settings).stop(echo)
         EmbedderService(settings).stop(echo)
@@ -154,36 +175,32 @@ def status(settings: Settings | None = None) -> StackStatus:
         weaviate = _probe(url)
         return StackStatus("url", weaviate, [], server_version(url) if weaviate.running else None)
     if backend == "docker":
-        weaviate = _probe(settings.weaviate_http_url)
-        return StackStatus("docker", weaviate, [], server_version(weaviate.url) if weaviate.running else None)
+        weaviate, embedder = ComposeStack.for_settings(settings).status()
+        if weaviate.running and not _probe(weaviate.url).running:
+            weaviate = ServiceStatus("weaviate", "starting", weaviate.url, weaviate.pid, "container up, not ready")
+        version = server_version(weaviate.url) if weaviate.running else None
+        return StackStatus("docker", weaviate, [embedder], version)
+    if backend == "cluster":
+        first, *others = cluster.status(settings)
+        version = server_version(first.url) if first.running else None
+        return StackStatus("cluster", first, [EmbedderService(settings).status(), *others], version)
     weaviate = WeaviateService(settings).status()
     embedder = EmbedderService(settings).status()
     version = server_version(weaviate.url) if weaviate.running else None
     return StackStatus("binary" if backend or weaviate.state != "stopped" else None, weaviate, [embedder], version)
 
 
-def _compose(*args: str, settings: Settings) -> subprocess.CompletedProcess[str]:
-    if shutil.which("docker") is None:
-        raise MissingDependency("the docker backend needs the `docker` CLI and a running engine")
-    env = {
-        **os.environ,
-        "WEAVIATE_VERSION": WEAVIATE_VERSION,
-        "DBGORILLA_WEAVIATE_PORT": str(settings.ports.weaviate_http),
-        "DBGORILLA_WEAVIATE_GRPC_PORT": str(settings.ports.weaviate_grpc),
-    }
-    command = ["docker", "compose", "-f", str(COMPOSE_FILE), "-p", COMPOSE_PROJECT, *args]
-    result = subprocess.run(command, env=env, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise StartupTimeout(f"`{' '.join(command)}` failed: {result.stderr[-2000:]}")
-    return result
-
-
-def _docker_up(settings: Settings, echo: Echo) -> StackStatus:
+def _docker_up(settings: Settings, echo: Echo, images: str) -> StackStatus:
     if not docker_engine_available():
         raise MissingDependency("no working Docker engine (`docker info` failed); use --backend binary")
-    _compose("up", "-d", settings=settings)
+    compose = ComposeStack.for_settings(settings)
+    for service in compose.status():
+        if service.state == "stale":
+            echo(f"docker: stale container found: {service.detail.split(';')[0]}; starting it again")
+    compose.up(images, echo)
     url = settings.weaviate_http_url
-    wait_until(lambda: _probe(url).running, 300, f"weaviate (docker) at {url}")
-    _remember(settings, "docker", url)
-    echo(f"docker: Weaviate v{WEAVIATE_VERSION} ready at {url}")
-    return StackStatus("docker", _probe(url), [], server_version(url))
+    wait_until(lambda: _probe(url).running, 60, f"weaviate (docker) at {url}")
+    _remember(settings, "docker", url, project=compose.project)
+    echo(f"docker: Weaviate v{WEAVIATE_VERSION} ready at {url} (project {compose.project})")
+    weaviate, embedder = compose.status()
+    return StackStatus("docker", weaviate, [embedder], server_version(url))

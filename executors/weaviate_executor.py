@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,6 +37,7 @@ from typing import Any
 
 import httpx
 from weaviate import exceptions as wx
+from weaviate.classes.config import ConsistencyLevel
 
 from executors._assemble import (
     Hit,
@@ -88,11 +90,14 @@ class ReadOnlyWeaviate:
     method here that inserts, updates, deletes or changes the schema.
     """
 
-    __slots__ = ("__client", "__handles")  # no public way back to the client
+    __slots__ = ("__client", "__handles", "consistency_level")  # no public way back to the client
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, consistency_level: str | None = None) -> None:
         self.__client = client
         self.__handles: dict[str, Any] = {}
+        #: ONE | QUORUM | ALL for the reads of replicated collections (a cluster); None: Weaviate's
+        #: default (QUORUM). `DBGORILLA_CONSISTENCY_LEVEL` sets it for the CLI's runs.
+        self.consistency_level = consistency_level or os.environ.get("DBGORILLA_CONSISTENCY_LEVEL") or None
 
     def read_schema(self) -> DatabaseSchema:
         return schema_from_configs(self.__client.collections.list_all(simple=False))
@@ -107,6 +112,8 @@ class ReadOnlyWeaviate:
         handle = self.__handles.get(collection)
         if handle is None:
             handle = self.__client.collections.use(collection, skip_argument_validation=True)
+            if self.consistency_level:
+                handle = handle.with_consistency_level(ConsistencyLevel(self.consistency_level.upper()))
             self.__handles[collection] = handle
         args, kwargs = call.arguments()
         return getattr(getattr(handle, call.namespace), call.method)(*args, **kwargs)

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# The test command of the README: set everything up, lint (ruff, the layer contract), then run every test tier.
+# The test command of the README: set everything up (and a Docker engine where it can), lint (ruff,
+# the layer contract), then run every test tier.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/bootstrap.sh
+bash scripts/docker-engine.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/lint-imports

@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -127,21 +127,47 @@ def weaviate_stack(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fix
 
 
 @pytest.fixture(scope="session")
-def docker_compose_file() -> str:
+def docker_compose_command() -> str:
+    """pytest-docker runs the compose that is installed (`docker compose`, else docker-compose 1.29)."""
+    from dbgorilla.compose import compose_command
+
+    return " ".join(compose_command())
+
+
+@pytest.fixture(scope="session")
+def docker_setup() -> list[str]:
+    return ["up -d"]
+
+
+@pytest.fixture(scope="session")
+def docker_environment() -> dict[str, str]:
+    """Images built here (or the official ones, if present) and free loopback ports for the stack."""
+    from dbgorilla.compose import image_names
+
+    http, grpc = free_port_pairs(2)
+    chosen = image_names("auto", echo=lambda line: print(line, file=sys.stderr))
+    chosen |= {"DBGORILLA_WEAVIATE_PORT": str(http), "DBGORILLA_WEAVIATE_GRPC_PORT": str(grpc)}
+    os.environ.update(chosen)  # pytest-docker's compose calls inherit the environment
+    return chosen
+
+
+@pytest.fixture(scope="session")
+def docker_compose_file(docker_environment: dict[str, str]) -> str:
     return str(REPO / "docker" / "docker-compose.yml")
 
 
 @pytest.fixture(scope="session")
 def docker_stack(docker_services, docker_ip: str, tmp_path_factory: pytest.TempPathFactory) -> Stack:  # type: ignore[no-untyped-def]
-    """pytest-docker path: the compose file's Weaviate, used only where `docker info` works."""
+    """pytest-docker path: the compose file's Weaviate and embedder, used where `docker info` works."""
     from dbgorilla._process import http_ok
 
     port = docker_services.port_for("weaviate", 8080)
     grpc = docker_services.port_for("weaviate", 50051)
     url = f"http://{docker_ip}:{port}"
     docker_services.wait_until_responsive(lambda: http_ok(url + "/v1/.well-known/ready"), timeout=300, pause=1)
+    base = fresh_settings(tmp_path_factory.mktemp("docker"))
     settings = Settings(
-        state_dir=tmp_path_factory.mktemp("docker"), ports=Ports(weaviate_http=port, weaviate_grpc=grpc), host=docker_ip
+        state_dir=base.state_dir, ports=replace(base.ports, weaviate_http=port, weaviate_grpc=grpc), host=docker_ip
     )
     return Stack(settings, settings_env(settings), "docker")
 

@@ -48,6 +48,14 @@ def load(
         typer.Option(exists=True, dir_okay=False, help="Also (or only) load the schemas of a dataset file."),
     ] = None,
     force: Annotated[bool, typer.Option("--force", help="Drop and recreate the collections first.")] = False,
+    replication_factor: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Copies of each shard, on as many nodes (`up --backend cluster` gives 3). "
+            "Default: 1 for new collections, existing ones keep theirs.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the load report as JSON.")] = False,
 ) -> None:
     """Create the use-case collections and load generated objects (idempotent: re-runs converge)."""
@@ -59,7 +67,15 @@ def load(
     if dataset is not None:
         schemas += _dataset_schemas(dataset)
     with connected() as client, progress_bar() as on_progress:
-        report = load_schemas(client, schemas, objects_per_collection, seed, force=force, on_progress=on_progress)
+        report = load_schemas(
+            client,
+            schemas,
+            objects_per_collection,
+            seed,
+            force=force,
+            on_progress=on_progress,
+            replication_factor=replication_factor,
+        )
     if as_json:
         out.print_json(json.dumps(report.model_dump(mode="json") | {"ok": report.ok}))
     else:

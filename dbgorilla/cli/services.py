@@ -47,13 +47,17 @@ def _print_status(status: stack.StackStatus) -> None:
 
 
 def up(
-    backend: Annotated[str, typer.Option(help="auto | url | docker | binary")] = "auto",
+    backend: Annotated[str, typer.Option(help="auto | url | docker | binary | cluster")] = "auto",
+    images: Annotated[
+        str,
+        typer.Option(help="docker backend: auto (official if present, else built here) | local | official"),
+    ] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
 ) -> None:
     """Start Weaviate with text2vec-transformers, or reuse the running one; then check (and rebuild)
     the vector index of every use-case collection already loaded, since a crash can empty it."""
     settings = Settings()
-    status = stack.up(backend, settings, echo=say)
+    status = stack.up(backend, settings, echo=say, images=images)
     with connected(settings) as client:
         checked, repairs = repair_broken(client, [c.name for u in get_use_cases() for c in u.collections], say)
     if as_json:
