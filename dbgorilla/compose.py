@@ -66,7 +66,10 @@ def image_names(choice: str = "auto", echo: Echo = print) -> dict[str, str]:
     if len(explicit) == 2:
         return explicit
     if choice == "official" or (choice == "auto" and official_images_present()):
-        return {"DBGORILLA_WEAVIATE_IMAGE": OFFICIAL_WEAVIATE_IMAGE, "DBGORILLA_EMBEDDER_IMAGE": OFFICIAL_EMBEDDER_IMAGE}
+        return {
+            "DBGORILLA_WEAVIATE_IMAGE": OFFICIAL_WEAVIATE_IMAGE,
+            "DBGORILLA_EMBEDDER_IMAGE": OFFICIAL_EMBEDDER_IMAGE,
+        }
     build_images(echo)
     return {"DBGORILLA_WEAVIATE_IMAGE": WEAVIATE_IMAGE, "DBGORILLA_EMBEDDER_IMAGE": EMBEDDER_IMAGE} | explicit
 

@@ -42,7 +42,9 @@ WEAVIATE_IMAGE = f"dbgorilla/weaviate:{WEAVIATE_VERSION}"
 EMBEDDER_IMAGE = "dbgorilla/t2v-minilm:onnx"
 #: The official images, used where they are already present (pulled by a user with a registry).
 OFFICIAL_WEAVIATE_IMAGE = f"cr.weaviate.io/semitechnologies/weaviate:{WEAVIATE_VERSION}"
-OFFICIAL_EMBEDDER_IMAGE = "cr.weaviate.io/semitechnologies/transformers-inference:sentence-transformers-all-MiniLM-L6-v2"
+OFFICIAL_EMBEDDER_IMAGE = (
+    "cr.weaviate.io/semitechnologies/transformers-inference:sentence-transformers-all-MiniLM-L6-v2"
+)
 #: What the embedder image installs; pinned to the versions this interpreter runs, so both agree.
 EMBEDDER_REQUIREMENTS = ("fastapi", "uvicorn", "onnxruntime", "tokenizers", "numpy")
 
@@ -68,8 +70,9 @@ class BuiltImage:
 def docker_client():  # type: ignore[no-untyped-def]
     """The `docker` package's client, or a typed error that says why there is none."""
     try:
-        import docker
         from docker.errors import DockerException
+
+        import docker
     except ImportError as error:  # pragma: no cover - a dependency of the project
         raise MissingDependency("the `docker` Python package is not installed") from error
     try:

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import httpx
 
-from dbgorilla.compose import ComposeStack
 from dbgorilla import cluster
 from dbgorilla._process import wait_until
+from dbgorilla.compose import ComposeStack
 from dbgorilla.config import WEAVIATE_VERSION, Settings
 from dbgorilla.errors import ConfigError, MissingDependency, StartupTimeout
 from dbgorilla.services import Echo, EmbedderService, ServiceStatus, WeaviateService

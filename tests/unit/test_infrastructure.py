@@ -12,18 +12,62 @@ from pathlib import Path
 import pytest
 
 from dbgorilla import _process
-from dbgorilla.config import WEAVIATE_VERSION, Ports
+from dbgorilla.cluster import ClusterNode, node_settings
+from dbgorilla.compose import COMPOSE_FILE, project_name
+from dbgorilla.config import WEAVIATE_VERSION, Ports, Settings
 from dbgorilla.errors import ConfigError
-from dbgorilla.stack import COMPOSE_FILE, docker_engine_available, resolve_backend
+from dbgorilla.images import WEAVIATE_IMAGE
+from dbgorilla.stack import docker_engine_available, docker_engine_problem, resolve_backend
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_compose_file_pins_the_same_weaviate_version() -> None:
     text = COMPOSE_FILE.read_text()
-    pinned = re.search(r"semitechnologies/weaviate:\$\{WEAVIATE_VERSION:-([0-9.]+)\}", text)
+    pinned = re.search(r"\$\{DBGORILLA_WEAVIATE_IMAGE:-cr.weaviate.io/semitechnologies/weaviate:([0-9.]+)\}", text)
     assert pinned is not None and pinned.group(1) == WEAVIATE_VERSION
+    assert WEAVIATE_IMAGE.endswith(f":{WEAVIATE_VERSION}")
     assert "sentence-transformers-all-MiniLM-L6-v2" in text and "text2vec-transformers" in text
+
+
+def test_compose_publishes_on_loopback_only_and_checks_health() -> None:
+    import yaml
+
+    services = yaml.safe_load(COMPOSE_FILE.read_text())["services"]
+    published = [port for service in services.values() for port in service.get("ports", [])]
+    assert published and all(port.startswith("127.0.0.1:") for port in published), published
+    assert all("healthcheck" in service for service in services.values())
+    assert services["weaviate"]["depends_on"]["t2v-transformers"]["condition"] == "service_healthy"
+
+
+def test_each_state_folder_is_its_own_compose_project(tmp_path: Path) -> None:
+    first, second = Settings(state_dir=tmp_path / "a"), Settings(state_dir=tmp_path / "b")
+    assert project_name(first) != project_name(second)
+    assert project_name(first) == project_name(Settings(state_dir=tmp_path / "a"))
+    assert project_name(Settings(state_dir=Path.home() / ".local" / "state" / "dbgorilla")) == "dbgorilla"
+
+
+def test_a_missing_docker_command_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert docker_engine_problem() == "the `docker` command is not installed"
+    assert resolve_backend("auto") == "binary"
+
+
+def test_cluster_nodes_take_distinct_ports_and_name_each_other(tmp_path: Path) -> None:
+    settings = Settings(
+        state_dir=tmp_path, ports=Ports(weaviate_http=21000, weaviate_grpc=21010, gossip=21020, raft=21030)
+    )
+    used: list[int] = []
+    for index in range(3):
+        p = node_settings(settings, index).ports
+        used += [p.weaviate_http, p.weaviate_grpc, p.gossip, p.data, p.raft, p.raft_rpc, p.profiling]
+    assert len(used) == len(set(used)), "two nodes share a port"
+    env = ClusterNode(settings, 2).environment()
+    assert env["RAFT_JOIN"] == "dbgorilla-node1:21030,dbgorilla-node2:21032,dbgorilla-node3:21034"
+    assert env["RAFT_BOOTSTRAP_EXPECT"] == "3" and env["CLUSTER_JOIN"] == "127.0.0.1:21020"
+    assert env["CLUSTER_HOSTNAME"] == "dbgorilla-node3" and env["GRPC_PORT"] == "21012"
+    assert "CLUSTER_JOIN" not in ClusterNode(settings, 0).environment()
+    assert node_settings(settings, 1).state_dir != node_settings(settings, 2).state_dir
 
 
 def test_auto_backend_prefers_url_then_docker_then_binary(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,0 +1,184 @@
+"""Three Weaviate nodes on loopback as one cluster (`up --backend cluster`), for real.
+
+A replicated load, the oracle at 100% through any node's URL, a node killed with -9 in the middle
+of an eval (reads go on at QUORUM; at ALL they fail, and the run counts them), and the node coming
+back and catching up on what was written while it was down.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from agent.testing import MockOpenAIServer, Reply, call, text
+from dbgorilla.cluster import ClusterNode, cluster_members, node_settings
+from dbgorilla.config import Ports, Settings
+from evaluation.records import EvalRecord, Outcome
+from fixtures.datasets import load_split
+from tests.conftest import TEST_PORTS, run_cli, settings_env
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+USE_CASE = "restaurants"
+CASES = [r for r in load_split() if r.use_case == USE_CASE]
+TRUTH_BY_QUERY = {r.query: r.ground_truth.to_tool_arguments() for r in CASES}
+BLOCK = 24
+
+
+def free_port_block(size: int) -> int:
+    """The first of `size` consecutive free loopback ports (a cluster offsets its ports per node)."""
+    for _ in range(200):
+        start = TEST_PORTS.start + (os.urandom(2)[0] * 256 + os.urandom(1)[0]) % (len(TEST_PORTS) - size)
+        held = []
+        try:
+            for port in range(start, start + size):
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                held.append(sock)
+                sock.bind(("127.0.0.1", port))
+            return start
+        except OSError:
+            continue
+        finally:
+            for sock in held:
+                sock.close()
+    raise RuntimeError(f"no block of {size} free ports")
+
+
+@dataclass
+class Cluster:
+    settings: Settings
+    env: dict[str, str]
+
+    def node(self, index: int) -> ClusterNode:
+        return ClusterNode(self.settings, index)
+
+    def node_env(self, index: int) -> dict[str, str]:
+        """`WEAVIATE_URL` at node `index`, as a user of a remote cluster would set it."""
+        ports = node_settings(self.settings, index).ports
+        return self.env | {
+            "WEAVIATE_URL": f"http://127.0.0.1:{ports.weaviate_http}",
+            "WEAVIATE_GRPC_PORT": str(ports.weaviate_grpc),
+        }
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    b = free_port_block(BLOCK)
+    ports = Ports(
+        weaviate_http=b, weaviate_grpc=b + 3, gossip=b + 6, raft=b + 12, profiling=b + 18, embedder=b + 21, model=b + 22
+    )
+    settings = Settings(state_dir=tmp_path_factory.mktemp("cluster"), ports=ports)
+    env = settings_env(settings)
+    up = run_cli("up", "--backend", "cluster", "--json", env=env, timeout=300)
+    assert up.returncode == 0, up.stderr
+    try:
+        load = run_cli("load", "--use-case", USE_CASE, "--replication-factor", "3", "--json", env=env, timeout=300)
+        assert load.returncode == 0, load.stderr
+        yield Cluster(settings, env)
+    finally:
+        run_cli("down", env=env)
+
+
+def oracle_script(kill: ClusterNode | None = None, at: int = 8):  # type: ignore[no-untyped-def]
+    """The ground-truth call, then an answer; optionally kill a node with -9 at request `at`."""
+
+    def script(body: dict[str, Any], index: int) -> Reply:
+        if kill is not None and index == at:
+            record = kill.record()
+            assert record is not None
+            os.kill(record.pid, signal.SIGKILL)
+        question = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        if any(m["role"] == "tool" for m in body["messages"]):
+            return text("answer")
+        return call("query_database", TRUTH_BY_QUERY[question])
+
+    return script
+
+
+def records_of(out: Path) -> list[EvalRecord]:
+    return [EvalRecord.model_validate_json(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def shard_objects(url: str, collection: str) -> dict[str, int]:
+    """Objects per node in `collection`, summed over that node's shards (the verbose nodes API)."""
+    body = httpx.get(f"{url}/v1/nodes", params={"output": "verbose", "collection": collection}, timeout=10).json()
+    return {
+        node["name"]: sum(shard.get("objectCount", 0) for shard in node.get("shards") or []) for node in body["nodes"]
+    }
+
+
+def test_three_nodes_form_one_cluster_with_replicated_shards(cluster: Cluster) -> None:
+    status = run_cli("status", "--json", env=cluster.env)
+    assert status.returncode == 0, status.stdout
+    body = json.loads(status.stdout)
+    assert body["backend"] == "cluster"
+    states = [body["weaviate"]["state"], *(s["state"] for s in body["services"])]
+    assert states == ["running"] * 4  # node 1, the embedder, nodes 2 and 3
+    for index in range(3):
+        members = cluster_members(cluster.node(index).url)
+        assert members == {f"dbgorilla-node{i}": "HEALTHY" for i in (1, 2, 3)}
+    collection = CASES[0].ground_truth.collection
+    config = httpx.get(f"{cluster.node(1).url}/v1/schema/{collection}", timeout=10).json()
+    assert config["replicationConfig"]["factor"] == 3
+    assert config["shardingConfig"]["desiredCount"] == 3
+    assert set(shard_objects(cluster.node(0).url, collection).values()) == {100}  # every node holds all 100
+
+
+def test_the_oracle_scores_100_percent_through_any_node(cluster: Cluster, tmp_path: Path) -> None:
+    for index in (0, 2):
+        out = tmp_path / f"node{index}"
+        args = ["eval", "--model", "oracle", "--use-case", USE_CASE, "--limit", "0", "--out", str(out), "--json"]
+        result = run_cli(*args, env=cluster.node_env(index))
+        assert result.returncode == 0, result.stderr
+        summary = json.loads(result.stdout)
+        assert summary["cases"] == 63 and summary["outcomes"] == {"ok": 63}
+        assert summary["protocols"]["final"]["execution_match_exact"] == 1.0
+
+
+def test_a_node_killed_mid_eval_loses_no_case_and_catches_up(cluster: Cluster, tmp_path: Path) -> None:
+    victim = cluster.node(2)
+    args = ["eval", "--model", "mock", "--use-case", USE_CASE, "--limit", "20", "--json"]
+    env = cluster.env | {"DBGORILLA_CONSISTENCY_LEVEL": "QUORUM"}
+    with MockOpenAIServer(oracle_script(kill=victim)) as server:
+        quorum = run_cli(*args, "--out", str(tmp_path / "quorum"), "--base-url", server.base_url, env=env)
+    assert quorum.returncode == 0, quorum.stderr
+    assert victim.status().state == "stale", "the node was killed during the run"
+    records = records_of(tmp_path / "quorum")
+    assert len(records) == 20 and len({r.id for r in records}) == 20
+    assert all(r.outcome is Outcome.OK and r.scores.final.execution_exact for r in records), [
+        (r.id, r.outcome, r.error) for r in records if r.outcome is not Outcome.OK
+    ]
+
+    # At ALL every replica must answer: with one of three down, reads that need all three fail, and
+    # the run says how many, case by case, instead of losing them.
+    env_all = cluster.env | {"DBGORILLA_CONSISTENCY_LEVEL": "ALL"}
+    with MockOpenAIServer(oracle_script()) as server:
+        strict = run_cli(*args, "--out", str(tmp_path / "all"), "--base-url", server.base_url, env=env_all)
+    assert strict.returncode == 0, strict.stderr
+    strict_records = records_of(tmp_path / "all")
+    assert len(strict_records) == 20
+    summary = json.loads(strict.stdout)
+    failed = [r for r in strict_records if not r.scores.final.execution_exact]
+    assert failed, "reads at ALL with a node down must fail"
+    assert sum(summary["outcomes"].values()) == 20
+
+    # Written while the node is down (at QUORUM), then the node comes back and catches up.
+    collection = CASES[0].ground_truth.collection
+    more = run_cli("load", "--use-case", USE_CASE, "--objects-per-collection", "110", "--json", env=env)
+    assert more.returncode == 0, more.stderr
+    assert run_cli("up", "--backend", "cluster", env=cluster.env, timeout=300).returncode == 0
+    deadline = time.monotonic() + 180
+    counts = shard_objects(cluster.node(0).url, collection)
+    while time.monotonic() < deadline and set(counts.values()) != {110}:
+        time.sleep(2)
+        counts = shard_objects(cluster.node(0).url, collection)
+    assert set(counts.values()) == {110}, counts
