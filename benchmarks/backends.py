@@ -19,36 +19,16 @@ import argparse
 import json
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from executor_common import OPERATOR_CLASSES, check_plans, prepare
+from stacks_common import cli, private_settings
 
 from dbgorilla.compose import ComposeStack
-from dbgorilla.config import Ports, Settings
 from dbgorilla.connection import connect
 from executors import WeaviateExecutor
-from tests.conftest import free_port_pairs, settings_env
-
-
-def private_settings(root: Path, name: str) -> Settings:
-    p = free_port_pairs(7)
-    ports = Ports(
-        weaviate_http=p[0], weaviate_grpc=p[1], embedder=p[2], model=p[3], gossip=p[4], raft=p[5], profiling=p[6]
-    )
-    return Settings(state_dir=root / name, ports=ports)
-
-
-def cli(settings: Settings, *args: str) -> float:
-    started = time.perf_counter()
-    result = subprocess.run(
-        [sys.executable, "-m", "dbgorilla", *args], env=settings_env(settings), capture_output=True, text=True
-    )
-    if result.returncode != 0:
-        raise SystemExit(f"dbgorilla {' '.join(args)} failed: {result.stderr[-1500:]}")
-    return time.perf_counter() - started
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -78,9 +58,9 @@ def main() -> None:
                 else:
                     cli(settings, "down")
                     subprocess.run(["rm", "-rf", str(settings.weaviate_data_dir)])
-                starts.setdefault((backend, "cold"), []).append(cli(settings, "up", "--backend", backend))
+                starts.setdefault((backend, "cold"), []).append(cli(settings, "up", "--backend", backend)[0])
                 cli(settings, "down")
-                starts.setdefault((backend, "warm"), []).append(cli(settings, "up", "--backend", backend))
+                starts.setdefault((backend, "warm"), []).append(cli(settings, "up", "--backend", backend)[0])
         print("\n`dbgorilla up` to ready, seconds (median of", options.starts, "starts)")
         print(f"{'':8}{'binary':>10}{'docker':>10}{'docker/binary':>16}")
         medians = {key: statistics.median(values) for key, values in starts.items()}

