@@ -90,6 +90,7 @@ class ComposeStack:
             "WEAVIATE_VERSION": WEAVIATE_VERSION,
             "DBGORILLA_WEAVIATE_PORT": str(self.settings.ports.weaviate_http),
             "DBGORILLA_WEAVIATE_GRPC_PORT": str(self.settings.ports.weaviate_grpc),
+            "DBGORILLA_EMBEDDER_PORT": str(self.settings.ports.embedder),
         }
 
     def run(self, *args: str, images: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -123,7 +124,7 @@ class ComposeStack:
 
     def service_status(self, service: str) -> ServiceStatus:
         """running (healthy), starting, stopped (no container) or stale (exited, with its code)."""
-        url = self.settings.weaviate_http_url if service == "weaviate" else f"{service} (compose network only)"
+        url = self.settings.weaviate_http_url if service == "weaviate" else self.settings.embedder_url
         container = self.containers().get(service)
         if container is None:
             return ServiceStatus(service, "stopped", url)

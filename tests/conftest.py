@@ -144,9 +144,13 @@ def docker_environment() -> dict[str, str]:
     """Images built here (or the official ones, if present) and free loopback ports for the stack."""
     from dbgorilla.compose import image_names
 
-    http, grpc = free_port_pairs(2)
+    http, grpc, embedder = free_port_pairs(3)
     chosen = image_names("auto", echo=lambda line: print(line, file=sys.stderr))
-    chosen |= {"DBGORILLA_WEAVIATE_PORT": str(http), "DBGORILLA_WEAVIATE_GRPC_PORT": str(grpc)}
+    chosen |= {
+        "DBGORILLA_WEAVIATE_PORT": str(http),
+        "DBGORILLA_WEAVIATE_GRPC_PORT": str(grpc),
+        "DBGORILLA_EMBEDDER_PORT": str(embedder),
+    }
     os.environ.update(chosen)  # pytest-docker's compose calls inherit the environment
     return chosen
 
@@ -163,11 +167,14 @@ def docker_stack(docker_services, docker_ip: str, tmp_path_factory: pytest.TempP
 
     port = docker_services.port_for("weaviate", 8080)
     grpc = docker_services.port_for("weaviate", 50051)
+    embedder = docker_services.port_for("t2v-transformers", 8080)
     url = f"http://{docker_ip}:{port}"
     docker_services.wait_until_responsive(lambda: http_ok(url + "/v1/.well-known/ready"), timeout=300, pause=1)
     base = fresh_settings(tmp_path_factory.mktemp("docker"))
     settings = Settings(
-        state_dir=base.state_dir, ports=replace(base.ports, weaviate_http=port, weaviate_grpc=grpc), host=docker_ip
+        state_dir=base.state_dir,
+        ports=replace(base.ports, weaviate_http=port, weaviate_grpc=grpc, embedder=embedder),
+        host=docker_ip,
     )
     return Stack(settings, settings_env(settings), "docker")
 

@@ -27,9 +27,10 @@ from dbgorilla._process import ProcessRecord, process_start_ticks
 from dbgorilla.connection import connect
 from executors.index_health import check_indexes
 from fixtures.use_cases import get_use_case
-from tests.conftest import REPO, Stack, docker_works, fresh_settings, run_cli, settings_env
+from tests.conftest import REPO, Stack, fresh_settings, run_cli, settings_env
 
-pytestmark = [pytest.mark.integration, pytest.mark.skipif(docker_works(), reason="binary backend only")]
+#: Each test starts binary stacks of its own: the binary backend is tested here whatever the session uses.
+pytestmark = pytest.mark.integration
 
 USE_CASE = "visual_art"
 COLLECTIONS = [c.name for c in get_use_case(USE_CASE).collections]

@@ -18,9 +18,10 @@ import pytest
 
 from dbgorilla._process import ProcessRecord, pids_listening_on, process_start_ticks
 from dbgorilla.connection import connect
-from tests.conftest import Stack, docker_works, fresh_settings, run_cli, settings_env
+from tests.conftest import Stack, fresh_settings, run_cli, settings_env
 
-pytestmark = [pytest.mark.integration, pytest.mark.skipif(docker_works(), reason="binary backend only")]
+#: Each test starts binary stacks of its own: the binary backend is tested here whatever the session uses.
+pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
