@@ -6,9 +6,9 @@ directory; the docker one is its own compose project), so a running `dbgorilla u
 1. `up` to ready, cold (empty data) and warm (after `down`, data kept), alternating which backend
    goes first, `--starts` times each. The docker images must exist already (`up --backend docker`
    builds them once); their build is measured separately (see the README).
-2. The same sample collection in both, then every operator class's tool call through the executor,
-   the two stacks interleaved call by call so both see the same machine load: p50/p95 in ms and
-   the docker/binary ratio.
+2. The same sample collection in both, then every operator class's tool call through the executor
+   (the same plan on both sides, whatever it is today), the two stacks interleaved call by call so
+   both see the same machine load: p50/p95 in ms and the docker/binary ratio.
 
     .venv/bin/python benchmarks/backends.py --objects 1000 --rounds 100 --starts 2
 """
@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from executor_common import OPERATOR_CLASSES, check_plans, prepare
+from executor_common import OPERATOR_CLASSES, prepare
 from stacks_common import cli, private_settings
 
 from dbgorilla.compose import ComposeStack
@@ -71,8 +71,6 @@ def main() -> None:
         clients = {backend: connect(settings) for backend, settings in stacks.items()}
         names = {backend: prepare(client, options.objects, reuse=True) for backend, client in clients.items()}
         executors = {backend: WeaviateExecutor(client) for backend, client in clients.items()}
-        for backend, executor in executors.items():
-            check_plans(executor, names[backend])
         latency: dict[tuple[str, str], tuple[float, float]] = {}
         for operator in OPERATOR_CLASSES:
             samples: dict[str, list[float]] = {backend: [] for backend in stacks}
@@ -87,6 +85,7 @@ def main() -> None:
                 latency[(operator.name, backend)] = (statistics.median(values), percentile(values, 0.95))
         for client in clients.values():
             client.close()
+        clients = {}
         header = f"query latency through the executor, {options.objects:,} objects, ms (p50 / p95)"
         print(f"\n{header}, {options.rounds} rounds")
         print(f"{'operator class':36}{'binary':>16}{'docker':>16}{'p50 ratio':>11}")
