@@ -20,8 +20,9 @@ from fixtures import (
     load_paper_dataset,
     load_schemas,
 )
+from fixtures.collections import create_collection
 from fixtures.generator import ObjectGenerator
-from fixtures.loader import _import, create_collection
+from fixtures.loader import _import
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.integration
