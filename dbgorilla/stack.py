@@ -1,4 +1,4 @@
-"""`dbgorilla up/down/status`: one Weaviate with text2vec-transformers, on any of three backends.
+"""`dbgorilla up/down/status`: Weaviate with text2vec-transformers, on any of four backends.
 
 - url:    an existing Weaviate (`WEAVIATE_URL`, `WEAVIATE_API_KEY`): a cluster or Weaviate Cloud.
 - docker: docker/docker-compose.yml, Weaviate plus the t2v-transformers inference container
@@ -39,6 +39,12 @@ class StackStatus:
     @property
     def ready(self) -> bool:
         return self.weaviate.running
+
+    @property
+    def stale(self) -> bool:
+        """Weaviate's record (or, for a cluster, any node's) points at a process that is gone."""
+        nodes = [self.weaviate, *(s for s in self.services if s.name.startswith("weaviate"))]
+        return any(node.state == "stale" for node in nodes)
 
     def to_dict(self) -> dict[str, object]:
         return {

@@ -97,7 +97,7 @@ class ReadOnlyWeaviate:
         self.__handles: dict[str, Any] = {}
         #: ONE | QUORUM | ALL for the reads of replicated collections (a cluster); None: Weaviate's
         #: default (QUORUM). `DBGORILLA_CONSISTENCY_LEVEL` sets it for the CLI's runs.
-        self.consistency_level = consistency_level or os.environ.get("DBGORILLA_CONSISTENCY_LEVEL") or None
+        self.consistency_level = _consistency(consistency_level or os.environ.get("DBGORILLA_CONSISTENCY_LEVEL"))
 
     def read_schema(self) -> DatabaseSchema:
         return schema_from_configs(self.__client.collections.list_all(simple=False))
@@ -112,11 +112,22 @@ class ReadOnlyWeaviate:
         handle = self.__handles.get(collection)
         if handle is None:
             handle = self.__client.collections.use(collection, skip_argument_validation=True)
-            if self.consistency_level:
-                handle = handle.with_consistency_level(ConsistencyLevel(self.consistency_level.upper()))
+            if self.consistency_level is not None:
+                handle = handle.with_consistency_level(self.consistency_level)
             self.__handles[collection] = handle
         args, kwargs = call.arguments()
         return getattr(getattr(handle, call.namespace), call.method)(*args, **kwargs)
+
+
+def _consistency(name: str | None) -> ConsistencyLevel | None:
+    """A consistency level by name, refused at once (not on every read) when it is not one."""
+    if not name:
+        return None
+    try:
+        return ConsistencyLevel(name.strip().upper())
+    except ValueError:
+        choices = ", ".join(level.value for level in ConsistencyLevel)
+        raise ValueError(f"unknown consistency level {name!r}; choose one of {choices}") from None
 
 
 def translate_exception(exc: BaseException) -> ExecutorError:

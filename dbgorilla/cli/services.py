@@ -82,7 +82,7 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print machine-r
         out.print_json(json.dumps(current.to_dict()))
     else:
         _print_status(current)
-    if current.weaviate.state == "stale":
+    if current.stale:
         raise typer.Exit(ExitCode.STALE)
     if not current.ready:
         raise typer.Exit(ExitCode.NOT_RUNNING)

@@ -25,6 +25,7 @@ from dbgorilla._process import wait_until
 from dbgorilla.cluster import ClusterNode, cluster_members, node_settings
 from dbgorilla.config import Ports, Settings
 from dbgorilla.connection import connect
+from dbgorilla.errors import ExitCode
 from evaluation.records import EvalRecord, Outcome
 from fixtures.datasets import load_split
 from tests.conftest import TEST_PORTS, run_cli, settings_env
@@ -163,6 +164,8 @@ def test_a_node_killed_mid_eval_loses_no_case_and_catches_up(cluster: Cluster, t
         quorum = run_cli(*args, "--out", str(tmp_path / "quorum"), "--base-url", server.base_url, env=env)
     assert quorum.returncode == 0, quorum.stderr
     assert victim.status().state == "stale", "the node was killed during the run"
+    status = run_cli("status", "--json", env=cluster.env)
+    assert status.returncode == ExitCode.STALE, status.stdout  # one node of three is enough to say so
     records = records_of(tmp_path / "quorum")
     assert len(records) == 20 and len({r.id for r in records}) == 20, "no case lost or run twice"
     failed = [r for r in records if not (r.outcome is Outcome.OK and r.scores.final.execution_exact)]

@@ -132,6 +132,19 @@ def test_read_only_wrapper_refuses_other_methods() -> None:
     assert not hasattr(reader, "client") and not hasattr(reader, "_client")
 
 
+def test_a_consistency_level_is_checked_once_when_the_reader_is_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    from weaviate.classes.config import ConsistencyLevel
+
+    from executors.weaviate_executor import ReadOnlyWeaviate
+
+    assert ReadOnlyWeaviate(FakeClient(), "quorum").consistency_level is ConsistencyLevel.QUORUM
+    assert ReadOnlyWeaviate(FakeClient()).consistency_level is None
+    monkeypatch.setenv("DBGORILLA_CONSISTENCY_LEVEL", "ALL")
+    assert ReadOnlyWeaviate(FakeClient()).consistency_level is ConsistencyLevel.ALL
+    with pytest.raises(ValueError, match="unknown consistency level 'quorom'; choose one of"):
+        ReadOnlyWeaviate(FakeClient(), "quorom")
+
+
 @pytest.mark.parametrize(
     ("failure", "code", "text"),
     [
