@@ -23,24 +23,8 @@ from pathlib import Path
 from stacks_common import cli, private_settings
 
 from dbgorilla.cluster import ClusterNode
-from dbgorilla.config import Ports
 from dbgorilla.connection import connect
-from tests.conftest import free_port_pairs
-
-
-def cluster_ports() -> Ports:
-    """A node's ports are offset by its index (HTTP, gRPC) or twice it (gossip, Raft): leave room."""
-    p = free_port_pairs(1)[0]
-    base = p - p % 100 if p % 100 < 70 else p + 30
-    return Ports(
-        weaviate_http=base,
-        weaviate_grpc=base + 3,
-        gossip=base + 6,
-        raft=base + 12,
-        profiling=base + 18,
-        embedder=base + 21,
-        model=base + 22,
-    )
+from tests.conftest import cluster_ports
 
 
 def main() -> None:

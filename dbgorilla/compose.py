@@ -113,7 +113,7 @@ class ComposeStack:
         wait_until(self._healthy, timeout, f"docker stack {self.project} (healthchecks)")
 
     def _healthy(self) -> bool:
-        states = [self.service_status(name) for name in SERVICES]
+        states = self.status()
         stale = [state for state in states if state.state == "stale"]
         if stale:
             raise StartupTimeout(f"docker: {stale[0].name} stopped during start-up: {stale[0].detail}")
@@ -122,13 +122,11 @@ class ComposeStack:
     def down(self, volumes: bool = False) -> None:
         self.run("down", *(["-v"] if volumes else []))
 
-    def service_status(self, service: str) -> ServiceStatus:
+    def service_status(self, service: str, container: object | None) -> ServiceStatus:
         """running (healthy), starting, stopped (no container) or stale (exited, with its code)."""
         url = self.settings.weaviate_http_url if service == "weaviate" else self.settings.embedder_url
-        container = self.containers().get(service)
         if container is None:
             return ServiceStatus(service, "stopped", url)
-        container.reload()  # type: ignore[attr-defined]
         state = container.attrs["State"]  # type: ignore[attr-defined]
         name = container.name  # type: ignore[attr-defined]
         if state.get("Status") != "running":
@@ -141,4 +139,6 @@ class ComposeStack:
         return ServiceStatus(service, "starting", url, state.get("Pid"), f"container {name}: {health}")
 
     def status(self) -> list[ServiceStatus]:
-        return [self.service_status(name) for name in SERVICES]
+        """Every service's state from one listing of the project's containers (one engine round trip)."""
+        containers = self.containers()
+        return [self.service_status(name, containers.get(name)) for name in SERVICES]

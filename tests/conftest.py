@@ -53,6 +53,34 @@ def free_port_pairs(count: int) -> list[int]:
     return found
 
 
+def free_port_block(size: int) -> int:
+    """The first of `size` consecutive free loopback ports (a cluster offsets its ports per node)."""
+    for _ in range(200):
+        start = TEST_PORTS.start + (os.urandom(2)[0] * 256 + os.urandom(1)[0]) % (len(TEST_PORTS) - size)
+        held = []
+        try:
+            for port in range(start, start + size):
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                held.append(sock)
+                sock.bind(("127.0.0.1", port))
+            return start
+        except OSError:
+            continue
+        finally:
+            for sock in held:
+                sock.close()
+    raise RuntimeError(f"no block of {size} free ports")
+
+
+def cluster_ports() -> Ports:
+    """Ports for a three-node cluster: each node offsets HTTP and gRPC by its index, gossip and Raft
+    by twice it (each also uses the next port), so they come from one block of free ports."""
+    b = free_port_block(24)
+    return Ports(
+        weaviate_http=b, weaviate_grpc=b + 3, gossip=b + 6, raft=b + 12, profiling=b + 18, embedder=b + 21, model=b + 22
+    )
+
+
 def fresh_settings(state_dir: Path) -> Settings:
     """Settings on ports nobody else uses: every test stack is private."""
     p = free_port_pairs(7)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,37 +22,17 @@ import pytest
 from agent.testing import MockOpenAIServer, Reply, call, text
 from dbgorilla._process import wait_until
 from dbgorilla.cluster import ClusterNode, cluster_members, node_settings
-from dbgorilla.config import Ports, Settings
+from dbgorilla.config import Settings
 from dbgorilla.connection import connect
 from dbgorilla.errors import ExitCode
 from evaluation.records import EvalRecord, Outcome
 from fixtures.datasets import load_split
-from tests.conftest import TEST_PORTS, run_cli, settings_env
+from tests.conftest import cluster_ports, run_cli, settings_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 USE_CASE = "restaurants"
 CASES = [r for r in load_split() if r.use_case == USE_CASE]
 TRUTH_BY_QUERY = {r.query: r.ground_truth.to_tool_arguments() for r in CASES}
-BLOCK = 24
-
-
-def free_port_block(size: int) -> int:
-    """The first of `size` consecutive free loopback ports (a cluster offsets its ports per node)."""
-    for _ in range(200):
-        start = TEST_PORTS.start + (os.urandom(2)[0] * 256 + os.urandom(1)[0]) % (len(TEST_PORTS) - size)
-        held = []
-        try:
-            for port in range(start, start + size):
-                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                held.append(sock)
-                sock.bind(("127.0.0.1", port))
-            return start
-        except OSError:
-            continue
-        finally:
-            for sock in held:
-                sock.close()
-    raise RuntimeError(f"no block of {size} free ports")
 
 
 @dataclass
@@ -75,11 +54,7 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    b = free_port_block(BLOCK)
-    ports = Ports(
-        weaviate_http=b, weaviate_grpc=b + 3, gossip=b + 6, raft=b + 12, profiling=b + 18, embedder=b + 21, model=b + 22
-    )
-    settings = Settings(state_dir=tmp_path_factory.mktemp("cluster"), ports=ports)
+    settings = Settings(state_dir=tmp_path_factory.mktemp("cluster"), ports=cluster_ports())
     env = settings_env(settings)
     up = run_cli("up", "--backend", "cluster", "--json", env=env, timeout=300)
     assert up.returncode == 0, up.stderr
