@@ -25,7 +25,7 @@ SYSTEM_PROMPT = (
     "choose the collection, and add a search query, filters, aggregations or a group-by only when the "
     "question asks for them. After you get results, answer briefly from them, or query again if needed."
 )
-RESULT_MAX_CHARS = 3000
+RESULT_MAX_CHARS = 2000
 #: Why the loop stopped (the evaluation maps it to a record `Outcome`).
 StopReason = Literal["answered", "no_tool_call", "max_steps", "correction_limit", "model_error", "timeout"]
 

@@ -24,12 +24,24 @@ ORACLE = "oracle"
 class Usage(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    #: Prompt tokens the endpoint reused from its cache (OpenAI's `prompt_tokens_details.cached_tokens`;
+    #: `dbgorilla.llm_server` reports them); None when the endpoint does not say.
+    cached_tokens: int | None = None
 
     def __add__(self, other: Usage) -> Usage:
+        cached = None
+        if self.cached_tokens is not None or other.cached_tokens is not None:
+            cached = (self.cached_tokens or 0) + (other.cached_tokens or 0)
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_tokens=cached,
         )
+
+    @property
+    def new_prompt_tokens(self) -> int | None:
+        """Prompt tokens the endpoint had to evaluate: on a CPU, what a turn's time is made of."""
+        return None if self.cached_tokens is None else self.prompt_tokens - self.cached_tokens
 
 
 class RawToolCall(BaseModel):
@@ -150,9 +162,11 @@ class OpenAIChatModel:
             for index, call in enumerate(message.tool_calls or [])
             if getattr(call, "function", None) is not None
         ]
+        details = getattr(response.usage, "prompt_tokens_details", None)
         usage = Usage(
             prompt_tokens=getattr(response.usage, "prompt_tokens", 0) or 0,
             completion_tokens=getattr(response.usage, "completion_tokens", 0) or 0,
+            cached_tokens=getattr(details, "cached_tokens", None),
         )
         return ModelReply(
             content=message.content,

@@ -32,6 +32,8 @@ class Reply:
     status: int = 200
     error_message: str = "scripted error"
     hang_seconds: float = 0.0
+    #: Reported as `usage.prompt_tokens_details.cached_tokens` when set (as OpenAI and llm_server do).
+    cached_tokens: int | None = None
 
     def body(self, model: str, index: int) -> dict[str, Any]:
         calls = [
@@ -45,13 +47,16 @@ class Reply:
         message: dict[str, Any] = {"role": "assistant", "content": self.content}
         if calls:
             message["tool_calls"] = calls
+        usage: dict[str, Any] = {"prompt_tokens": 100 + index, "completion_tokens": 10, "total_tokens": 110 + index}
+        if self.cached_tokens is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": self.cached_tokens}
         return {
             "id": f"chatcmpl-{index}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
             "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}],
-            "usage": {"prompt_tokens": 100 + index, "completion_tokens": 10, "total_tokens": 110 + index},
+            "usage": usage,
         }
 
 

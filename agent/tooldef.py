@@ -167,7 +167,9 @@ def build_tools(
 
 
 def _function(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name, "description": description, "parameters": parameters}}
+    """The parameters, the same for every database but their collection enum, come before the
+    description, which is all about the database: the longest prefix a prompt cache can share."""
+    return {"type": "function", "function": {"name": name, "parameters": parameters, "description": description}}
 
 
 def schema_limit_violations(schema: Any, path: str = "parameters") -> list[str]:

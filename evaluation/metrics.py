@@ -34,6 +34,16 @@ CORE_KEYS = (
 )
 
 
+def tokens_per_case(records: list[EvalRecord]) -> dict[str, float | None]:
+    """Mean prompt, new (not reused) prompt and completion tokens per question: on a CPU, its cost."""
+    reported = [r for r in records if r.cached_prompt_tokens is not None]
+    return {
+        "prompt": _mean(r.prompt_tokens for r in records),
+        "new_prompt": _mean(r.prompt_tokens - (r.cached_prompt_tokens or 0) for r in reported),
+        "completion": _mean(r.completion_tokens for r in records),
+    }
+
+
 def _mean(values: Iterable[float]) -> float | None:
     values = list(values)
     return round(sum(values) / len(values), 6) if values else None
@@ -99,6 +109,7 @@ def summarize(records: list[EvalRecord], executed_scoring: bool = True) -> dict[
         "outcomes": dict(Counter(r.outcome.value for r in records)),
         "prompt_tokens": sum(r.prompt_tokens for r in records),
         "completion_tokens": sum(r.completion_tokens for r in records),
+        "tokens_per_case": tokens_per_case(records),
         "latency_p50_s": percentile(latencies, 50),
         "latency_p95_s": percentile(latencies, 95),
         "models": sorted({r.model for r in records}),

@@ -115,6 +115,8 @@ class EvalRecord(BaseModel):
     outcome: Outcome
     error: str | None = None
     prompt_tokens: int = 0
+    #: Of `prompt_tokens`, those the endpoint reused from its cache (None: it did not say).
+    cached_prompt_tokens: int | None = None
     completion_tokens: int = 0
     latency_s: float = 0.0
     steps: int = 0

@@ -49,6 +49,7 @@ def build_record(case: Case, run: AgentRun, model: str, design: str) -> EvalReco
         outcome=outcome_of(run),
         error=run.error,
         prompt_tokens=run.usage.prompt_tokens,
+        cached_prompt_tokens=run.usage.cached_tokens,
         completion_tokens=run.usage.completion_tokens,
         latency_s=round(run.latency_s, 4),
         steps=len(run.steps),

@@ -135,7 +135,12 @@ def tool_parameters_schema(collection_names: list[str], rationale: bool = False)
     schema = _simplify(raw, definitions)
     schema.pop("title", None)
     schema.pop("description", None)
-    schema["properties"]["collection_name"]["enum"] = list(collection_names)
+    # The collection slot, the only part that differs between databases, goes last: a server
+    # that renders tools in order (llama.cpp) then reuses the cached prefix up to it across use
+    # cases. Required slots are still generated first.
+    properties = dict(schema["properties"])
+    collection = {**properties.pop("collection_name"), "enum": list(collection_names)}
+    schema["properties"] = {**properties, "collection_name": collection}
     schema["required"] = ["collection_name"]
     if rationale:
         schema["properties"] = {

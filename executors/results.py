@@ -21,7 +21,9 @@ from executors.options import SearchMode
 #: Default size bound of `QueryResult.to_llm_text`.
 DEFAULT_LLM_MAX_CHARS = 4000
 #: Longest property value shown to the model before it is cut with an ellipsis.
-MAX_VALUE_CHARS = 300
+MAX_VALUE_CHARS = 160
+#: Objects of a listing shown to the model (the result holds more; the text says how many matched).
+LLM_MAX_OBJECTS = 5
 
 PropertyValue = str | float | bool | None
 
@@ -89,12 +91,18 @@ class QueryResult(BaseModel):
             }
         return data
 
-    def to_llm_text(self, max_chars: int = DEFAULT_LLM_MAX_CHARS) -> str:
-        """A compact, size-bounded rendering to feed back to the model as the tool's answer."""
-        return _bounded(self._llm_lines(), max_chars)
+    def to_llm_text(self, max_chars: int = DEFAULT_LLM_MAX_CHARS, max_objects: int = LLM_MAX_OBJECTS) -> str:
+        """A compact, size-bounded rendering to feed back to the model as the tool's answer.
 
-    def _llm_lines(self) -> list[str]:
-        lines = [f"Query: {'; '.join(self.calls)}" if self.calls else f"Query on {self.collection}"]
+        Every token of it costs the model time (~70 ms each on 2 CPU cores), so it carries what an
+        answer needs and no more: how many objects matched, the aggregates, the groups' counts and
+        metrics (no sample objects), at most `max_objects` objects, numbers to 4 significant digits
+        (the answer scorer accepts a number to the precision it is written). The Weaviate calls
+        that ran stay in the result (`calls`), not in the text."""
+        return _bounded(self._llm_lines(max_objects), max_chars)
+
+    def _llm_lines(self, max_objects: int) -> list[str]:
+        lines = [f"Collection: {self.collection}"]
         if self.total_count is not None:
             lines.append(f"Total count: {self.total_count}")
         if self.aggregations:
@@ -107,11 +115,11 @@ class QueryResult(BaseModel):
                 parts = [f"count={group.count}"]
                 parts.extend(f"{prop} {_metrics_text(metrics)}" for prop, metrics in group.aggregations.items())
                 lines.append(f"- {json.dumps(key, ensure_ascii=False)}: {'; '.join(parts)}")
-                lines.extend(f"    e.g. {_properties_text(sample.properties)}" for sample in group.samples)
         if self.objects or (self.groups is None and not self.aggregations):
-            more = " (more exist)" if self.truncated else ""
-            lines.append(f"Objects ({len(self.objects)}){more}:")
-            for index, obj in enumerate(self.objects, start=1):
+            shown = self.objects[: max(max_objects, 0)]
+            more = " (more exist)" if self.truncated or len(shown) < len(self.objects) else ""
+            lines.append(f"Objects ({len(shown)} shown){more}:")
+            for index, obj in enumerate(shown, start=1):
                 lines.append(f"{obj.rank or index}. {_properties_text(obj.properties)}")
         lines.extend(f"Note: {note}" for note in self.notes)
         return lines
@@ -158,13 +166,20 @@ def _value_text(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return number_text(value) if math.isfinite(value) else str(value)
+        return number_text(_significant(value)) if math.isfinite(value) else str(value)
     if isinstance(value, list):
         return "[" + ", ".join(f"{item.value!r}: {item.count}" for item in value) + "]"
     if value is None:
         return "null"
     text = str(value)
     return json.dumps(text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 3] + "...", ensure_ascii=False)
+
+
+def _significant(value: float) -> float:
+    """Two decimals from 1 up, four significant digits below: `24.506756756756754` costs 18 tokens."""
+    if value == 0 or value.is_integer():
+        return value
+    return round(value, 2) if abs(value) >= 1 else float(f"{value:.4g}")
 
 
 def _metrics_text(metrics: dict[str, MetricValue]) -> str:

@@ -64,7 +64,11 @@ def evaluate(
     token_budget: Annotated[int, typer.Option(help="Tool description budget in tokens.")] = DEFAULT_TOKEN_BUDGET,
     max_steps: Annotated[
         int | None,
-        typer.Option(min=1, help="Model turns per question (default: 3, or one more than the longest gold chain)."),
+        typer.Option(
+            min=1,
+            help="Model turns per question (default: 3, or one more than the longest gold chain); 1 = the "
+            "one-step protocol: the first call only, no answer turn.",
+        ),
     ] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Cases in flight.")] = 1,
     request_timeout: Annotated[
@@ -103,6 +107,11 @@ def evaluate(
     repeat_dirs = [run_dir] if repeats == 1 else [run_dir / f"repeat-{i + 1}" for i in range(repeats)]
     done = [runner.prepare_run_dir(d, resume, overwrite) for d in repeat_dirs]
     max_steps = max_steps or max(3, 1 + max(len(c.chain) for c in cases))
+    if max_steps == 1:
+        say(
+            "one-step protocol (--max-steps 1): each question gets one model turn, its call runs and is "
+            "scored under `first`; no answer turn is generated, so the final-answer scores do not apply"
+        )
     needed = [u for u in source.use_cases if u.name in {c.use_case for c in cases}]
     collections = {u.name: [c.name for c in u.collections] for u in needed}
     with connected() as client:
@@ -238,6 +247,13 @@ def show_summary(summary: dict[str, Any], run_dir: Path | None = None) -> None:
     for key in ("no_tool_rate", "exact_match_as_written", "avg_calls_made", "avg_steps", "latency_p50_s"):
         if summary.get(key) is not None:
             out.print(f"{key}: {summary[key]:.3f}", highlight=False)
+    tokens = summary.get("tokens_per_case") or {}
+    if tokens.get("prompt") is not None:
+        new = "" if tokens.get("new_prompt") is None else f" ({tokens['new_prompt']:,.0f} new, not reused)"
+        out.print(
+            f"tokens per question: {tokens['prompt']:,.0f} prompt{new}, {tokens['completion']:,.0f} completion",
+            highlight=False,
+        )
     verdicts = summary.get("pass") or {}
     if verdicts.get("interval"):
         low, high = verdicts["interval"]

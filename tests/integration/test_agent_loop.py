@@ -320,3 +320,20 @@ def test_ask_on_collections_of_your_own_streams_calls_then_the_answer_and_its_so
     )
     assert any(uuid in text_out for uuid in bars)
     assert unknown.returncode == 9 and "Nope" in unknown.stderr and NAME in unknown.stderr
+
+
+def test_reused_prompt_tokens_are_summed_when_the_endpoint_reports_them(executor: WeaviateExecutor) -> None:
+    arguments = {"collection_name": NAME}
+    first, answer = call("query_database", arguments), text("Five places.")
+    first.cached_tokens, answer.cached_tokens = 40, 95
+    with MockOpenAIServer([first, answer]) as server:
+        run = agent_for(server, executor).run("How many places are there?")
+    assert [s.usage.cached_tokens for s in run.steps] == [40, 95]
+    assert run.usage.prompt_tokens == 100 + 101 and run.usage.cached_tokens == 135
+    assert run.usage.new_prompt_tokens == 201 - 135
+
+
+def test_reused_prompt_tokens_are_unknown_when_the_endpoint_is_silent(executor: WeaviateExecutor) -> None:
+    with MockOpenAIServer([call("query_database", {"collection_name": NAME}), text("Five.")]) as server:
+        run = agent_for(server, executor).run("How many places are there?")
+    assert run.usage.cached_tokens is None and run.usage.new_prompt_tokens is None

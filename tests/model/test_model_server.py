@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -78,3 +79,38 @@ def test_a_joined_model_with_the_wrong_hash_is_refused(tmp_path: Path, monkeypat
     with pytest.raises(MissingDependency, match="expected 0000"):
         tampered.gguf_path(echo=lambda _: None)
     assert not list(tmp_path.rglob("*.gguf")), "an unverified file must never be left for use"
+
+
+def _ask(service: ModelService, system: str, question: str) -> tuple[str | None, int, int]:
+    """The reply, its prompt tokens and the prompt tokens the server reused."""
+    client = openai.OpenAI(base_url=service.base_url, api_key="not-needed", timeout=60)
+    response = client.chat.completions.create(
+        model=TEST_MODEL,
+        messages=[{"role": "system", "content": system}, {"role": "user", "content": question}],
+        max_tokens=8,
+        temperature=0,
+    )
+    usage = response.usage
+    assert usage is not None and usage.prompt_tokens_details is not None
+    return response.choices[0].message.content, usage.prompt_tokens, usage.prompt_tokens_details.cached_tokens or 0
+
+
+def test_replies_say_how_many_prompt_tokens_were_reused(server: tuple[ModelService, dict[str, str]]) -> None:
+    service, _ = server
+    system = f"Session {uuid.uuid4()}. " + "You answer questions about cities and their weather. " * 12
+    _, first_prompt, first_cached = _ask(service, system, "Is it sunny in Paris?")
+    _, second_prompt, second_cached = _ask(service, system, "Is it raining in Oslo?")
+    assert first_cached < 10, "a prompt never seen before has only the template's first tokens in common"
+    assert first_prompt - 20 <= second_cached < second_prompt, "the shared system prompt is reused"
+
+
+def test_the_prompt_cache_outlives_a_restart(server: tuple[ModelService, dict[str, str]]) -> None:
+    service, env = server
+    system = f"Session {uuid.uuid4()}. " + "You answer questions about rivers and their length. " * 12
+    answer, prompt, _ = _ask(service, system, "How long is the Danube?")
+    _ask(service, "Something else entirely.", "Hello?")
+    assert run_cli("model", "down", env=env).returncode == 0
+    assert run_cli("model", "up", "--model", TEST_MODEL, env=env, timeout=300).returncode == 0
+    again, _, cached = _ask(service, system, "How long is the Danube?")
+    assert cached >= prompt - 20, "the state was read back from the disk cache"
+    assert again == answer, "a restored state answers as the evaluated one did"

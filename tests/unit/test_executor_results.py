@@ -82,14 +82,14 @@ def test_comparable_ignores_scores_calls_and_notes() -> None:
 def test_llm_text_is_readable() -> None:
     text = sample_result().to_llm_text()
     assert text.splitlines() == [
-        "Query: collection.aggregate.over_all(total_count=True)",
+        "Collection: Restaurants",
         "Total count: 3",
         "Aggregations:",
         '- price: MEAN=2.25, TYPE="number"',
         "- cuisine: TOP_OCCURRENCES=['Thai': 3]",
         "Groups by open_late (1):",
         '- "true": count=3; price MAX=4',
-        "Objects (3):",
+        "Objects (3 shown):",
         '1. {title: "pizza 0", price: 0}',
         '2. {title: "pizza 1", price: 1.5}',
         '3. {title: "pizza 2", price: 3}',
@@ -107,12 +107,40 @@ def test_llm_text_never_exceeds_max_chars(objects: int, text: str, max_chars: in
 
 def test_long_values_are_cut() -> None:
     text = sample_result(1, "x" * 5000).to_llm_text(max_chars=100_000)
-    assert "x" * 290 in text and "x" * 400 not in text
+    assert "x" * 150 in text and "x" * 200 not in text
+
+
+def test_llm_text_says_how_many_objects_it_leaves_out() -> None:
+    result = sample_result(8)
+    shown = result.to_llm_text(max_objects=5).splitlines()
+    assert "Objects (5 shown) (more exist):" in shown
+    assert sum(line[:2] in {f"{i}." for i in range(1, 9)} for line in shown) == 5
+    assert "Objects (8 shown):" in result.to_llm_text(max_objects=10)
+
+
+def test_llm_text_rounds_numbers_no_finer_than_the_answer_scorer_reads_them() -> None:
+    result = sample_result(0)
+    result.aggregations = {"price": {"MEAN": 24.506756756756754, "SUM": 1234.0}, "share": {"PERCENTAGE_TRUE": 0.123456}}
+    text = result.to_llm_text()
+    assert "MEAN=24.51" in text and "SUM=1234" in text and "PERCENTAGE_TRUE=0.1235" in text
+
+
+def test_groups_show_counts_and_metrics_but_no_sample_objects() -> None:
+    result = sample_result(0)
+    result.groups = {
+        "true": GroupResult(
+            value="true",
+            count=3,
+            samples=[ResultObject(uuid="00000000-0000-0000-0000-000000000001", properties={"title": "sample"})],
+        )
+    }
+    text = result.to_llm_text()
+    assert '- "true": count=3' in text and "sample" not in text
 
 
 @pytest.mark.parametrize("max_chars", [200, 400])
 def test_cut_marker_keeps_whole_lines(max_chars: int) -> None:
-    rendered = sample_result(40).to_llm_text(max_chars=max_chars)
+    rendered = sample_result(40).to_llm_text(max_chars=max_chars, max_objects=40)
     assert rendered.endswith("more lines cut]")
-    full = sample_result(40).to_llm_text(max_chars=10**9).splitlines()
+    full = sample_result(40).to_llm_text(max_chars=10**9, max_objects=40).splitlines()
     assert rendered.splitlines()[:-1] == full[: len(rendered.splitlines()) - 1]

@@ -1,0 +1,233 @@
+"""llama-cpp-python's OpenAI-compatible server, telling each reply how many prompt tokens it reused.
+
+On 2 CPU cores every prompt token the server evaluates costs ~70 ms, and one it reuses from the
+KV cache (the prefix the last request shared, or a state from the prompt cache) costs nothing, so
+time per question is set by the new tokens. llama-cpp-python reuses them but never says how many;
+this wrapper reports them where OpenAI does, `usage.prompt_tokens_details.cached_tokens`, so
+`dbgorilla eval` can count new tokens per question with any endpoint that reports them.
+
+It also keeps KV states of prompt prefixes (`PrefixStore`): when a request shares little with
+what the model last evaluated (another use case's tools, or a new run), the stored state with the
+longest shared prefix is loaded instead of evaluating it again. llama_cpp's own `--cache` does not
+serve here: each save pickles the whole logits buffer (~300 MB for this vocabulary) and a hit
+removes the entry it used.
+
+Run as `python -m dbgorilla.llm_server [--prompt_cache_dir=DIR] <llama_cpp.server arguments>`:
+DIR keeps the prefix states across restarts (in memory only without it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: completion id -> prompt tokens reused, filled by the patched model and read by the middleware.
+_REUSED: dict[str, int] = {}
+_LOCK = threading.Lock()
+_LOCAL = threading.local()
+COMPLETIONS_PATH = "/v1/chat/completions"
+PROMPT_CACHE_DIR = "--prompt_cache_dir="
+
+
+def shared_prefix(evaluated: Sequence[int], prompt: Sequence[int]) -> int:
+    """How many leading tokens of `prompt` are already in the KV cache."""
+    count = 0
+    for a, b in zip(evaluated, prompt, strict=False):
+        if a != b:
+            break
+        count += 1
+    return count
+
+
+@dataclass
+class PrefixStore:
+    """KV states of distinct prompt prefixes, newest kept, in memory and (with a folder) on disk.
+
+    A state is stored after the first turn of a question whose prompt has `min_new` tokens no
+    stored state shares (the first question of a new tool prefix); later questions of the same
+    prefix, and later turns, add nothing. Each state is llama.cpp's own (about 30 KB a token for the default model)."""
+
+    folder: Path | None = None
+    capacity: int = 12
+    #: Load a stored state only when it saves at least this many tokens over the current KV.
+    min_gain: int = 32
+    #: Store a question's first prompt only when this many of its tokens are in no stored state.
+    min_new: int = 200
+    _keys: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    _memory: dict[str, bytes] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.folder is None:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for path in sorted(self.folder.glob("*.tokens"), key=lambda p: p.stat().st_mtime):
+            state = path.with_suffix(".state")
+            if state.exists():
+                self._keys[path.stem] = tuple(json.loads(path.read_text()))
+
+    def best(self, prompt: Sequence[int]) -> tuple[str | None, int]:
+        """The stored state sharing the longest prefix with `prompt`, and that length."""
+        found, length = None, 0
+        for name, key in self._keys.items():
+            shared = shared_prefix(key, prompt)
+            if shared > length:
+                found, length = name, shared
+        return found, length
+
+    def wants(self, prompt: Sequence[int]) -> bool:
+        return len(prompt) - self.best(prompt)[1] >= self.min_new
+
+    def put(self, tokens: Sequence[int], state: bytes) -> None:
+        name = hashlib.sha256(json.dumps(list(tokens)).encode()).hexdigest()[:24]
+        self._keys[name] = tuple(tokens)
+        if self.folder is None:
+            self._memory[name] = state
+        else:
+            (self.folder / f"{name}.state").write_bytes(state)
+            (self.folder / f"{name}.tokens").write_text(json.dumps(list(tokens)))
+        while len(self._keys) > self.capacity:
+            self._forget(next(iter(self._keys)))
+
+    def get(self, name: str) -> bytes | None:
+        if self.folder is None:
+            return self._memory.get(name)
+        try:
+            return (self.folder / f"{name}.state").read_bytes()
+        except OSError:
+            self._forget(name)
+            return None
+
+    def _forget(self, name: str) -> None:
+        self._keys.pop(name, None)
+        self._memory.pop(name, None)
+        if self.folder is not None:
+            for suffix in (".state", ".tokens"):
+                (self.folder / f"{name}{suffix}").unlink(missing_ok=True)
+
+
+def _load(llama: Any, tokens: tuple[int, ...], state: bytes) -> bool:
+    """Put a stored KV state into the model, as llama_cpp's own `load_state` does without logits."""
+    import ctypes
+
+    import llama_cpp
+
+    buffer = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+    if llama_cpp.llama_state_set_data(llama._ctx.ctx, buffer, len(state)) != len(state):
+        llama.reset()
+        return False
+    llama.input_ids[: len(tokens)] = tokens
+    llama.n_tokens = len(tokens)
+    llama._requires_eval = True  # the next decode replays a token for fresh logits
+    return True
+
+
+def _save(llama: Any) -> bytes:
+    import ctypes
+
+    import llama_cpp
+
+    size = llama_cpp.llama_state_get_size(llama._ctx.ctx)
+    buffer = (ctypes.c_uint8 * int(size))()
+    written = llama_cpp.llama_state_get_data(llama._ctx.ctx, buffer, size)
+    return bytes(buffer[: int(written)])
+
+
+def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
+    """Record, per chat completion, the prompt prefix the model found already evaluated; with a
+    store, load the best stored prefix first and store new ones after."""
+    generate, chat = llama_class.generate, llama_class.create_chat_completion
+
+    def counting_generate(self: Any, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Iterator[int]:
+        prompt = list(tokens)
+        reused = shared_prefix(list(self._input_ids[: self.n_tokens]), prompt)
+        if store is not None:
+            name, stored = store.best(prompt)
+            state = store.get(name) if name is not None and stored >= reused + store.min_gain else None
+            if name is not None and state is not None and _load(self, store._keys[name], state):
+                reused = stored
+        _LOCAL.reused, _LOCAL.prompt = min(reused, max(len(prompt) - 1, 0)), prompt
+        yield from generate(self, tokens, *args, **kwargs)  # closed early at a stop: nothing after runs
+
+    def counting_chat(self: Any, *args: Any, **kwargs: Any) -> Any:
+        _LOCAL.reused = 0
+        messages = kwargs.get("messages", args[0] if args else [])
+        _LOCAL.first_turn = not any(isinstance(m, dict) and m.get("role") in ("assistant", "tool") for m in messages)
+        if kwargs.get("tools"):
+            kwargs["tools"] = [shared_first(tool) for tool in kwargs["tools"]]
+        _LOCAL.prompt = []
+        result = chat(self, *args, **kwargs)
+        if store is not None and _LOCAL.first_turn and _LOCAL.prompt and store.wants(_LOCAL.prompt):
+            store.put(list(self._input_ids[: self.n_tokens]), _save(self))
+        if isinstance(result, dict) and "id" in result:
+            with _LOCK:
+                _REUSED[result["id"]] = _LOCAL.reused
+        return result
+
+    llama_class.generate, llama_class.create_chat_completion = counting_generate, counting_chat
+
+
+def shared_first(tool: dict[str, Any]) -> dict[str, Any]:
+    """The tool with its function's parameters before its description. The server's request model
+    puts the description first; the parameters are the same for every database but their
+    collection enum (which `tool_parameters_schema` puts last), the description is all about the
+    database, so this order gives tools of different databases the longest shared prefix."""
+    function = tool.get("function")
+    if not isinstance(function, dict):
+        return tool
+    ordered = {key: function[key] for key in ("name", "parameters") if key in function}
+    return {**tool, "function": {**ordered, **function}}
+
+
+def with_cached_tokens(body: bytes) -> bytes:
+    """The reply with `usage.prompt_tokens_details.cached_tokens` added (unchanged if not a completion)."""
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return body
+    if not isinstance(payload, dict) or not isinstance(payload.get("usage"), dict):
+        return body
+    with _LOCK:
+        reused = _REUSED.pop(str(payload.get("id")), None)
+    if reused is None:
+        return body
+    payload["usage"]["prompt_tokens_details"] = {"cached_tokens": reused}
+    return json.dumps(payload).encode()
+
+
+def add_middleware(app: Any) -> Any:
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+    @app.middleware("http")
+    async def cached_tokens(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
+        response = await call_next(request)
+        if request.url.path != COMPLETIONS_PATH or "json" not in response.headers.get("content-type", ""):
+            return response
+        body = b"".join([chunk async for chunk in response.body_iterator])
+        headers = {k: v for k, v in response.headers.items() if k.lower() != "content-length"}
+        return Response(with_cached_tokens(body), status_code=response.status_code, headers=headers)
+
+    return app
+
+
+def main() -> None:
+    import sys
+
+    import llama_cpp
+    import llama_cpp.server.__main__ as server
+
+    folders = [a.split("=", 1)[1] for a in sys.argv if a.startswith(PROMPT_CACHE_DIR)]
+    sys.argv = [a for a in sys.argv if not a.startswith(PROMPT_CACHE_DIR)]
+    patch_llama(llama_cpp.Llama, PrefixStore(Path(folders[-1]) if folders else None))
+    create_app = server.create_app
+    server.create_app = lambda *args, **kwargs: add_middleware(create_app(*args, **kwargs))
+    server.main()
+
+
+if __name__ == "__main__":
+    main()

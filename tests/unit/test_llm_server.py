@@ -1,0 +1,84 @@
+"""The model server wrapper's accounting of reused prompt tokens, without a model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from dbgorilla.llm_server import PrefixStore, patch_llama, shared_first, shared_prefix, with_cached_tokens
+
+
+class FakeLlama:
+    """The two methods the wrapper patches, with llama-cpp-python's KV bookkeeping."""
+
+    def __init__(self) -> None:
+        self._input_ids: list[int] = []
+        self.n_tokens = 0
+        self.calls = 0
+
+    def generate(self, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Iterator[int]:
+        self._input_ids, self.n_tokens = list(tokens), len(tokens)
+        yield 0
+        yield 1
+
+    def create_chat_completion(self, messages: list[dict[str, Any]], prompt: list[int]) -> dict[str, Any]:
+        self.calls += 1
+        for _ in self.generate(prompt):
+            break  # as llama_cpp does at a stop token: the generator is closed, not run out
+        return {"id": f"chatcmpl-{self.calls}", "usage": {"prompt_tokens": len(prompt), "completion_tokens": 1}}
+
+
+def test_shared_prefix_counts_leading_equal_tokens() -> None:
+    assert shared_prefix([1, 2, 3, 4], [1, 2, 9, 4]) == 2
+    assert shared_prefix([], [1, 2]) == 0
+    assert shared_prefix([1, 2, 3], [1, 2]) == 2
+
+
+def test_each_completion_reports_the_prefix_it_found_evaluated() -> None:
+    patch_llama(FakeLlama)
+    llama = FakeLlama()
+    question = [{"role": "user", "content": "?"}]
+    first = llama.create_chat_completion(messages=question, prompt=[1, 2, 3, 4, 5])
+    second = llama.create_chat_completion(messages=question, prompt=[1, 2, 3, 4, 6, 7])
+    same = llama.create_chat_completion(messages=question, prompt=[1, 2, 3, 4, 6, 7])
+    reported = [json.loads(with_cached_tokens(json.dumps(r).encode())) for r in (first, second, same)]
+    cached = [r["usage"]["prompt_tokens_details"]["cached_tokens"] for r in reported]
+    # The whole prompt is never reused: llama.cpp evaluates its last token again for fresh logits.
+    assert cached == [0, 4, 5]
+
+
+def test_replies_it_did_not_count_pass_unchanged() -> None:
+    for body in (b"not json", b"[]", json.dumps({"id": "x"}).encode(), json.dumps({"id": "x", "usage": {}}).encode()):
+        assert with_cached_tokens(body) == body
+
+
+def test_tools_are_rendered_parameters_first() -> None:
+    tool = {"type": "function", "function": {"name": "q", "description": "about the data", "parameters": {"x": 1}}}
+    assert list(shared_first(tool)["function"]) == ["name", "parameters", "description"]
+    assert shared_first(tool)["function"] == tool["function"]
+    assert shared_first({"type": "function"}) == {"type": "function"}
+
+
+def test_prefix_store_keeps_distinct_prefixes_on_disk(tmp_path: Path) -> None:
+    store = PrefixStore(tmp_path, capacity=2, min_new=3)
+    tools_a, tools_b = [1, 2, 3, 4, 5, 6], [1, 2, 7, 8, 9, 10]
+    assert store.wants([*tools_a, 50])
+    store.put([*tools_a, 50, 51], b"state a")
+    assert not store.wants([*tools_a, 60]), "another question on the same tools adds only 1 new token"
+    assert store.wants([*tools_b, 60])
+    store.put([*tools_b, 60], b"state b")
+    again = PrefixStore(tmp_path, capacity=2, min_new=3)  # a restarted server
+    name, shared = again.best([*tools_a, 70])
+    assert shared == 6 and name is not None and again.get(name) == b"state a"
+    again.put([9, 9, 9], b"state c")
+    assert again.best(tools_a)[1] == 2, "the oldest state went when the store was full: only b shares 2 tokens"
+    assert len(list(tmp_path.glob("*.state"))) == 2
+
+
+def test_prefix_store_without_a_folder_keeps_states_in_memory() -> None:
+    store = PrefixStore(None)
+    store.put([1, 2, 3], b"kv")
+    name, shared = store.best([1, 2, 4])
+    assert shared == 2 and name is not None and store.get(name) == b"kv"
