@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -79,19 +80,23 @@ class PrefixStore:
                 found, length = name, shared
         return found, length
 
+    def tokens(self, name: str) -> tuple[int, ...]:
+        return self._keys[name]
+
     def wants(self, prompt: Sequence[int]) -> bool:
         return len(prompt) - self.best(prompt)[1] >= self.min_new
 
     def put(self, tokens: Sequence[int], state: bytes) -> None:
-        name = hashlib.sha256(json.dumps(list(tokens)).encode()).hexdigest()[:24]
+        tokens = [int(token) for token in tokens]  # llama_cpp's are numpy int32
+        name = hashlib.sha256(json.dumps(tokens).encode()).hexdigest()[:24]
         self._keys[name] = tuple(tokens)
         if self.folder is None:
             self._memory[name] = state
         else:
             (self.folder / f"{name}.state").write_bytes(state)
-            (self.folder / f"{name}.tokens").write_text(json.dumps(list(tokens)))
+            (self.folder / f"{name}.tokens").write_text(json.dumps(tokens))
         while len(self._keys) > self.capacity:
-            self._forget(next(iter(self._keys)))
+            self.forget(next(iter(self._keys)))
 
     def get(self, name: str) -> bytes | None:
         if self.folder is None:
@@ -99,10 +104,10 @@ class PrefixStore:
         try:
             return (self.folder / f"{name}.state").read_bytes()
         except OSError:
-            self._forget(name)
+            self.forget(name)
             return None
 
-    def _forget(self, name: str) -> None:
+    def forget(self, name: str) -> None:
         self._keys.pop(name, None)
         self._memory.pop(name, None)
         if self.folder is not None:
@@ -148,8 +153,11 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
         if store is not None:
             name, stored = store.best(prompt)
             state = store.get(name) if name is not None and stored >= reused + store.min_gain else None
-            if name is not None and state is not None and _load(self, store._keys[name], state):
-                reused = stored
+            if name is not None and state is not None:
+                loaded = _load(self, store.tokens(name), state)
+                reused = stored if loaded else 0  # a failed load leaves the model reset
+                if not loaded:  # written by another build, or cut short: never try it again
+                    store.forget(name)
         _LOCAL.reused, _LOCAL.prompt = min(reused, max(len(prompt) - 1, 0)), prompt
         yield from generate(self, tokens, *args, **kwargs)  # closed early at a stop: nothing after runs
 
@@ -162,7 +170,10 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
         _LOCAL.prompt = []
         result = chat(self, *args, **kwargs)
         if store is not None and _LOCAL.first_turn and _LOCAL.prompt and store.wants(_LOCAL.prompt):
-            store.put(list(self._input_ids[: self.n_tokens]), _save(self))
+            try:
+                store.put(self._input_ids[: self.n_tokens], _save(self))
+            except Exception as error:  # a state not kept costs time later, never this reply
+                print(f"dbgorilla.llm_server: prefix state not stored: {error!r}", file=sys.stderr)
         if isinstance(result, dict) and "id" in result:
             with _LOCK:
                 _REUSED[result["id"]] = _LOCAL.reused
@@ -216,8 +227,6 @@ def add_middleware(app: Any) -> Any:
 
 
 def main() -> None:
-    import sys
-
     import llama_cpp
     import llama_cpp.server.__main__ as server
 

@@ -97,7 +97,7 @@ def _ask(service: ModelService, system: str, question: str) -> tuple[str | None,
 
 def test_replies_say_how_many_prompt_tokens_were_reused(server: tuple[ModelService, dict[str, str]]) -> None:
     service, _ = server
-    system = f"Session {uuid.uuid4()}. " + "You answer questions about cities and their weather. " * 12
+    system = f"Session {uuid.uuid4()}. " + "You answer questions about cities and their weather. " * 30
     _, first_prompt, first_cached = _ask(service, system, "Is it sunny in Paris?")
     _, second_prompt, second_cached = _ask(service, system, "Is it raining in Oslo?")
     assert first_cached < 10, "a prompt never seen before has only the template's first tokens in common"
@@ -106,7 +106,7 @@ def test_replies_say_how_many_prompt_tokens_were_reused(server: tuple[ModelServi
 
 def test_the_prompt_cache_outlives_a_restart(server: tuple[ModelService, dict[str, str]]) -> None:
     service, env = server
-    system = f"Session {uuid.uuid4()}. " + "You answer questions about rivers and their length. " * 12
+    system = f"Session {uuid.uuid4()}. " + "You answer questions about rivers and their length. " * 30
     answer, prompt, _ = _ask(service, system, "How long is the Danube?")
     _ask(service, "Something else entirely.", "Hello?")
     assert run_cli("model", "down", env=env).returncode == 0
