@@ -15,8 +15,8 @@ from dbgorilla.config import Settings
 from dbgorilla.errors import ConfigError
 from dbgorilla.model_server import DEFAULT_MODEL, MODELS, QWEN_CODER, ModelService, get_model
 
-#: Completion tokens per turn for the local model: a call takes 20-80, a brief answer 20-60; at ~7.5
-#: tokens/s on 2 cores an unbounded answer (up to 506 tokens measured) cost over a minute.
+#: Completion tokens per turn for the local model: a call takes 15-80, a brief answer 20-90; at 5.5-6.5
+#: tokens/s in a question's context on 2 cores, an unbounded answer (506 tokens measured) cost 80 s.
 LOCAL_MAX_TOKENS = 200
 
 

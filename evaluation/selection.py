@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from fixtures.datasets import Case, Complexity
 
-#: With the offline default model a case takes ~10-40 s on 2 cores, so `dbgorilla eval` without
-#: --limit runs one case per collection (15): a few minutes. `--limit 0` runs everything.
+#: With the offline default model a case takes ~20-60 s on 2 cores (see the README's "Time is
+#: tokens"), so `dbgorilla eval` without --limit runs one case per collection (15): about 10 minutes.
+#: `--limit 0` runs everything.
 DEFAULT_SUBSET_PER_COLLECTION = 1
 
 

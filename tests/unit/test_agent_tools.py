@@ -98,3 +98,16 @@ def test_plain_prose_and_foreign_json_are_not_calls() -> None:
     assert recover_tool_calls("The answer is 42.", [TOOL_NAME]) == []
     assert recover_tool_calls('{"answer": 42}', [TOOL_NAME]) == []
     assert recover_tool_calls('{"name": "rm_rf", "arguments": {}}', [TOOL_NAME]) == []
+
+
+def test_tools_of_two_databases_share_everything_before_the_collection_enum() -> None:
+    """The prompt-cache prefix: a server that renders the tool in order reuses all of it."""
+    [first] = build_tools(DatabaseSchema(collections=(collection("Restaurants"),)), counter=estimate_counter()).tools
+    [second] = build_tools(DatabaseSchema(collections=(collection("Courses"),)), counter=estimate_counter()).tools
+    one, two = json.dumps(first), json.dumps(second)
+    shared = next(i for i, (a, b) in enumerate(zip(one, two, strict=False)) if a != b)
+    assert one[:shared].endswith(
+        '"collection_name": {"description": "The collection to query.", "type": "string", "enum": ["'
+    )
+    assert '"description": "Query a database' not in one[:shared]
+    assert all(f'"{slot}"' in one[:shared] for slot in QueryDatabaseArguments.model_fields if slot != "collection_name")
