@@ -51,7 +51,8 @@ class PrefixStore:
 
     A state is stored after the first turn of a question whose prompt has `min_new` tokens no
     stored state shares (the first question of a new tool prefix); later questions of the same
-    prefix, and later turns, add nothing. Each state is llama.cpp's own (about 30 KB a token for the default model)."""
+    prefix, and later turns, add nothing. Each state is llama.cpp's own (about 30 KB a token for
+    the default model)."""
 
     folder: Path | None = None
     capacity: int = 12
@@ -93,8 +94,9 @@ class PrefixStore:
         if self.folder is None:
             self._memory[name] = state
         else:
-            (self.folder / f"{name}.state").write_bytes(state)
-            (self.folder / f"{name}.tokens").write_text(json.dumps(tokens))
+            # The state first, the tokens last, each whole or not at all: a reader lists the tokens.
+            _write_whole(self.folder / f"{name}.state", state)
+            _write_whole(self.folder / f"{name}.tokens", json.dumps(tokens).encode())
         while len(self._keys) > self.capacity:
             self.forget(next(iter(self._keys)))
 
@@ -113,6 +115,12 @@ class PrefixStore:
         if self.folder is not None:
             for suffix in (".state", ".tokens"):
                 (self.folder / f"{name}{suffix}").unlink(missing_ok=True)
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    partial = path.with_suffix(path.suffix + ".partial")
+    partial.write_bytes(data)
+    partial.replace(path)
 
 
 def _load(llama: Any, tokens: tuple[int, ...], state: bytes) -> bool:
