@@ -329,8 +329,9 @@ def test_reused_prompt_tokens_are_summed_when_the_endpoint_reports_them(executor
     with MockOpenAIServer([first, answer]) as server:
         run = agent_for(server, executor).run("How many places are there?")
     assert [s.usage.cached_tokens for s in run.steps] == [40, 95]
-    assert run.usage.prompt_tokens == 100 + 101 and run.usage.cached_tokens == 135
-    assert run.usage.new_prompt_tokens == 201 - 135
+    prompt = sum(s.usage.prompt_tokens for s in run.steps)
+    assert prompt > 135 and run.usage.prompt_tokens == prompt and run.usage.cached_tokens == 135
+    assert run.usage.new_prompt_tokens == prompt - 135
 
 
 def test_reused_prompt_tokens_are_unknown_when_the_endpoint_is_silent(executor: WeaviateExecutor) -> None:
