@@ -98,8 +98,7 @@ class QueryResult(BaseModel):
         answer needs and no more: how many objects matched, the aggregates, the groups' counts and
         metrics (no sample objects), at most `max_objects` objects, numbers to 2 decimals (4
         significant digits below 1; the answer scorer accepts a number to the precision it is
-        written). The Weaviate calls
-        that ran stay in the result (`calls`), not in the text."""
+        written). The Weaviate calls that ran stay in the result (`calls`), not in the text."""
         return _bounded(self._llm_lines(max_objects), max_chars)
 
     def _llm_lines(self, max_objects: int) -> list[str]:
