@@ -66,6 +66,7 @@ class MiniLMEncoder:
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or max(1, os.cpu_count() or 1)
         options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         self._input_names = {item.name for item in self._session.get_inputs()}
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path()))

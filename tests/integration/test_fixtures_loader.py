@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -55,6 +56,36 @@ def test_loading_twice_leaves_counts_exact(client: Any, use_case: UseCase) -> No
     assert [c.count for c in second.collections] == [30] * 3
     for index, collection in enumerate(use_case.collections):
         assert stored(client, collection.name) == expected(use_case, index, 30, 42)
+
+
+def test_collections_load_side_by_side_in_order(client: Any, use_case: UseCase) -> None:
+    """Six collections (one defined twice) on six threads: the report keeps the use cases' order,
+    the progress callback is never entered by two threads at once, and every object is exact."""
+    other = get_use_case("courses").with_prefix(f"{PREFIX}Side")
+    twice = use_case.model_copy(update={"name": "again", "collections": use_case.collections[:1]})
+    inside, most, calls = [0], [0], []
+
+    def on_progress(name: str, done: int, total: int) -> None:
+        inside[0] += 1
+        most[0] = max(most[0], inside[0])
+        calls.append((name, done, total))
+        time.sleep(0.02)
+        inside[0] -= 1
+
+    options = BatchOptions(batch_size=4, concurrent_requests=2, collections_at_once=6)
+    try:
+        report = load_schemas(client, [use_case, other, twice], 20, seed=5, on_progress=on_progress, batch=options)
+        assert report.ok, report.failed
+        names = [c.name for c in use_case.collections + other.collections] + [use_case.collections[0].name]
+        assert [c.collection for c in report.collections] == names
+        assert [c.action for c in report.collections] == ["created"] * 6 + ["skipped"]
+        assert most[0] == 1
+        assert {name for name, done, total in calls if done == total == 20} == set(names)
+        for case in (use_case, other):
+            for index, collection in enumerate(case.collections):
+                assert stored(client, collection.name) == expected(case, index, 20, 5)
+    finally:
+        drop_use_cases(client, [other])
 
 
 def test_shrinking_growing_and_reseeding_converge(client: Any, use_case: UseCase) -> None:
