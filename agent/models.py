@@ -204,6 +204,11 @@ class OracleModel:
         """One oracle per benchmark case (anything with a `ground_truth`)."""
         return cls(case.ground_truth)
 
+    @classmethod
+    def abstaining(cls, answer: str) -> OracleModel:
+        """The oracle of a question the tool cannot answer: no call, it says why."""
+        return cls({}, answer=answer)
+
     def knowing(self, calls: list[dict[str, Any]], answer: str | None) -> OracleModel:
         """This oracle, told the whole gold chain (its first call is the ground truth) and the answer."""
         return OracleModel(calls[0] if calls else self.ground_truth, calls[1:], answer)
@@ -217,7 +222,7 @@ class OracleModel:
         parallel_tool_calls: bool | None = None,
     ) -> ModelReply:
         results = [m for m in messages if m.get("role") == "tool"]
-        chain = [self.ground_truth, *self.later_calls]
+        chain = [self.ground_truth, *self.later_calls] if self.ground_truth else []
         if len(results) >= len(chain) or not tools:
             if self.answer is not None:
                 return ModelReply(content=self.answer)

@@ -16,6 +16,7 @@ from typing import Any
 from evaluation.argument_match import COMPONENT_LABELS
 from evaluation.protocols import PROTOCOLS, Protocol, protocol_calls
 from evaluation.records import EvalRecord, Outcome
+from evaluation.statistics import rate_with_interval
 from executors import Component
 
 COMPONENTS = tuple(component.value for component in Component)
@@ -91,6 +92,43 @@ def by_protocol(records: list[EvalRecord], executed_scoring: bool = True) -> dic
 
 
 def summarize(records: list[EvalRecord], executed_scoring: bool = True) -> dict[str, Any]:
+    """Scores over the answerable questions; cost and outcomes over all; abstention on its own."""
+    summary = _answerable([r for r in records if r.expected == "call"], executed_scoring)
+    latencies = [r.latency_s for r in records]
+    summary.update(
+        cases=len(records),
+        answerable_cases=sum(1 for r in records if r.expected == "call"),
+        outcomes=dict(Counter(r.outcome.value for r in records)),
+        prompt_tokens=sum(r.prompt_tokens for r in records),
+        completion_tokens=sum(r.completion_tokens for r in records),
+        tokens_per_case=tokens_per_case(records),
+        latency_p50_s=percentile(latencies, 50),
+        latency_p95_s=percentile(latencies, 95),
+        models=sorted({r.model for r in records}),
+        tool_designs=sorted({r.tool_design for r in records}),
+        abstention=abstention_summary(records),
+    )
+    return summary
+
+
+def abstention_summary(records: list[EvalRecord]) -> dict[str, Any]:
+    """How often the answer said "cannot" where that is right, and where it is not."""
+    unanswerable = [r for r in records if r.expected == "abstain"]
+    answered = [r for r in records if r.expected == "call" and r.scores.refused is not None]
+    reasons: dict[str, list[EvalRecord]] = {}
+    for record in unanswerable:
+        reasons.setdefault((record.abstention_reason or "").split(":")[0], []).append(record)
+    return {
+        "cases": len(unanswerable),
+        "accuracy": rate_with_interval([bool(r.scores.abstained) for r in unanswerable]),
+        "by_reason": {k: _mean(float(bool(r.scores.abstained)) for r in v) for k, v in sorted(reasons.items())},
+        "without_a_call": sum(1 for r in unanswerable if not r.predicted_calls),
+        "false_refusals": sum(1 for r in answered if r.scores.refused),
+        "false_refusal_rate": _mean(float(bool(r.scores.refused)) for r in answered),
+    }
+
+
+def _answerable(records: list[EvalRecord], executed_scoring: bool) -> dict[str, Any]:
     latencies = [r.latency_s for r in records]
     summary: dict[str, Any] = {
         "cases": len(records),

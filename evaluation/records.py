@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from agent import AgentRun
 from evaluation.answers import AnswerKey
 from executors import Blame, codes_blaming
-from fixtures.datasets import Case
+from fixtures.datasets import AbstentionCase, Case
 from fixtures.datasets.chains import AnswerPart, ChainStep
 
 
@@ -85,6 +85,10 @@ class Scores(BaseModel):
     answer_reason: str | None = None
     #: Of the gold calls (one, or a chain's), the share whose exact result some call of the run got.
     gold_calls_reached: float | None = None
+    #: An abstention question: the answer said the database cannot answer it (`evaluation.abstention`).
+    abstained: bool | None = None
+    #: An answerable question: the answer said the database cannot answer it (a false abstention).
+    refused: bool | None = None
 
     def of(self, protocol: str) -> ProtocolScores:
         return self.first if protocol == "first" else self.final
@@ -97,6 +101,10 @@ class EvalRecord(BaseModel):
     complexity: str
     components: list[str]
     ground_truth: dict[str, Any]
+    #: "abstain": a question the tool cannot answer (no ground truth; saying so is right).
+    expected: Literal["call", "abstain"] = "call"
+    #: Why an abstention question cannot be answered: "<reason>: <explanation>".
+    abstention_reason: str | None = None
     #: Other accepted ground truths (equivalent on the data, as the audit checks).
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
     ground_truth_result: dict[str, Any] | None = None
@@ -124,8 +132,20 @@ class EvalRecord(BaseModel):
     scores: Scores = Field(default_factory=Scores)
 
     @classmethod
-    def for_case(cls, case: Case, **fields: Any) -> EvalRecord:
+    def for_case(cls, case: Case | AbstentionCase, **fields: Any) -> EvalRecord:
         """A record of `case`: its question and ground truth as the results file carries them."""
+        if isinstance(case, AbstentionCase):
+            return cls(
+                id=case.id,
+                use_case=case.use_case,
+                query=case.query,
+                complexity="abstain",
+                components=[],
+                ground_truth={"collection_name": case.collection},
+                expected="abstain",
+                abstention_reason=f"{case.reason}: {case.explanation()}",
+                **fields,
+            )
         data = case.model_dump(mode="json", exclude={"version", "search_topic", "alternatives"})
         alternatives = [a.to_tool_arguments() for a in case.alternatives]
         return cls(**data, alternatives=alternatives, **fields)

@@ -24,7 +24,7 @@ from evaluation.execution_match import SCORING_OPTIONS
 from evaluation.records import EvalRecord, Outcome, outcome_of, predicted_calls, raw_output, read_jsonl
 from evaluation.scorer import GroundTruthCache, Scorer
 from executors import Blame, DatabaseSchema, ExecutorError, WeaviateExecutor, codes_blaming
-from fixtures.datasets import Case
+from fixtures.datasets import AbstentionCase, Case
 
 RESULTS_FILE = "results.jsonl"
 RUN_FILE = "run.json"
@@ -37,7 +37,7 @@ class RunError(RuntimeError):
     """The run cannot go on as asked (a use case not loaded, results in the way)."""
 
 
-def build_record(case: Case, run: AgentRun, model: str, design: str) -> EvalRecord:
+def build_record(case: Case | AbstentionCase, run: AgentRun, model: str, design: str) -> EvalRecord:
     calls = predicted_calls(run)
     return EvalRecord.for_case(
         case,
@@ -126,7 +126,7 @@ class RunContext:
     scoring: WeaviateExecutor
     #: The tool offered for each use case: its own collections, as the paper gave each record its schema.
     tools_for: dict[str, ToolSet]
-    model_for: Callable[[Case], Any]
+    model_for: Callable[[Case | AbstentionCase], Any]
     model_name: str
     config: AgentConfig
     design: ToolDesign
@@ -136,7 +136,7 @@ class RunContext:
         self.scorer = live_scorer(self.client, self.scoring)
 
 
-def run_case(case: Case, context: RunContext) -> EvalRecord:
+def run_case(case: Case | AbstentionCase, context: RunContext) -> EvalRecord:
     """One case, end to end; any unexpected failure still becomes a record."""
     started = time.perf_counter()
     try:
@@ -144,7 +144,7 @@ def run_case(case: Case, context: RunContext) -> EvalRecord:
         if tools is None:
             raise RunError(f"the collections of use case {case.use_case!r} are not loaded")
         model = context.model_for(case)
-        if isinstance(model, OracleModel):
+        if isinstance(model, OracleModel) and isinstance(case, Case):
             model = _informed_oracle(model, case, context)
         agent = Agent(model, context.executor, tools, context.config)
         run = agent.run(case.query)
@@ -160,6 +160,13 @@ def run_case(case: Case, context: RunContext) -> EvalRecord:
         )
 
 
+def oracle_for(case: Case | AbstentionCase) -> OracleModel:
+    """The oracle of a case: the label replayed, or, for a question the tool cannot answer, saying so."""
+    if isinstance(case, AbstentionCase):
+        return OracleModel.abstaining(f"The database cannot answer this: {case.explanation()}.")
+    return OracleModel.for_case(case)
+
+
 def _informed_oracle(oracle: OracleModel, case: Case, context: RunContext) -> OracleModel:
     """The oracle told the resolved gold chain and the answer key, from the cache that scores it."""
     truths = context.scorer.truths
@@ -172,7 +179,7 @@ def _informed_oracle(oracle: OracleModel, case: Case, context: RunContext) -> Or
 
 
 def run_cases(
-    cases: list[Case],
+    cases: list[Case | AbstentionCase],
     context: RunContext,
     out: Path,
     concurrency: int,

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from evaluation.abstention import grade_abstention, refuses
 from evaluation.answers import AnswerKey, chain_key, grade, single_call_key
 from evaluation.argument_match import (
     Canonical,
@@ -177,6 +178,12 @@ class Scorer:
         self.truths = truths
 
     def score(self, record: EvalRecord) -> EvalRecord:
+        if record.expected == "abstain":  # no ground truth to run: the answer alone is graded
+            verdict = grade_abstention(record.final_answer, record.query)
+            scores = Scores(
+                calls_made=len(record.predicted_calls), abstained=verdict.correct, answer_reason=verdict.reason
+            )
+            return record.model_copy(update={"scores": scores})
         schema = self.schema_for(record)
         if schema is None:
             calls = [record.ground_truth, *record.alternatives, *(c.arguments for c in record.predicted_calls)]
@@ -189,6 +196,7 @@ class Scorer:
                 record.ground_truth.get("search_query"), (first_call or {}).get("search_query")
             ),
             calls_made=len(record.predicted_calls),
+            refused=refuses(record.final_answer) if record.final_answer else None,
         )
         truth: TruthOutcome | None = None
         if self.executor is not None and self.truths is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fixtures.datasets import Case, Complexity
+from fixtures.datasets import AbstentionCase, Case, Complexity
 
 #: With the offline default model a case takes ~20-60 s on 2 cores (see the README's "Time is
 #: tokens"), so `dbgorilla eval` without --limit runs one case per collection (15): about 10 minutes.
@@ -36,3 +36,14 @@ def default_subset(cases: list[Case]) -> list[Case]:
             candidates = [c for c in group if c.complexity is wanted] or group
             subset.append(candidates[(position * 5 + k) % len(candidates)])
     return subset
+
+
+def select_abstentions(
+    cases: list[AbstentionCase],
+    use_cases: list[str] | None = None,
+    limit: int | None = None,
+    ids: list[str] | None = None,
+) -> list[AbstentionCase]:
+    """Filter by use case and id; all of them by default (a split of 20), the first `limit` if given."""
+    chosen = [c for c in cases if (not use_cases or c.use_case in use_cases) and (not ids or c.id in ids)]
+    return chosen if not limit or ids else chosen[:limit]

@@ -4,8 +4,8 @@ paired test between two runs on the questions they share.
 A question *passes* when its final answer is right; a question without an answer key (a listing)
 passes when the call its answer rests on returned the ground truth's rows (`final` execution
 exact), or, where the ground truth is vacuous (empty, or every object) and rows prove nothing, when
-that call is the label (`final` exact match). One definition serves repeats, intervals and
-comparisons.
+that call is the label (`final` exact match). A question the tool cannot answer passes when the
+answer says so. One definition serves repeats, intervals and comparisons.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ ALPHA = 0.05
 
 
 def passed(record: EvalRecord) -> bool:
+    if record.expected == "abstain":
+        return bool(record.scores.abstained)
     if record.scores.answer is not None:
         return record.scores.answer
     if record.scores.ground_truth_vacuous:

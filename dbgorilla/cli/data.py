@@ -17,6 +17,7 @@ from dbgorilla.embedding.encoder import MiniLMEncoder
 from dbgorilla.errors import ExitCode, ServiceNotRunning
 from dbgorilla.model_server import DEFAULT_MODEL
 from evaluation.audit import AuditReport, audit_dataset
+from evaluation.audit.abstention import AbstentionAudit, audit_abstentions
 from evaluation.audit.probes import PROBE_LIMIT, PROBE_SCORES
 from fixtures.authoring import compose
 from fixtures.authoring.generate import generate_records
@@ -147,12 +148,34 @@ def audit(
 
     Targets: no execution errors, non-vacuous rate >= 0.95, mutation sensitivity >= 0.90.
     """
+    abstentions = read_dataset(path).abstentions if path is not None else []
+    if abstentions:  # questions the tool cannot answer have evidence and probes, not labels
+        with connected() as client:
+            checked = audit_abstentions(client, str(path), abstentions)
+        _finish_abstention_audit(checked, as_json)
+        return
     with connected() as client, progress_bar(label_width=14) as on_progress:
         report = audit_dataset(client, path, workers=workers, on_progress=on_progress)
     if as_json:
         print(json.dumps(report.model_dump(mode="json")))
     else:
         _print_validation(report)
+    for failed in report.failed_targets:
+        err.print(f"[red]target missed:[/] {failed}", highlight=False)
+    if not report.ok:
+        raise typer.Exit(int(ExitCode.FAILURE))
+
+
+def _finish_abstention_audit(report: AbstentionAudit, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(report.model_dump(mode="json") | {"ok": report.ok}))
+    else:
+        table = Table("probe", "passed", "target", title=f"{report.dataset}: {report.questions} questions")
+        for name, rate in report.probes.items():
+            table.add_row(name, f"{rate:.3f}", "1" if name == "gold" else f"<= {PROBE_LIMIT:g}")
+        out.print(table)
+        reasons = ", ".join(f"{k} {v}" for k, v in report.by_reason.items())
+        out.print(f"reasons: {reasons}; evidence issues: {len(report.issues)} ({report.seconds:.1f}s)", highlight=False)
     for failed in report.failed_targets:
         err.print(f"[red]target missed:[/] {failed}", highlight=False)
     if not report.ok:

@@ -13,7 +13,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agent import ORACLE, AgentConfig, OracleModel
+from agent import ORACLE, AgentConfig
 from agent.tooldef import DEFAULT_TOKEN_BUDGET
 from dbgorilla.chat import resolve_model, token_counter
 from dbgorilla.cli.console import connected, design_from_flags, err, out, say
@@ -23,7 +23,7 @@ from evaluation.metrics import CORE_KEYS, core, summarize
 from evaluation.protocols import Protocol
 from evaluation.records import EvalRecord
 from evaluation.scoring import load_predictions, rescore
-from evaluation.selection import select_cases
+from evaluation.selection import select_abstentions, select_cases
 from evaluation.statistics import passed, rate_with_interval, repeat_summary
 from executors import WeaviateExecutor
 from executors.index_health import repair_broken
@@ -99,7 +99,10 @@ def evaluate(
         source = read_dataset(dataset)
     except (FileNotFoundError, KeyError) as error:
         raise ConfigError(str(error).strip('"')) from None
-    cases = select_cases(source.cases, use_case, limit, case_id)
+    cases: list[Any] = [
+        *select_cases(source.cases, use_case, limit, case_id),
+        *select_abstentions(source.abstentions, use_case, limit, case_id),
+    ]
     if not cases:
         raise ConfigError("no benchmark cases selected")
     model_label = model or "offline-default"
@@ -120,7 +123,7 @@ def evaluate(
         tools = runner.tools_by_use_case(executor.schema, collections, design, token_counter())
         chat = None
         if model == ORACLE:
-            chat_name, model_for = ORACLE, OracleModel.for_case
+            chat_name, model_for = ORACLE, runner.oracle_for
         else:
             chat = resolve_model(model, base_url, echo=say, timeout=request_timeout, max_retries=max_retries)
             chat.temperature = temperature
@@ -275,6 +278,21 @@ def show_summary(summary: dict[str, Any], run_dir: Path | None = None) -> None:
         out.print(
             f"diagnostic, not a score: any call of any step matched {diagnostics['any_call_execution_exact']:.3f} "
             f"with {diagnostics['avg_calls_made']:.2f} calls per case",
+            highlight=False,
+        )
+    abstention = summary.get("abstention") or {}
+    if abstention.get("cases"):
+        right = abstention["accuracy"]
+        low, high = right["interval"]
+        out.print(
+            f"said it cannot where the tool cannot answer: {right['rate']:.3f} of {abstention['cases']} questions, "
+            f"95% interval [{low:.3f}, {high:.3f}] ({abstention['without_a_call']} without a call)",
+            highlight=False,
+        )
+    if abstention.get("false_refusal_rate") is not None:
+        out.print(
+            f"said it cannot where the question is answerable: {abstention['false_refusal_rate']:.3f} "
+            f"({abstention['false_refusals']} answers)",
             highlight=False,
         )
     if summary.get("outcomes"):

@@ -8,7 +8,9 @@ cache that scores runs) yield these probes:
   run that stops after one query has to go on;
 - `first_picks_only` (multi-step): the values the first call revealed, and no more;
 - `every_value`: the key's numbers beside every value the named property takes;
-- `swapped_groups`: the right group values given to the wrong groups.
+- `swapped_groups`: the right group values given to the wrong groups;
+- `says_cannot`: an abstention, what a model that refuses everything says (it must not pass as an
+  answer, or the abstention questions could be gamed).
 
 The gold answer (`AnswerKey.text`) must pass, and each probe must fail on every question it
 applies to; `answer_probe_rates` returns the pass rate of each.
@@ -24,11 +26,14 @@ from evaluation.scorer import Gold, GroundTruthCache
 from executors import ExecutorError
 from executors.results import number_text
 
+#: The abstention probe's answer, on every answerable question.
+SAYS_CANNOT = "The database cannot answer this: it has no property for what the question asks."
+
 
 def probes_of(record: EvalRecord, gold: Gold) -> dict[str, str]:
     """The probe answers that apply to one question (name -> answer text)."""
     key = gold.key
-    answers = {"gold": key.text(), "nothing": ""}
+    answers = {"gold": key.text(), "nothing": "", "says_cannot": SAYS_CANNOT}
     if record.chain and len(gold.results) > 1:
         answers["first_call_only"] = gold.results[0].to_llm_text()
         first = [str(gold.values[p.name]) for p in record.chain[0].picks if p.name in gold.values]

@@ -97,7 +97,9 @@ def _failure(run: Run, record: EvalRecord, reasons: list[str]) -> dict[str, Any]
         "score_line": score_line,
         "error": record.error,
         "blocks": [
-            ("Ground truth", _shown(record.ground_truth)),
+            ("Why the tool cannot answer it", record.abstention_reason)
+            if record.expected == "abstain"
+            else ("Ground truth", _shown(record.ground_truth)),
             ("Prediction (the first call, scored under first)", _shown(record.first_arguments)),
             ("Ground truth result", _shown(truth_result, _result_text)),
             ("Prediction result (first call that returned one)", _shown(_first_result(record), _result_text)),

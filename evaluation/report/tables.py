@@ -96,6 +96,7 @@ LEADERBOARD_COLUMNS = [
     Column("final.execution_match_subset", "Exec subset (final)", "rate"),
     Column("final.execution_f1", "Exec F1 (final)", "score"),
     Column("answer_accuracy", "Answer right", "rate"),
+    Column("abstained", "Said it cannot (unanswerable)", "rate"),
     Column("pass_interval", "Pass rate, 95% CI", "text"),
     Column("cost_usd", "Cost (USD)", "usd"),
     Column("latency_p50_s", "Latency p50 (s)", "seconds"),
@@ -109,7 +110,9 @@ LEADERBOARD_CAPTION = (
     "No Tool Call is its Table 4. Exec compares the rows Weaviate returned for the prediction and the ground truth, "
     "over cases whose ground truth ran and is not vacuous: exact = the same rows; subset = the same rows with extra "
     "columns allowed; F1 over rows. Answer right = the final answer states the answer key (over questions with a "
-    "key). Pass = answer right, or for a question without a key Exec exact (final); its Wilson 95% interval shows "
+    "key). Said it cannot = on questions the tool cannot answer, the answer says so and guesses nothing. Pass = "
+    "answer right (said it cannot, where the tool cannot answer), or for a question without a key Exec exact "
+    "(final); its Wilson 95% interval shows "
     "how far a run of this many questions can be trusted. Cost uses the price table (USD per 1M tokens). Sorted by "
     "Exec exact (final), then AST Score."
 )
@@ -136,6 +139,7 @@ def leaderboard(runs: Sequence[Run]) -> Table:
         low, high = verdicts["interval"] or (0.0, 0.0)
         row.update(
             answer_accuracy=(s.get("answers") or {}).get("accuracy"),
+            abstained=((s.get("abstention") or {}).get("accuracy") or {}).get("rate"),
             pass_interval=f"{verdicts['rate']:.1%} [{low:.1%}, {high:.1%}]" if verdicts["n"] else None,
             no_tool_rate=s.get("no_tool_rate"),
             cost_usd=run.cost_usd,
@@ -258,6 +262,8 @@ def component_table(runs: Sequence[Run]) -> Table:
 
 def failure_reasons(record: EvalRecord) -> list[str]:
     """Why a case counts against the model; empty for a case that passed everything scored."""
+    if record.expected == "abstain":  # no call is right here; only the answer counts
+        return [] if record.scores.abstained else ["did not say it cannot"]
     reasons = [] if record.outcome is Outcome.OK else [record.outcome.value.replace("_", " ")]
     if not record.scores.first.exact_match and record.first_arguments is not None:
         reasons.append("arguments differ")

@@ -72,6 +72,7 @@ def test_gold_answers_pass_and_every_probe_fails(loaded: Stack) -> None:
             for probe, rate in rates.items():
                 if probe != "gold":
                     assert rate["right"] == 0.0, (split, probe, rate)
+            assert rates["says_cannot"]["questions"] == rates["gold"]["questions"]  # a refusal fails every one
             if split == "multistep":
                 assert rates["first_call_only"]["questions"] == len(records)
 
