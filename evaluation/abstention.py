@@ -26,7 +26,7 @@ REFUSAL = re.compile(
     r"|column|record of|way)"
     r"|no (?:property|field|attribute|column|information|data) (?:for|about|on|named|called|like|that)"
     r"|(?:has|have) no (?:\w+ ){0,2}(?:property|properties|field|fields|attribute|column|data|information)"
-    r"|lacks?|missing)\b",
+    r"|lacks?|missing|need to add)\b",
     re.IGNORECASE,
 )
 _DIGITS = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?!\w)")

@@ -38,12 +38,18 @@ def register(app: typer.Typer) -> None:
 
 
 def _running_scores(records: list[EvalRecord]) -> str:
-    if not records:
-        return ""
-    first, final = core(records, Protocol.FIRST), core(records, Protocol.FINAL)
-    text = f"EM(first) {first['exact_match']:.2f}  AST(first) {first['ast_score']:.2f}"
-    execution = final["execution_match_exact"]
-    return text if execution is None else f"{text}  EX(final) {execution:.2f}"
+    answerable = [r for r in records if r.expected == "call"]
+    unanswerable = [r for r in records if r.expected == "abstain"]
+    parts = []
+    if answerable:
+        first, final = core(answerable, Protocol.FIRST), core(answerable, Protocol.FINAL)
+        parts.append(f"EM(first) {first['exact_match']:.2f}  AST(first) {first['ast_score']:.2f}")
+        if final["execution_match_exact"] is not None:
+            parts.append(f"EX(final) {final['execution_match_exact']:.2f}")
+    if unanswerable:
+        said = sum(bool(r.scores.abstained) for r in unanswerable)
+        parts.append(f"said it cannot {said}/{len(unanswerable)}")
+    return "  ".join(parts)
 
 
 def evaluate(

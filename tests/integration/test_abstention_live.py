@@ -3,6 +3,7 @@ and passes; a model that answers anyway fails; one that queries first and then s
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 from typing import Any
@@ -28,13 +29,13 @@ def loaded(weaviate_stack: Stack) -> Stack:
     return weaviate_stack
 
 
-def eval_json(stack: Stack, out: Path, *args: str) -> dict[str, Any]:
+def eval_json(stack: Stack, out: Path, *args: str) -> tuple[dict[str, Any], str]:
     result = run_cli(
         "eval", "--dataset", "abstention", "--use-case", "restaurants", "--out", str(out), "--json", *args,
         env=stack.env,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    return json.loads(result.stdout), result.stderr
 
 
 def records_of(out: Path) -> dict[str, EvalRecord]:
@@ -43,7 +44,9 @@ def records_of(out: Path) -> dict[str, EvalRecord]:
 
 
 def test_the_oracle_says_it_cannot_on_every_question(loaded: Stack, tmp_path: Path) -> None:
-    summary = eval_json(loaded, tmp_path, "--model", "oracle")
+    summary, progress = eval_json(loaded, tmp_path, "--model", "oracle")
+    last = [line for line in progress.splitlines() if line.startswith("eval 4/4 ")]
+    assert len(last) == 1 and last[0].endswith("said it cannot 4/4"), progress
     assert summary["cases"] == len(RESTAURANTS) == 4 and summary["answerable_cases"] == 0
     abstention = summary["abstention"]
     assert abstention["accuracy"]["rate"] == 1.0 and abstention["without_a_call"] == 4
@@ -51,6 +54,10 @@ def test_the_oracle_says_it_cannot_on_every_question(loaded: Stack, tmp_path: Pa
     assert summary["pass"]["rate"] == 1.0
     records = records_of(tmp_path)
     assert all(r.expected == "abstain" and r.scores.abstained for r in records.values())
+    report = run_cli("report", str(tmp_path), "--out", str(tmp_path / "report"), env=loaded.env)
+    assert report.returncode == 0, report.stderr
+    board = list(csv.DictReader((tmp_path / "report" / "leaderboard.csv").read_text().splitlines()))
+    assert [row["abstained"] for row in board] == ["1.0"], board
 
 
 def test_answering_anyway_fails_and_saying_so_after_a_call_passes(loaded: Stack, tmp_path: Path) -> None:
@@ -67,7 +74,7 @@ def test_answering_anyway_fails_and_saying_so_after_a_call_passes(loaded: Stack,
         return text(f"The {case.collection} collection does not store that, so I cannot answer.")
 
     with MockOpenAIServer(script) as server:
-        summary = eval_json(loaded, tmp_path, "--base-url", server.base_url, "--model", "mock-model")
+        summary, _ = eval_json(loaded, tmp_path, "--base-url", server.base_url, "--model", "mock-model")
     assert summary["abstention"]["accuracy"]["rate"] == 0.5 and summary["abstention"]["without_a_call"] == 0
     records = records_of(tmp_path)
     wrong = {r.id for r in records.values() if not r.scores.abstained}

@@ -32,6 +32,7 @@ SPLIT = read_dataset("abstention").abstentions
         "I can't answer: the collection doesn't have calorie data.",
         "Menu items have no calorie data.",
         "There is no such property.",
+        "To answer this, you need to add a `calories` property to the MenuItems collection.",
     ],
 )
 def test_saying_it_cannot_is_right(answer: str) -> None:
