@@ -17,6 +17,7 @@ from evaluation.argument_match import COMPONENT_LABELS
 from evaluation.protocols import PROTOCOLS, Protocol, protocol_calls
 from evaluation.records import EvalRecord, Outcome
 from evaluation.statistics import rate_with_interval
+from evaluation.trajectory import trajectory_summary
 from executors import Component
 
 COMPONENTS = tuple(component.value for component in Component)
@@ -107,6 +108,7 @@ def summarize(records: list[EvalRecord], executed_scoring: bool = True) -> dict[
         models=sorted({r.model for r in records}),
         tool_designs=sorted({r.tool_design for r in records}),
         abstention=abstention_summary(records),
+        trajectories=trajectory_summary(records),
     )
     return summary
 

@@ -301,6 +301,15 @@ def show_summary(summary: dict[str, Any], run_dir: Path | None = None) -> None:
             f"({abstention['false_refusals']} answers)",
             highlight=False,
         )
+    paths = summary.get("trajectories") or {}
+    if paths.get("counts"):
+        out.print(
+            "trajectories: "
+            + ", ".join(f"{label} {count}" for label, count in paths["counts"].items())
+            + f"; failed calls per question {paths['failed_calls_per_question']:.2f}, "
+            f"repeated {paths['redundant_calls_per_question']:.2f}",
+            highlight=False,
+        )
     if summary.get("outcomes"):
         out.print("outcomes: " + ", ".join(f"{k}={v}" for k, v in sorted(summary["outcomes"].items())))
 

@@ -17,6 +17,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from evaluation.records import EvalRecord, PredictedCall
 from evaluation.report.tables import failure_reasons
+from evaluation.trajectory import TRAJECTORIES, trajectory
 
 if TYPE_CHECKING:
     from evaluation.report import Report
@@ -58,6 +59,7 @@ def render(report: Report) -> str:
                 ("usecase", "Use case", sorted({record.use_case for _, record, _ in failures})),
                 ("outcome", "Outcome", sorted({record.outcome.value for _, record, _ in failures})),
                 ("reason", "Reason", sorted({reason for _, _, reasons in failures for reason in reasons})),
+                ("trajectory", "Trajectory", [t for t in TRAJECTORIES if t in {trajectory(r) for _, r, _ in failures}]),
             ],
             run_meta=[(run.name, _run_meta(run)) for run in report.runs],
         )
@@ -92,6 +94,7 @@ def _failure(run: Run, record: EvalRecord, reasons: list[str]) -> dict[str, Any]
         "use_case": record.use_case,
         "outcome": record.outcome.value,
         "reasons": reasons,
+        "trajectory": trajectory(record),
         "preview": query if len(query) <= QUESTION_PREVIEW else query[: QUESTION_PREVIEW - 1] + "…",
         "question": query,
         "score_line": score_line,

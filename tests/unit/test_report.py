@@ -274,6 +274,8 @@ def test_html_is_self_contained_and_lists_every_failure(runs: dict[str, Path]) -
     assert "Question alpha-002: &lt;b&gt;cheap&lt;/b&gt; dishes?" in page and "<b>cheap</b>" not in page
     assert "prediction of alpha-002" in page and "u-alpha-002" in page and "total_count: 7" in page
     assert 'data-outcome="no_tool_call"' in page and 'data-reason="arguments differ|results differ"' in page
+    trajectories = re.findall(r'data-trajectory="([^"]+)"', page)
+    assert trajectories == ["no answer", "no call"] and '<select name="trajectory">' in page, trajectories
     for column in ("Exact Match", "Collection Routing", "No Tool Call", "Exec exact (final)"):
         assert f"<th>{column}</th>" in page
 
