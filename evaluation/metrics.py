@@ -125,6 +125,7 @@ def abstention_summary(records: list[EvalRecord]) -> dict[str, Any]:
         "accuracy": rate_with_interval([bool(r.scores.abstained) for r in unanswerable]),
         "by_reason": {k: _mean(float(bool(r.scores.abstained)) for r in v) for k, v in sorted(reasons.items())},
         "without_a_call": sum(1 for r in unanswerable if not r.predicted_calls),
+        "answers_to_answerable": len(answered),
         "false_refusals": sum(1 for r in answered if r.scores.refused),
         "false_refusal_rate": _mean(float(bool(r.scores.refused)) for r in answered),
     }

@@ -298,7 +298,7 @@ def show_summary(summary: dict[str, Any], run_dir: Path | None = None) -> None:
     if abstention.get("false_refusal_rate") is not None:
         out.print(
             f"said it cannot where the question is answerable: {abstention['false_refusal_rate']:.3f} "
-            f"({abstention['false_refusals']} answers)",
+            f"({abstention['false_refusals']} of {abstention['answers_to_answerable']} answers)",
             highlight=False,
         )
     paths = summary.get("trajectories") or {}
