@@ -45,6 +45,9 @@ class ExecutedCall(BaseModel):
     result: QueryResult | None = None
     error: ErrorPayload | None = None
     latency_s: float = 0.0
+    #: The earlier step that made this exact call (same arguments): the model is told so, not shown
+    #: the result again.
+    repeat_of: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -118,6 +121,7 @@ class Agent:
             question=question, model=self.model.name, tool_design=self.tools.design.label(), outcome="max_steps"
         )
         failed_last_step = False
+        made: dict[str, int] = {}  # each successful call's arguments -> the step that made it first
         for index in range(self.config.max_steps):
             choice = None if structured else self._tool_choice(index)
             try:
@@ -154,6 +158,9 @@ class Agent:
                     break
             for call in calls:
                 step.calls.append(self._execute(call, recovered))
+                if step.calls[-1].ok:
+                    first = made.setdefault(json.dumps(step.calls[-1].arguments, sort_keys=True), index)
+                    step.calls[-1].repeat_of = first if first < index else None
                 if on_call is not None:
                     on_call(index, step.calls[-1])
             run.recovered_text_calls += len(calls) if recovered else 0
@@ -223,6 +230,11 @@ class Agent:
     def _result_text(self, call: ExecutedCall) -> str:
         if call.error is not None:
             return f"Error ({call.error.code}): {call.error.message}"
+        if call.repeat_of is not None:
+            return (
+                f"This is the same call as in step {call.repeat_of + 1}; its result, above, is unchanged. "
+                "Answer from it, or make a different call."
+            )
         assert call.result is not None
         return call.result.to_llm_text(max_chars=self.config.result_max_chars)
 

@@ -175,6 +175,8 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
         _LOCAL.first_turn = not any(isinstance(m, dict) and m.get("role") in ("assistant", "tool") for m in messages)
         if kwargs.get("tools"):
             kwargs["tools"] = [shared_first(tool) for tool in kwargs["tools"]]
+        if "messages" in kwargs:
+            kwargs["messages"] = [with_object_arguments(m) for m in messages]
         _LOCAL.prompt = []
         result = chat(self, *args, **kwargs)
         if store is not None and _LOCAL.first_turn and _LOCAL.prompt and store.wants(_LOCAL.prompt):
@@ -188,6 +190,26 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
         return result
 
     llama_class.generate, llama_class.create_chat_completion = counting_generate, counting_chat
+
+
+def with_object_arguments(message: Any) -> Any:
+    """An assistant message whose tool calls carry their arguments as the JSON object, not the
+    string OpenAI's API sends. Chat templates such as Qwen2.5's render `arguments | tojson`: given
+    the string they show the model its own call as one escaped string, not as the call it made."""
+    if not isinstance(message, dict) or not message.get("tool_calls"):
+        return message
+    calls = []
+    for call in message["tool_calls"]:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("arguments"), str):
+            try:
+                parsed = json.loads(function["arguments"])
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, dict):
+                call = {**call, "function": {**function, "arguments": parsed}}
+        calls.append(call)
+    return {**message, "tool_calls": calls}
 
 
 def shared_first(tool: dict[str, Any]) -> dict[str, Any]:

@@ -79,6 +79,21 @@ def test_the_model_sees_the_executor_result_as_the_tool_message() -> None:
     assert len(tool_messages) == 1 and "open_late: true" in tool_messages[0]["content"]
 
 
+def test_a_repeated_call_runs_but_the_model_is_told_it_has_the_result() -> None:
+    """A call identical to an earlier step's is executed (scoring sees its result) but the model
+    gets a one-line reminder instead of the same result again; a different call is shown in full."""
+    other = {"collection_name": NAME}
+    model = scripted([tool_reply("query_database", OPEN_LATE), tool_reply("query_database", {**OPEN_LATE}),
+                      tool_reply("query_database", other), ModelReply(content="done")])  # fmt: skip
+    result = run(model, max_steps=4)
+    first, again, different = result.calls()
+    assert again.ok and again.result == first.result and again.repeat_of == 0
+    assert first.repeat_of is None and different.repeat_of is None
+    tools = [m["content"] for m in model.calls[3]["messages"] if m["role"] == "tool"]
+    assert "open_late: true" in tools[0] and tools[1].startswith("This is the same call as in step 1;")
+    assert "open_late" not in tools[1] and "Collection: Offline" in tools[2]
+
+
 def test_a_call_written_as_text_is_recovered_and_flagged() -> None:
     text = "I will query: <tool_call>" + json.dumps({"name": "query_database", "arguments": OPEN_LATE}) + "</tool_call>"
     result = run(scripted([ModelReply(content=text), ModelReply(content="ok")]))

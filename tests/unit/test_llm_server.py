@@ -7,9 +7,17 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import numpy
 
-from dbgorilla.llm_server import PrefixStore, patch_llama, shared_first, shared_prefix, with_cached_tokens
+from dbgorilla.llm_server import (
+    PrefixStore,
+    patch_llama,
+    shared_first,
+    shared_prefix,
+    with_cached_tokens,
+    with_object_arguments,
+)
 
 
 class FakeLlama:
@@ -61,6 +69,26 @@ def test_tools_are_rendered_parameters_first() -> None:
     assert list(shared_first(tool)["function"]) == ["name", "parameters", "description"]
     assert shared_first(tool)["function"] == tool["function"]
     assert shared_first({"type": "function"}) == {"type": "function"}
+
+
+def test_a_models_own_call_is_rendered_as_the_object_it_wrote() -> None:
+    """Qwen2.5's template renders `arguments | tojson`: the API's string would come out escaped."""
+    template = jinja2.Environment().from_string(
+        '{% for c in m.tool_calls %}{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}'
+        "{% endfor %}"
+    )
+    arguments = {"collection_name": "Courses", "groupby_property": "subject"}
+    message = {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "1", "type": "function", "function": {"name": "query_database", "arguments": json.dumps(arguments)}}
+    ]}  # fmt: skip
+    as_sent = json.loads(template.render(m=message))
+    assert isinstance(as_sent["arguments"], str)  # the call the model made, shown as one escaped string
+    rendered = json.loads(template.render(m=with_object_arguments(message)))
+    assert rendered == {"name": "query_database", "arguments": arguments}
+    broken = {**message, "tool_calls": [{"id": "2", "function": {"name": "q", "arguments": "{not json"}}]}
+    assert with_object_arguments(broken) == broken
+    for other in ({"role": "user", "content": "hi"}, {"role": "assistant", "content": "x", "tool_calls": []}, "text"):
+        assert with_object_arguments(other) == other
 
 
 def test_prefix_store_keeps_distinct_prefixes_on_disk(tmp_path: Path) -> None:
