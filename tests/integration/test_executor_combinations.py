@@ -457,7 +457,8 @@ def test_search_modes_rank_hits(live: Live, mode: str) -> None:
     }
     result = dumped(live.executor(search_mode=mode, search_limit=5).execute(raw))
     objects = result["objects"]
-    assert 0 < len(objects) <= 5
+    # Once (one CI run of many) hybrid and near_text found nothing here while bm25 did: say what came back.
+    assert 0 < len(objects) <= 5, {k: result.get(k) for k in ("total_count", "notes", "calls")}
     assert all("a" in o["properties"]["cuisine"] for o in objects)
     assert [o["rank"] for o in objects] == list(range(1, len(objects) + 1))
     if mode == "near_text":
