@@ -94,23 +94,23 @@ def by_protocol(records: list[EvalRecord], executed_scoring: bool = True) -> dic
 
 def summarize(records: list[EvalRecord], executed_scoring: bool = True) -> dict[str, Any]:
     """Scores over the answerable questions; cost and outcomes over all; abstention on its own."""
-    summary = _answerable([r for r in records if r.expected == "call"], executed_scoring)
+    answerable = [r for r in records if r.expected == "call"]
     latencies = [r.latency_s for r in records]
-    summary.update(
-        cases=len(records),
-        answerable_cases=sum(1 for r in records if r.expected == "call"),
-        outcomes=dict(Counter(r.outcome.value for r in records)),
-        prompt_tokens=sum(r.prompt_tokens for r in records),
-        completion_tokens=sum(r.completion_tokens for r in records),
-        tokens_per_case=tokens_per_case(records),
-        latency_p50_s=percentile(latencies, 50),
-        latency_p95_s=percentile(latencies, 95),
-        models=sorted({r.model for r in records}),
-        tool_designs=sorted({r.tool_design for r in records}),
-        abstention=abstention_summary(records),
-        trajectories=trajectory_summary(records),
-    )
-    return summary
+    return {
+        "cases": len(records),
+        "answerable_cases": len(answerable),
+        **_answerable(answerable, executed_scoring),
+        "outcomes": dict(Counter(r.outcome.value for r in records)),
+        "prompt_tokens": sum(r.prompt_tokens for r in records),
+        "completion_tokens": sum(r.completion_tokens for r in records),
+        "tokens_per_case": tokens_per_case(records),
+        "latency_p50_s": percentile(latencies, 50),
+        "latency_p95_s": percentile(latencies, 95),
+        "models": sorted({r.model for r in records}),
+        "tool_designs": sorted({r.tool_design for r in records}),
+        "abstention": abstention_summary(records),
+        "trajectories": trajectory_summary(records),
+    }
 
 
 def abstention_summary(records: list[EvalRecord]) -> dict[str, Any]:
@@ -132,9 +132,8 @@ def abstention_summary(records: list[EvalRecord]) -> dict[str, Any]:
 
 
 def _answerable(records: list[EvalRecord], executed_scoring: bool) -> dict[str, Any]:
-    latencies = [r.latency_s for r in records]
+    """The scores of the answerable questions (`summarize` adds what applies to every question)."""
     summary: dict[str, Any] = {
-        "cases": len(records),
         "protocols": by_protocol(records, executed_scoring),
         "no_tool_rate": _mean(float(r.outcome is Outcome.NO_TOOL_CALL) for r in records),
         "exact_match_as_written": _mean(float(r.scores.exact_match_as_written) for r in records),
@@ -147,14 +146,6 @@ def _answerable(records: list[EvalRecord], executed_scoring: bool) -> dict[str, 
         "recovered_text_call_rate": _mean(
             float(any(c.recovered_from_text for c in r.predicted_calls)) for r in records
         ),
-        "outcomes": dict(Counter(r.outcome.value for r in records)),
-        "prompt_tokens": sum(r.prompt_tokens for r in records),
-        "completion_tokens": sum(r.completion_tokens for r in records),
-        "tokens_per_case": tokens_per_case(records),
-        "latency_p50_s": percentile(latencies, 50),
-        "latency_p95_s": percentile(latencies, 95),
-        "models": sorted({r.model for r in records}),
-        "tool_designs": sorted({r.tool_design for r in records}),
         "answers": answer_summary(records),
         "by_use_case": _slices(records, lambda r: [r.use_case], executed_scoring),
         "by_complexity": _slices(records, lambda r: [r.complexity], executed_scoring),

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from evaluation.abstention import grade_abstention
 from evaluation.audit.probes import PROBE_LIMIT
 from evaluation.runner import oracle_for
-from executors import ExecutorError, PropertyKind, QueryResult, WeaviateExecutor
+from executors import ExecutorError, PropertyKind, WeaviateExecutor
 from executors.results import number_text
 from fixtures.datasets.abstention import AbstentionCase, evidence_issues, similar_properties
 from fixtures.use_cases import get_use_case
@@ -112,11 +112,11 @@ def _probes(executor: WeaviateExecutor, case: AbstentionCase) -> dict[str, str]:
         prop = numbers[0].name
         mean_of = {"property_name": prop, "metrics": "MEAN"}
         result = executor.execute({"collection_name": case.collection, "integer_property_aggregation": mean_of})
-        if isinstance(result, QueryResult) and result.total_count is not None:
+        if result.total_count is not None:
             count = result.total_count
             answers["collection_count"] = f"There are {count} {case.collection}."
             answers["hedge"] = f"I cannot be sure, but it is about {count}."
-            mean = result.aggregations.get(prop, {}).get("MEAN") if isinstance(result.aggregations, dict) else None
+            mean = result.aggregations.get(prop, {}).get("MEAN")
             if isinstance(mean, int | float):
                 answers["nearest_value"] = f"It is {number_text(round(mean, 2))}, from the {prop} values."
     return answers
