@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from agent.citations import Citations, check_citations
 from agent.loop import Agent, AgentConfig, AgentRun, ExecutedCall
 from agent.models import Usage
 from agent.tooldef import ToolDesign, build_tools
@@ -61,7 +62,11 @@ class QueryAgentResponse(BaseModel):
     is_partial_answer: bool = False
     missing_information: list[str] = Field(default_factory=list)
     final_answer: str = ""
+    #: The objects the answer cites by id, when it cites any the agent received; otherwise the objects
+    #: the answer's calls returned.
     sources: list[Source] = Field(default_factory=list)
+    #: Beyond the hosted agent: ids the answer cites that no result contained (an answer should have none).
+    unreceived_citations: list[str] = Field(default_factory=list)
     #: Beyond the hosted agent: the whole trace (every model turn, call, Weaviate call and result).
     trace: AgentRun
 
@@ -173,6 +178,7 @@ def response_of(run: AgentRun, collection_names: list[str]) -> QueryAgentRespons
     searches = [_call_record(c) for c in ran if not (c.result and (c.result.aggregations or c.result.groups))]
     aggregations = [_call_record(c) for c in ran if c.result and (c.result.aggregations or c.result.groups)]
     missing = _missing(run)
+    cited = _citations(run)
     return QueryAgentResponse(
         original_query=run.question,
         collection_names=collection_names,
@@ -183,7 +189,8 @@ def response_of(run: AgentRun, collection_names: list[str]) -> QueryAgentRespons
         is_partial_answer=bool(missing),
         missing_information=missing,
         final_answer=run.final_answer or "",
-        sources=_sources(run),
+        sources=_sources(run, cited),
+        unreceived_citations=[c for c in cited.cited if c not in cited.received],
         trace=run,
     )
 
@@ -192,18 +199,30 @@ def _call_record(call: ExecutedCall) -> dict[str, Any]:
     return {"arguments": call.arguments, "weaviate_calls": call.weaviate_call, "summary": summary_line(call)}
 
 
-def _sources(run: AgentRun) -> list[Source]:
-    steps = [step for step in run.steps if any(c.result is not None for c in step.calls)]
-    if not steps:
-        return []
+def _objects(calls: list[ExecutedCall]) -> dict[str, Source]:
+    """Every object the calls returned (listed and group samples), by UUID, in order."""
     found: dict[str, Source] = {}
-    for call in steps[-1].calls:
+    for call in calls:
         if call.result is None:
             continue
         samples = [s for g in (call.result.groups or {}).values() for s in g.samples]
         for obj in [*call.result.objects, *samples]:
-            found.setdefault(obj.uuid, Source(object_id=obj.uuid, collection=call.result.collection))
-    return list(found.values())[:MAX_SOURCES]
+            found.setdefault(obj.uuid.lower(), Source(object_id=obj.uuid, collection=call.result.collection))
+    return found
+
+
+def _citations(run: AgentRun) -> Citations:
+    return check_citations(run.final_answer, set(_objects(run.calls())))
+
+
+def _sources(run: AgentRun, cited: Citations) -> list[Source]:
+    """The cited objects the agent received; without any, the objects of the answer's calls."""
+    if cited.received:
+        received = _objects(run.calls())
+        chosen = [source for uuid, source in received.items() if any(uuid.startswith(c) for c in cited.received)]
+        return chosen[:MAX_SOURCES]
+    steps = [step for step in run.steps if any(c.result is not None for c in step.calls)]
+    return list(_objects(steps[-1].calls).values())[:MAX_SOURCES] if steps else []
 
 
 def _missing(run: AgentRun) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from agent.citations import strip_citations
 from evaluation.answers import Verdict
 
 _NOT = r"(?:\s+not|n't)"
@@ -38,7 +39,7 @@ def refuses(answer: str | None) -> bool:
 
 
 def _numbers(text: str) -> set[float]:
-    return {float(match.replace(",", "")) for match in _DIGITS.findall(text)}
+    return {float(match.replace(",", "")) for match in _DIGITS.findall(strip_citations(text))}
 
 
 def grade_abstention(answer: str | None, question: str) -> Verdict:

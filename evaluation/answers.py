@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent.citations import strip_citations
 from executors import QueryResult
 from executors.results import number_text
 from executors.vocabulary import PropertyKind
@@ -42,7 +43,6 @@ _NUMBER_WORDS = (
     " sixteen seventeen eighteen nineteen twenty"
 )
 _WORDS = {word: value for value, word in enumerate(_NUMBER_WORDS.split())}
-_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE)
 _NUMBER = re.compile(
     r"(?<![\w.])(?P<sign>-)?(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<frac>\d+))?(?!\w)(?P<pct>\s*(?:%|percent\b))?"
     r"|\b(?P<word>" + "|".join(_WORDS) + r"|none)\b",
@@ -97,8 +97,8 @@ class _Number(BaseModel):
 
 
 def numbers_in(text: str) -> list[_Number]:
-    """Every number written in `text` (UUIDs removed first), with the precision it was written to."""
-    cleaned = _UUID.sub(lambda m: " " * len(m.group()), text)
+    """Every number written in `text` (cited ids and UUIDs removed first), with the precision it was written to."""
+    cleaned = strip_citations(text)
     found = []
     for match in _NUMBER.finditer(cleaned):
         if match.group("word"):

@@ -110,6 +110,21 @@ def summarize(records: list[EvalRecord], executed_scoring: bool = True) -> dict[
         "tool_designs": sorted({r.tool_design for r in records}),
         "abstention": abstention_summary(records),
         "trajectories": trajectory_summary(records),
+        "citations": citation_summary(records),
+    }
+
+
+def citation_summary(records: list[EvalRecord]) -> dict[str, Any]:
+    """How many answers cite objects, and how precisely: the mean per citing answer and over all ids."""
+    citing = [r for r in records if r.scores.citation_precision is not None]
+    cited = sum(r.scores.citations for r in citing)
+    received = sum(r.scores.citations_received for r in citing)
+    return {
+        "answers_citing": len(citing),
+        "precision": _mean(r.scores.citation_precision or 0.0 for r in citing),
+        "ids_cited": cited,
+        "ids_received": received,
+        "micro_precision": round(received / cited, 6) if cited else None,
     }
 
 

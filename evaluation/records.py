@@ -89,6 +89,11 @@ class Scores(BaseModel):
     abstained: bool | None = None
     #: An answerable question: the answer said the database cannot answer it (a false abstention).
     refused: bool | None = None
+    #: Distinct object ids the final answer cites, and the share of them in a result the run received
+    #: (`evaluation.citations`; None: it cites nothing).
+    citations: int = 0
+    citations_received: int = 0
+    citation_precision: float | None = None
 
     def of(self, protocol: str) -> ProtocolScores:
         return self.first if protocol == "first" else self.final
@@ -153,6 +158,13 @@ class EvalRecord(BaseModel):
     @property
     def collection(self) -> str:
         return str(self.ground_truth.get("collection_name", ""))
+
+    @property
+    def kind(self) -> str:
+        """The report's slice: a question the tool cannot answer, one that needs a chain of calls, or one call."""
+        if self.expected == "abstain":
+            return "unanswerable"
+        return "multi-step" if len(self.chain) > 1 else "single-step"
 
     @property
     def first_arguments(self) -> dict[str, Any] | None:

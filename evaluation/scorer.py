@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from agent.citations import check_citations, received_uuids
 from evaluation.abstention import grade_abstention, refuses
 from evaluation.answers import AnswerKey, chain_key, grade, single_call_key
 from evaluation.argument_match import (
@@ -178,11 +179,14 @@ class Scorer:
         self.truths = truths
 
     def score(self, record: EvalRecord) -> EvalRecord:
+        cited = check_citations(record.final_answer, received_uuids(c.result for c in record.predicted_calls))
         if record.expected == "abstain":  # no ground truth to run: the answer alone is graded
             verdict = grade_abstention(record.final_answer, record.query)
             scores = Scores(
                 calls_made=len(record.predicted_calls), abstained=verdict.correct, answer_reason=verdict.reason
             )
+            scores.citations, scores.citations_received = len(cited.cited), len(cited.received)
+            scores.citation_precision = cited.precision
             return record.model_copy(update={"scores": scores})
         schema = self.schema_for(record)
         if schema is None:
@@ -197,6 +201,9 @@ class Scorer:
             ),
             calls_made=len(record.predicted_calls),
             refused=refuses(record.final_answer) if record.final_answer else None,
+            citations=len(cited.cited),
+            citations_received=len(cited.received),
+            citation_precision=cited.precision,
         )
         truth: TruthOutcome | None = None
         if self.executor is not None and self.truths is not None:

@@ -59,11 +59,13 @@ from executors.options import ExecutorOptions, SearchMode
 from executors.reference import DataObject, ReferenceExecutor
 from executors.results import (
     DEFAULT_LLM_MAX_CHARS,
+    SHORT_ID_CHARS,
     GroupResult,
     QueryResult,
     ResultObject,
     TopOccurrence,
     compare_results,
+    short_id,
 )
 from executors.schema import CollectionSchema, DatabaseSchema, PropertySchema
 from executors.scope import Scope, ScopeError, ScopeFilter
@@ -74,6 +76,7 @@ from executors.weaviate_executor import ReadOnlyWeaviate, WeaviateExecutor
 __all__ = [
     "DEFAULT_LLM_MAX_CHARS",
     "ERROR_CODES",
+    "SHORT_ID_CHARS",
     "SUPPORTED_TOKENIZATIONS",
     "AggregationSpec",
     "Blame",
@@ -122,6 +125,7 @@ __all__ = [
     "compare_results",
     "go_trim_space",
     "parse_arguments",
+    "short_id",
     "tokenize",
     "tool_parameters_schema",
     "validate_arguments",

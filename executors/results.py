@@ -24,6 +24,8 @@ DEFAULT_LLM_MAX_CHARS = 4000
 MAX_VALUE_CHARS = 160
 #: Objects of a listing shown to the model (the result holds more; the text says how many matched).
 LLM_MAX_OBJECTS = 5
+#: Hex digits of an object's UUID shown to the model, so an answer can cite the object in about five tokens.
+SHORT_ID_CHARS = 8
 
 PropertyValue = str | float | bool | None
 
@@ -120,9 +122,15 @@ class QueryResult(BaseModel):
             more = " (more exist)" if self.truncated or len(shown) < len(self.objects) else ""
             lines.append(f"Objects ({len(shown)} shown){more}:")
             for index, obj in enumerate(shown, start=1):
-                lines.append(f"{obj.rank or index}. {_properties_text(obj.properties)}")
+                lines.append(f"{obj.rank or index}. [{short_id(obj.uuid)}] {_properties_text(obj.properties)}")
         lines.extend(f"Note: {note}" for note in self.notes)
         return lines
+
+
+def short_id(uuid: str) -> str:
+    """The id the model sees and cites: a UUID's first 8 hex digits (4 billion values; one object in
+    practice, and `evaluation.citations` checks a cited one against the full UUIDs received)."""
+    return uuid[:SHORT_ID_CHARS].lower()
 
 
 def _dump(aggregations: Aggregations) -> dict[str, dict[str, Any]]:

@@ -12,7 +12,7 @@ import warnings
 
 import typer
 
-from dbgorilla.cli import ask, data, evaluate, report, services
+from dbgorilla.cli import ablate, ask, data, evaluate, report, services
 from dbgorilla.cli.console import err, exit_code_of
 
 app = typer.Typer(
@@ -23,7 +23,7 @@ app = typer.Typer(
     add_completion=False,
 )
 # Service commands first in --help, then data, the agent, the report and the eval.
-for group in (services, data, ask, report, evaluate):
+for group in (services, data, ask, report, evaluate, ablate):
     group.register(app)
 
 

@@ -96,6 +96,10 @@ def show_run(run: AgentRun, collection_names: list[str]) -> None:
         shown = ", ".join(f"{s.collection} {s.object_id}" for s in response.sources[:5])
         more = f" and {len(response.sources) - 5} more" if len(response.sources) > 5 else ""
         out.print(f"[dim]sources: {shown}{more}[/]", highlight=False)
+    if response.unreceived_citations:
+        out.print(
+            "[yellow]cites ids no result contained:[/] " + ", ".join(response.unreceived_citations), highlight=False
+        )
     if response.is_partial_answer:
         out.print("[yellow]partial answer:[/] " + "; ".join(response.missing_information), highlight=False)
     out.print(

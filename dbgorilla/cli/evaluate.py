@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,7 +15,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agent import ORACLE, AgentConfig
+from agent import ORACLE, AgentConfig, OpenAIChatModel, ToolDesign
 from agent.tooldef import DEFAULT_TOKEN_BUDGET
 from dbgorilla.chat import resolve_model, token_counter
 from dbgorilla.cli.console import connected, design_from_flags, err, out, say
@@ -27,9 +29,9 @@ from evaluation.selection import select_abstentions, select_cases
 from evaluation.statistics import passed, rate_with_interval, repeat_summary
 from executors import WeaviateExecutor
 from executors.index_health import repair_broken
-from fixtures.datasets import read_dataset
+from fixtures.datasets import Dataset, read_dataset
 from fixtures.loader import ensure_loaded
-from fixtures.use_cases import get_use_cases
+from fixtures.use_cases import UseCase, get_use_cases
 
 
 def register(app: typer.Typer) -> None:
@@ -101,81 +103,19 @@ def evaluate(
     if resume and overwrite:
         raise ConfigError("choose --resume or --overwrite, not both")
     design = design_from_flags(variant, rationale, parallel, structured, token_budget)
-    try:
-        source = read_dataset(dataset)
-    except (FileNotFoundError, KeyError) as error:
-        raise ConfigError(str(error).strip('"')) from None
-    cases: list[Any] = [
-        *select_cases(source.cases, use_case, limit, case_id),
-        *select_abstentions(source.abstentions, use_case, limit, case_id),
-    ]
-    if not cases:
-        raise ConfigError("no benchmark cases selected")
+    chosen = select_questions(dataset, use_case, limit, case_id, max_steps)
     model_label = model or "offline-default"
     run_dir = out_dir or Path("runs") / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', model_label)}-{datetime.now():%Y%m%d-%H%M%S}"
     repeat_dirs = [run_dir] if repeats == 1 else [run_dir / f"repeat-{i + 1}" for i in range(repeats)]
     done = [runner.prepare_run_dir(d, resume, overwrite) for d in repeat_dirs]
-    max_steps = max_steps or max(3, 1 + max(len(c.chain) for c in cases))
-    if max_steps == 1:
-        say(
-            "one-step protocol (--max-steps 1): each question gets one model turn, its call runs and is "
-            "scored under `first`; no answer turn is generated, so the final-answer scores do not apply"
-        )
-    needed = [u for u in source.use_cases if u.name in {c.use_case for c in cases}]
-    collections = {u.name: [c.name for c in u.collections] for u in needed}
     with connected() as client:
-        ensure_loaded(client, needed, echo=say)
+        ensure_loaded(client, chosen.needed, echo=say)
         executor = WeaviateExecutor(client)
-        tools = runner.tools_by_use_case(executor.schema, collections, design, token_counter())
-        chat = None
-        if model == ORACLE:
-            chat_name, model_for = ORACLE, runner.oracle_for
-        else:
-            chat = resolve_model(model, base_url, echo=say, timeout=request_timeout, max_retries=max_retries)
-            chat.temperature = temperature
-            chat_name, model_for = chat.name, (lambda _case, chat=chat: chat)
-        context = runner.RunContext(
-            client=client,
-            executor=executor,
-            scoring=runner.scoring_executor(client, executor),
-            tools_for=tools,
-            model_for=model_for,
-            model_name=chat_name,
-            config=AgentConfig(max_steps=max_steps),
-            design=design,
+        driver = open_model(model, base_url, request_timeout, max_retries, temperature)
+        context = run_context(client, executor, chosen, design, driver)
+        summaries, runs = run_repeats(
+            context, chosen, driver, list(zip(repeat_dirs, done, strict=True)), seed, base_url, concurrency
         )
-        summaries, runs = [], []
-        for index, (directory, already) in enumerate(zip(repeat_dirs, done, strict=True)):
-            run_seed = None if seed is None else seed + index
-            if chat is not None:
-                chat.seed = run_seed
-            started = time.time()
-            todo = [c for c in cases if c.id not in already]
-            label = f"repeat {index + 1}/{repeats}: " if repeats > 1 else ""
-            say(f"{label}{len(todo)} cases to run ({len(already)} already done) → {directory / runner.RESULTS_FILE}")
-            _run_with_progress(todo, context, directory, concurrency)
-            records = [r for r in runner.read_records(directory / runner.RESULTS_FILE) if r.id in {c.id for c in cases}]
-            summary = summarize(records)
-            summary["pass"] = rate_with_interval([passed(r) for r in records])
-            runner.write_run_file(
-                directory,
-                {
-                    "model": chat_name,
-                    "base_url": base_url,
-                    "tool_design": design.label(),
-                    "dataset": source.source,
-                    "cases": len(cases),
-                    "concurrency": concurrency,
-                    "max_steps": max_steps,
-                    "seed": run_seed,
-                    "temperature": None if chat is None else chat.temperature,
-                    "started": datetime.fromtimestamp(started, timezone.utc).isoformat(),
-                    "wall_time_s": round(time.time() - started, 2),
-                },
-            )
-            (directory / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-            summaries.append(summary)
-            runs.append(records)
     if repeats > 1:
         repeated = repeat_summary(runs)
         (run_dir / "repeats.json").write_text(json.dumps(repeated, indent=2))
@@ -187,6 +127,125 @@ def evaluate(
         print(json.dumps(summaries[0], default=str))
     else:
         show_summary(summaries[0], run_dir)
+
+
+@dataclass
+class Chosen:
+    """The questions a run asks, and what they need loaded."""
+
+    source: Dataset
+    cases: list[Any]
+    needed: list[UseCase]
+    collections: dict[str, list[str]]
+    max_steps: int
+
+
+def select_questions(
+    dataset: Path | None,
+    use_case: list[str] | None,
+    limit: int | None,
+    case_id: list[str] | None,
+    max_steps: int | None,
+) -> Chosen:
+    try:
+        source = read_dataset(dataset)
+    except (FileNotFoundError, KeyError) as error:
+        raise ConfigError(str(error).strip('"')) from None
+    cases: list[Any] = [
+        *select_cases(source.cases, use_case, limit, case_id),
+        *select_abstentions(source.abstentions, use_case, limit, case_id),
+    ]
+    if not cases:
+        raise ConfigError("no benchmark cases selected")
+    steps = max_steps or max(3, 1 + max(len(c.chain) for c in cases))
+    if steps == 1:
+        say(
+            "one-step protocol (--max-steps 1): each question gets one model turn, its call runs and is "
+            "scored under `first`; no answer turn is generated, so the final-answer scores do not apply"
+        )
+    needed = [u for u in source.use_cases if u.name in {c.use_case for c in cases}]
+    return Chosen(source, cases, needed, {u.name: [c.name for c in u.collections] for u in needed}, steps)
+
+
+@dataclass
+class Driver:
+    """The model side of a run: its name, the model each case gets, and the chat client (None: oracle)."""
+
+    name: str
+    model_for: Callable[[Any], Any]
+    chat: OpenAIChatModel | None = None
+
+
+def open_model(
+    model: str | None, base_url: str | None, request_timeout: float | None, max_retries: int | None, temperature: float
+) -> Driver:
+    if model == ORACLE:
+        return Driver(ORACLE, runner.oracle_for)
+    chat = resolve_model(model, base_url, echo=say, timeout=request_timeout, max_retries=max_retries)
+    chat.temperature = temperature
+    return Driver(chat.name, lambda _case: chat, chat)
+
+
+def run_context(
+    client: Any, executor: WeaviateExecutor, chosen: Chosen, design: ToolDesign, driver: Driver
+) -> runner.RunContext:
+    return runner.RunContext(
+        client=client,
+        executor=executor,
+        scoring=runner.scoring_executor(client, executor),
+        tools_for=runner.tools_by_use_case(executor.schema, chosen.collections, design, token_counter()),
+        model_for=driver.model_for,
+        model_name=driver.name,
+        config=AgentConfig(max_steps=chosen.max_steps),
+        design=design,
+    )
+
+
+def run_repeats(
+    context: runner.RunContext,
+    chosen: Chosen,
+    driver: Driver,
+    directories: list[tuple[Path, set[str]]],
+    seed: int | None,
+    base_url: str | None,
+    concurrency: int,
+) -> tuple[list[dict[str, Any]], list[list[EvalRecord]]]:
+    """Each repeat into its directory (ids already there skipped), seed + N - 1 for repeat N; returns
+    each repeat's summary and records."""
+    summaries, runs = [], []
+    wanted = {c.id for c in chosen.cases}
+    for index, (directory, already) in enumerate(directories):
+        run_seed = None if seed is None else seed + index
+        if driver.chat is not None:
+            driver.chat.seed = run_seed
+        started = time.time()
+        todo = [c for c in chosen.cases if c.id not in already]
+        label = f"repeat {index + 1}/{len(directories)}: " if len(directories) > 1 else ""
+        say(f"{label}{len(todo)} cases to run ({len(already)} already done) → {directory / runner.RESULTS_FILE}")
+        _run_with_progress(todo, context, directory, concurrency)
+        records = [r for r in runner.read_records(directory / runner.RESULTS_FILE) if r.id in wanted]
+        summary = summarize(records)
+        summary["pass"] = rate_with_interval([passed(r) for r in records])
+        runner.write_run_file(
+            directory,
+            {
+                "model": driver.name,
+                "base_url": base_url,
+                "tool_design": context.design.label(),
+                "dataset": chosen.source.source,
+                "cases": len(chosen.cases),
+                "concurrency": concurrency,
+                "max_steps": chosen.max_steps,
+                "seed": run_seed,
+                "temperature": None if driver.chat is None else driver.chat.temperature,
+                "started": datetime.fromtimestamp(started, timezone.utc).isoformat(),
+                "wall_time_s": round(time.time() - started, 2),
+            },
+        )
+        (directory / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+        summaries.append(summary)
+        runs.append(records)
+    return summaries, runs
 
 
 def _run_with_progress(todo: list[Any], context: runner.RunContext, run_dir: Path, concurrency: int) -> None:

@@ -28,6 +28,7 @@ from evaluation.report.tables import (
     component_table,
     component_values,
     failure_reasons,
+    kind_table,
     leaderboard,
     use_case_table,
 )
@@ -59,7 +60,7 @@ def build_report(run_dirs: Sequence[Path], out_dir: Path, prices_path: Path | No
     board = leaderboard(runs)
     order = {row["run"]: i for i, row in enumerate(board.rows)}
     runs.sort(key=lambda run: order[run.name])
-    tables = [board, use_case_table(runs), complexity_table(runs), component_table(runs)]
+    tables = [board, use_case_table(runs), complexity_table(runs), component_table(runs), kind_table(runs)]
     if len(runs) > 1:
         tables.append(comparison_table(runs))
     images = {

@@ -97,6 +97,7 @@ LEADERBOARD_COLUMNS = [
     Column("final.execution_f1", "Exec F1 (final)", "score"),
     Column("answer_accuracy", "Answer right", "rate"),
     Column("abstained", "Said it cannot (unanswerable)", "rate"),
+    Column("citation_precision", "Citation precision", "rate"),
     Column("pass_interval", "Pass rate, 95% CI", "text"),
     Column("cost_usd", "Cost (USD)", "usd"),
     Column("latency_p50_s", "Latency p50 (s)", "seconds"),
@@ -110,7 +111,8 @@ LEADERBOARD_CAPTION = (
     "No Tool Call is its Table 4. Exec compares the rows Weaviate returned for the prediction and the ground truth, "
     "over cases whose ground truth ran and is not vacuous: exact = the same rows; subset = the same rows with extra "
     "columns allowed; F1 over rows. Answer right = the final answer states the answer key (over questions with a "
-    "key). Said it cannot = on questions the tool cannot answer, the answer says so and guesses nothing. Pass = "
+    "key). Said it cannot = on questions the tool cannot answer, the answer says so and guesses nothing. Citation "
+    "precision = of the object ids an answer cites, the share in a result the agent received. Pass = "
     "answer right (said it cannot, where the tool cannot answer), or for a question without a key Exec exact "
     "(final); its Wilson 95% interval shows "
     "how far a run of this many questions can be trusted. Cost uses the price table (USD per 1M tokens). Sorted by "
@@ -140,6 +142,7 @@ def leaderboard(runs: Sequence[Run]) -> Table:
         row.update(
             answer_accuracy=(s.get("answers") or {}).get("accuracy"),
             abstained=((s.get("abstention") or {}).get("accuracy") or {}).get("rate"),
+            citation_precision=(s.get("citations") or {}).get("precision"),
             pass_interval=f"{verdicts['rate']:.1%} [{low:.1%}, {high:.1%}]" if verdicts["n"] else None,
             no_tool_rate=s.get("no_tool_rate"),
             cost_usd=run.cost_usd,
@@ -255,6 +258,70 @@ def component_table(runs: Sequence[Run]) -> Table:
         "Added unasked: predictions that used the component where the ground truth did not."
     )
     return Table("components", "By component", caption, columns, rows)
+
+
+KINDS = ("single-step", "multi-step", "unanswerable")
+KIND_COLUMNS = [
+    Column("kind", "Questions"),
+    *RUN_COLUMNS,
+    Column("cases", "Cases", "int"),
+    Column("pass_rate", "Pass rate", "rate"),
+    Column("pass_interval", "95% CI", "text"),
+    Column("answer_accuracy", "Answer right", "rate"),
+    Column("keyed", "With a key", "int"),
+    Column("gold_calls_reached", "Every gold call reached", "rate"),
+    Column("first.exact_match", "Exact Match (first)", "rate"),
+    Column("final.execution_match_exact", "Exec exact (final)", "rate"),
+    Column("calls", "Calls per question", "score"),
+    Column("citing", "Answers citing objects", "int"),
+    Column("citation_precision", "Citation precision", "rate"),
+]
+
+
+def kind_table(runs: Sequence[Run]) -> Table:
+    """Single-step, multi-step and unanswerable questions side by side: a run can do well on one call and
+    still fail every chain, and the leaderboard's totals would hide it."""
+    rows = []
+    for kind in KINDS:
+        for run in runs:
+            records = [r for r in run.records if r.kind == kind]
+            if not records:
+                continue
+            verdicts = rate_with_interval([passed(r) for r in records])
+            low, high = verdicts["interval"] or (0.0, 0.0)
+            keyed = [bool(r.scores.answer) for r in records if r.scores.answer is not None]
+            reached = [r.scores.gold_calls_reached == 1.0 for r in records if r.scores.gold_calls_reached is not None]
+            cited = [r.scores.citation_precision for r in records if r.scores.citation_precision is not None]
+            answerable = [r for r in records if r.expected == "call"]
+            rows.append(
+                {
+                    "kind": kind,
+                    "run": run.name,
+                    "model": run.model,
+                    "cases": len(records),
+                    "pass_rate": verdicts["rate"],
+                    "pass_interval": f"[{low:.1%}, {high:.1%}]",
+                    "answer_accuracy": _share(keyed),
+                    "keyed": len(keyed),
+                    "gold_calls_reached": _share(reached),
+                    **(flat({p.value: core(answerable, p) for p in Protocol}) if answerable else {}),
+                    "calls": sum(r.scores.calls_made for r in records) / len(records),
+                    "citing": len(cited),
+                    "citation_precision": sum(cited) / len(cited) if cited else None,
+                }
+            )
+    caption = (
+        "Multi-step questions need two or more dependent calls (a later call uses a value only an earlier result "
+        "reveals); unanswerable ones ask for what the tool cannot do, and saying so passes. Pass and its Wilson 95% "
+        "interval as in the leaderboard. Every gold call reached: some call of the run got each gold call's exact "
+        "result. Citation precision: of the object ids an answer cites, the share that were in a result the agent "
+        "received, over answers that cite any."
+    )
+    return Table("kinds", "By question kind", caption, KIND_COLUMNS, rows)
+
+
+def _share(flags: Sequence[bool]) -> float | None:
+    return sum(flags) / len(flags) if flags else None
 
 
 # -------------------------------------------------------------------------------------------- failures

@@ -90,9 +90,9 @@ def test_llm_text_is_readable() -> None:
         "Groups by open_late (1):",
         '- "true": count=3; price MAX=4',
         "Objects (3 shown):",
-        '1. {title: "pizza 0", price: 0}',
-        '2. {title: "pizza 1", price: 1.5}',
-        '3. {title: "pizza 2", price: 3}',
+        '1. [00000000] {title: "pizza 0", price: 0}',
+        '2. [00000000] {title: "pizza 1", price: 1.5}',
+        '3. [00000000] {title: "pizza 2", price: 3}',
     ]
 
 

@@ -119,10 +119,10 @@ PUBLIC_APIS = {
         "IntAggregation", "IntPropertyFilter", "InternalExecutorError", "InvalidArgumentsError",
         "InvalidMetricError", "InvalidOperatorError", "InvalidValueError", "PropertyKind", "PropertySchema",
         "QueryDatabaseArguments", "QueryResult", "QuerySpec", "ReadOnlyWeaviate", "ReferenceExecutor",
-        "ResultObject", "Scope", "ScopeError", "ScopeFilter", "SearchMode", "TextAggregation", "TextPropertyFilter", "TopOccurrence",
+        "ResultObject", "SHORT_ID_CHARS", "Scope", "ScopeError", "ScopeFilter", "SearchMode", "TextAggregation", "TextPropertyFilter", "TopOccurrence",
         "TypeMismatchError", "UnknownCollectionError", "UnknownPropertyError", "UnknownToolError",
         "UnsupportedQueryError", "WeaviateCallError", "WeaviateExecutor", "WeaviateUnavailableError",
-        "codes_blaming", "compare_results", "go_trim_space", "parse_arguments", "tokenize",
+        "codes_blaming", "compare_results", "go_trim_space", "parse_arguments", "short_id", "tokenize",
         "tool_parameters_schema", "validate_arguments",
     ],
     agent: [

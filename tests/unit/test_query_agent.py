@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -67,3 +68,30 @@ def test_unknown_collections_are_a_typed_error() -> None:
         QueryAgent(None, ["Nope"], model, executor=executor).ask("?")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="chat model"):
         QueryAgent(None, [NAME], None, executor=executor)  # type: ignore[arg-type]
+
+
+def citing_agent(invented: str = "") -> QueryAgent:
+    """A model that lists places open late, then cites the first two ids the tool text showed it."""
+
+    def reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> ModelReply:
+        shown = [m["content"] for m in messages if m["role"] == "tool"]
+        if not shown:
+            return tool_reply("query_database", OPEN_LATE)
+        ids = re.findall(r"\[([0-9a-f]{8})\]", shown[0])
+        return ModelReply(content=f"Two of them: [{ids[0]}] and [{ids[1]}]{invented}.")
+
+    executor = ReferenceExecutor(sample_schema(NAME), {NAME: OBJECTS})
+    return QueryAgent(None, [NAME], FunctionModel(reply), executor=executor)  # type: ignore[arg-type]
+
+
+def test_sources_are_the_objects_the_answer_cites() -> None:
+    response = citing_agent().ask("Name two places open late.")
+    late = {o.uuid for o in OBJECTS if o.properties.get("open_late") is True}
+    assert len(response.sources) == 2 and {s.object_id for s in response.sources} <= late
+    assert response.unreceived_citations == []
+
+
+def test_a_cited_id_no_result_contained_is_reported() -> None:
+    response = citing_agent(" and [0badc0de]").ask("Name two places open late.")
+    assert response.unreceived_citations == ["0badc0de"]
+    assert len(response.sources) == 2

@@ -133,7 +133,7 @@ EXPECTED = {
         "first.execution_match_exact": 1.0, "final.execution_match_exact": 1.0, "final.execution_match_subset": 1.0,
         "final.execution_f1": 1.0, "cost_usd": 0.092, "latency_p50_s": 1.0, "latency_p95_s": 1.45, "cases": 2,
         # no answer keys here: both pass on execution; Wilson of 2/2 by hand: [0.342, 1]
-        "answer_accuracy": None, "abstained": None, "pass_interval": "100.0% [34.2%, 100.0%]",
+        "answer_accuracy": None, "abstained": None, "citation_precision": None, "pass_interval": "100.0% [34.2%, 100.0%]",
     },
     # alpha: exact 2/4, AST (1 + 0.7 + 0 + 1)/4, routing 3/4, no tool 1/4; execution over alpha-001..003 only
     # (alpha-004 is vacuous): exact 1/3, subset 2/3, F1 1/3; simple = alpha-001, alpha-004; cost
@@ -146,7 +146,7 @@ EXPECTED = {
         "latency_p50_s": 2.5, "latency_p95_s": 3.85, "cases": 4,
         # 2 of 4 pass: alpha-001 on execution, alpha-004 (vacuous truth) on its exact call; Wilson of 2/4
         # by hand: 0.5 +- 1.96 * sqrt(0.0625 + 0.0600) / 1.9604 = [0.150, 0.850]
-        "answer_accuracy": None, "abstained": None, "pass_interval": "50.0% [15.0%, 85.0%]",
+        "answer_accuracy": None, "abstained": None, "citation_precision": None, "pass_interval": "50.0% [15.0%, 85.0%]",
     },
 }  # fmt: skip
 
@@ -179,7 +179,7 @@ def test_leaderboard_numbers_order_and_cost(runs: dict[str, Path]) -> None:
                    "Exec exact (first)", "Exec exact (final)", "Exec subset (final)", "Exec F1 (final)", "Cost (USD)",
                    "Latency p50 (s)", "Latency p95 (s)", "Cases"):  # fmt: skip
         assert f"| {column} |" in header
-    assert "| alpha | gpt-4o-mini-2024-07-18 | unified | 50.0% | 0.675 | 100.0% | 0.0% | 0.0% | 75.0% | 25.0% | 33.3% | 33.3% | 66.7% | 0.333 | n/a | n/a | 50.0% [15.0%, 85.0%] | $0.001050 | 2.50 | 3.85 | 4 |" in markdown  # fmt: skip
+    assert "| alpha | gpt-4o-mini-2024-07-18 | unified | 50.0% | 0.675 | 100.0% | 0.0% | 0.0% | 75.0% | 25.0% | 33.3% | 33.3% | 66.7% | 0.333 | n/a | n/a | n/a | 50.0% [15.0%, 85.0%] | $0.001050 | 2.50 | 3.85 | 4 |" in markdown  # fmt: skip
     assert "| beta | my-finetune | unified | 100.0% | 1.000 | 100.0% | 100.0% | n/a |" in markdown
 
 
