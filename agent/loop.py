@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from agent._recover import recover_tool_calls
-from agent.models import ModelError, ModelReply, RawToolCall, Usage
+from agent.models import RESULT_OF, ModelError, ModelReply, RawToolCall, Usage
 from agent.tooldef import TOOL_NAME, ToolSet, ToolVariant
 from executors import ErrorPayload, ExecutorError, InvalidArgumentsError, QueryResult, UnknownToolError
 
@@ -214,7 +214,7 @@ class Agent:
     ) -> list[dict[str, Any]]:
         texts = [self._result_text(call) for call in executed]
         if structured:
-            joined = "\n\n".join(f"Result of call {i + 1}:\n{text}" for i, text in enumerate(texts))
+            joined = "\n\n".join(f"{RESULT_OF}{i + 1}:\n{text}" for i, text in enumerate(texts))
             return [{"role": "assistant", "content": reply.content or ""}, {"role": "user", "content": joined}]
         assistant = {
             "role": "assistant",

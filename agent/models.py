@@ -19,6 +19,8 @@ from agent.tooldef import TOOL_NAME, tool_function_name
 from executors import QueryDatabaseArguments
 
 ORACLE = "oracle"
+#: How the loop opens a step's results under structured output (`agent.loop`).
+RESULT_OF = "Result of call "
 
 
 class Usage(BaseModel):
@@ -221,12 +223,16 @@ class OracleModel:
         response_format: dict[str, Any] | None = None,
         parallel_tool_calls: bool | None = None,
     ) -> ModelReply:
-        results = [m for m in messages if m.get("role") == "tool"]
+        # Native calls get "tool" messages back; structured output gets a user message per step.
+        results = [m for m in messages if m.get("role") == "tool" or str(m.get("content", "")).startswith(RESULT_OF)]
         chain = [self.ground_truth, *self.later_calls] if self.ground_truth else []
-        if len(results) >= len(chain) or not tools:
-            if self.answer is not None:
-                return ModelReply(content=self.answer)
-            return ModelReply(content=f"Answer from the query results: {results[-1]['content'] if results else ''}")
+        if len(results) >= len(chain) or not (tools or response_format):
+            answer = self.answer
+            if answer is None:
+                answer = f"Answer from the query results: {results[-1]['content'] if results else ''}"
+            if response_format is not None:
+                return ModelReply(content=json.dumps({"use_tools": False, "response": answer}))
+            return ModelReply(content=answer)
         name, arguments = _oracle_call(chain[len(results)], tools)
         if response_format is not None:
             payload = {"use_tools": True, "tool_calls": [{"function_name": name, "arguments": arguments}]}
@@ -236,7 +242,10 @@ class OracleModel:
         )
 
 
-def _oracle_call(ground_truth: dict[str, Any], tools: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+def _oracle_call(ground_truth: dict[str, Any], tools: list[dict[str, Any]] | None) -> tuple[str, dict[str, Any]]:
+    """The call of the tool offered; under structured output no tools are sent, and the unified tool is named."""
+    if not tools:
+        return TOOL_NAME, dict(ground_truth)
     names = [tool["function"]["name"] for tool in tools]
     arguments = dict(ground_truth)
     rationale_needed = "rationale" in tools[0]["function"]["parameters"].get("properties", {})

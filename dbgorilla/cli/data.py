@@ -18,6 +18,7 @@ from dbgorilla.errors import ExitCode, ServiceNotRunning
 from dbgorilla.model_server import DEFAULT_MODEL
 from evaluation.audit import AuditReport, audit_dataset
 from evaluation.audit.abstention import AbstentionAudit, audit_abstentions
+from evaluation.audit.answer_probes import CITING_RECEIVED
 from evaluation.audit.probes import PROBE_LIMIT, PROBE_SCORES
 from fixtures.authoring import compose
 from fixtures.authoring.generate import generate_records
@@ -270,6 +271,12 @@ def _print_validation(report: AuditReport) -> None:
             ok = rate["right"] == 1.0 if name == "gold" else rate["right"] <= PROBE_LIMIT
             answers.add_row(name, str(rate["questions"]), f"{rate['right']:.3f}", verdict(ok))
         out.print(answers)
+    if report.citation_probes:
+        cited = Table("probe", "questions", "citation precision", "", title="citation probes (received 1, others 0)")
+        for name, rate in report.citation_probes.items():
+            ok = rate["precision"] == 1.0 if name in CITING_RECEIVED else rate["precision"] <= PROBE_LIMIT
+            cited.add_row(name, str(rate["questions"]), f"{rate['precision']:.3f}", verdict(ok))
+        out.print(cited)
     for issue in report.chain_issues[:SHOWN_SURVIVORS]:
         out.print(f"  chain: {issue}", highlight=False)
     if report.errors:

@@ -360,6 +360,14 @@ def show_summary(summary: dict[str, Any], run_dir: Path | None = None) -> None:
             f"({abstention['false_refusals']} of {abstention['answers_to_answerable']} answers)",
             highlight=False,
         )
+    cited = summary.get("citations") or {}
+    if cited.get("answers_citing"):
+        out.print(
+            f"citations: {cited['answers_citing']} answers cite {cited['ids_cited']} object ids, "
+            f"{cited['ids_received']} of them in a result the agent received (precision {cited['precision']:.3f} "
+            "per answer)",
+            highlight=False,
+        )
     paths = summary.get("trajectories") or {}
     if paths.get("counts"):
         out.print(

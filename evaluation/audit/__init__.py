@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluation.audit.answer_probes import answer_probe_rates
+from evaluation.audit.answer_probes import answer_probe_rates, citation_probe_rates
 from evaluation.audit.checks import (
     AlternativeMismatch,
     Tie,
@@ -141,6 +141,7 @@ def audit_dataset(
         golds = [truths.gold(record) for record in records if record.chain]
         chain_issues = [g.key.unscored for g in golds if isinstance(g, Gold) and g.key.unscored]
         answers = answer_probe_rates(records, truths)
+        citations = citation_probe_rates(records, truths)
         if on_progress is not None:
             on_progress("probes", 1, 1)
 
@@ -189,6 +190,7 @@ def audit_dataset(
         probes=probes,
         chain_issues=chain_issues,
         answer_probes=answers,
+        citation_probes=citations,
         seconds=round(time.perf_counter() - started, 2),
     )
 

@@ -13,18 +13,21 @@ cache that scores runs) yield these probes:
   answer, or the abstention questions could be gamed).
 
 The gold answer (`AnswerKey.text`) must pass, and each probe must fail on every question it
-applies to; `answer_probe_rates` returns the pass rate of each.
+applies to; `answer_probe_rates` returns the pass rate of each. `citation_probe_rates` does the same
+for citation precision.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+from collections.abc import Iterable, Sequence
 
+from agent.citations import check_citations
 from evaluation.answers import AnswerKey, grade
 from evaluation.records import EvalRecord
 from evaluation.scorer import Gold, GroundTruthCache
-from executors import ExecutorError
-from executors.results import number_text
+from executors import SHORT_ID_CHARS, ExecutorError, short_id
+from executors.results import LLM_MAX_OBJECTS, number_text
 
 #: The abstention probe's answer, on every answerable question.
 SAYS_CANNOT = "The database cannot answer this: it has no property for what the question asks."
@@ -60,4 +63,42 @@ def answer_probe_rates(records: Iterable[EvalRecord], truths: GroundTruthCache) 
     return {
         name: {"questions": len(results), "right": round(sum(results) / len(results), 6)}
         for name, results in sorted(tallies.items())
+    }
+
+
+#: Citation probes that cite what the run received: their precision must be 1.
+CITING_RECEIVED = ("gold", "full_uuids")
+
+
+def citation_probe_rates(records: Sequence[EvalRecord], truths: GroundTruthCache) -> dict[str, dict[str, float | int]]:
+    """Citation precision of answers built to cite right and wrong, on every question whose gold results
+    list objects: the ids the tool showed (`gold`) and the same as full UUIDs must score 1; ids that
+    were never shown (`invented`) and real objects another question's results listed (`other_question`)
+    must score 0. Mean precision per probe, over the questions it applies to."""
+    shown: list[tuple[EvalRecord, list[str]]] = []
+    for record in records:
+        gold = truths.gold(record)
+        if isinstance(gold, ExecutorError):
+            continue
+        uuids = [o.uuid for result in gold.results for o in result.objects[:LLM_MAX_OBJECTS]]
+        if uuids:
+            shown.append((record, uuids))
+    tallies: dict[str, list[float]] = {}
+    for index, (record, uuids) in enumerate(shown):
+        received = {u.lower() for u in uuids}
+        others = [u for _, theirs in shown[index + 1 :] + shown[:index] for u in theirs if u.lower() not in received]
+        digest = hashlib.sha256(record.id.encode()).hexdigest()
+        answers = {
+            "gold": " ".join(f"[{short_id(u)}]" for u in uuids),
+            "full_uuids": " ".join(uuids),
+            "invented": " ".join(f"[{digest[i : i + SHORT_ID_CHARS]}]" for i in range(0, 3 * SHORT_ID_CHARS, 8)),
+            "other_question": " ".join(f"[{short_id(u)}]" for u in others[:3]),
+        }
+        for name, answer in answers.items():
+            precision = check_citations(answer, received).precision
+            if precision is not None:
+                tallies.setdefault(name, []).append(precision)
+    return {
+        name: {"questions": len(values), "precision": round(sum(values) / len(values), 6)}
+        for name, values in sorted(tallies.items())
     }

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, computed_field
 
+from evaluation.audit.answer_probes import CITING_RECEIVED
 from evaluation.audit.checks import AlternativeMismatch, SearchRelevance, Tie
 from evaluation.audit.probes import GOLD, PROBE_LIMIT, ProbeSummary, probe_failures
 
@@ -86,6 +87,8 @@ class AuditReport(BaseModel):
     chain_issues: list[str] = []
     #: Final-answer probes (`answer_probes`): probe -> questions and share graded right.
     answer_probes: dict[str, dict[str, float | int]] = {}
+    #: Citation probes (`answer_probes.citation_probe_rates`): probe -> questions and mean precision.
+    citation_probes: dict[str, dict[str, float | int]] = {}
     seconds: float = 0.0
     targets: dict[str, float] = dict(TARGETS)
 
@@ -120,6 +123,11 @@ class AuditReport(BaseModel):
                 failed.append(f"answer probe gold is right on {rate['right']:.3f} < 1")
             elif name != GOLD and rate["right"] > PROBE_LIMIT:
                 failed.append(f"answer probe {name} is right on {rate['right']:.3f} > {PROBE_LIMIT:g}")
+        for name, rate in self.citation_probes.items():
+            if name in CITING_RECEIVED and rate["precision"] < 1.0:
+                failed.append(f"citation probe {name} has precision {rate['precision']:.3f} < 1")
+            elif name not in CITING_RECEIVED and rate["precision"] > PROBE_LIMIT:
+                failed.append(f"citation probe {name} has precision {rate['precision']:.3f} > {PROBE_LIMIT:g}")
         return failed
 
     @computed_field  # type: ignore[prop-decorator]

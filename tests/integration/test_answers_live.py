@@ -16,7 +16,7 @@ import pytest
 from agent.testing import MockOpenAIServer, Reply, call, text
 from dbgorilla.connection import connect
 from evaluation.audit import audit_dataset
-from evaluation.audit.answer_probes import answer_probe_rates
+from evaluation.audit.answer_probes import answer_probe_rates, citation_probe_rates
 from evaluation.records import EvalRecord, Outcome
 from evaluation.runner import scoring_executor
 from evaluation.scorer import GroundTruthCache
@@ -75,6 +75,13 @@ def test_gold_answers_pass_and_every_probe_fails(loaded: Stack) -> None:
             assert rates["says_cannot"]["questions"] == rates["gold"]["questions"]  # a refusal fails every one
             if split == "multistep":
                 assert rates["first_call_only"]["questions"] == len(records)
+            if split == "natural":  # listings: citing what the tool showed is precise, anything else is not
+                cited = citation_probe_rates(records, truths)
+                assert (
+                    cited["gold"] == cited["full_uuids"] == {"questions": cited["gold"]["questions"], "precision": 1.0}
+                )
+                assert cited["gold"]["questions"] >= 30  # 35 on the committed data
+                assert cited["invented"]["precision"] == cited["other_question"]["precision"] == 0.0
 
 
 def test_oracle_answers_every_multistep_question(loaded: Stack, tmp_path: Path) -> None:
