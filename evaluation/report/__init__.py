@@ -19,7 +19,7 @@ from typing import Any
 from evaluation.report import html, plots
 from evaluation.report.errors import ReportError
 from evaluation.report.prices import Price, cost_usd, find_price, load_prices
-from evaluation.report.runs import Run, load_run, run_names
+from evaluation.report.runs import Run, expand_repeats, load_run, run_names
 from evaluation.report.tables import (
     Column,
     Table,
@@ -30,6 +30,7 @@ from evaluation.report.tables import (
     failure_reasons,
     kind_table,
     leaderboard,
+    repeats_table,
     use_case_table,
 )
 
@@ -51,7 +52,7 @@ def build_report(run_dirs: Sequence[Path], out_dir: Path, prices_path: Path | No
     if not run_dirs:
         raise ReportError("give at least one run directory")
     prices = load_prices(prices_path)
-    paths = [Path(p) for p in run_dirs]
+    paths = expand_repeats([Path(p) for p in run_dirs])
     if len({p.resolve() for p in paths}) < len(paths):
         raise ReportError("a run directory is given twice")
     runs = [load_run(path, name) for path, name in zip(paths, run_names(paths), strict=True)]
@@ -63,6 +64,9 @@ def build_report(run_dirs: Sequence[Path], out_dir: Path, prices_path: Path | No
     tables = [board, use_case_table(runs), complexity_table(runs), component_table(runs), kind_table(runs)]
     if len(runs) > 1:
         tables.append(comparison_table(runs))
+    repeated = repeats_table(runs)
+    if repeated.rows:
+        tables.append(repeated)
     images = {
         "radar.png": plots.radar_png({run.name: component_values(run) for run in runs}),
         "use_cases.png": plots.use_case_png(tables[1].rows, [run.name for run in runs]),

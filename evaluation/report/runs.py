@@ -62,10 +62,25 @@ def _read_meta(path: Path) -> dict[str, Any]:
 
 
 def run_names(paths: Sequence[Path]) -> list[str]:
-    """Directory names, lengthened with parents only where two runs would share one."""
+    """Directory names, lengthened with parents only where two runs would share one; a repeat keeps its
+    parent (`qwen/repeat-2`), which is how the report groups repeats."""
     resolved = [p.resolve() for p in paths]
     for depth in range(1, max(len(p.parts) for p in resolved) + 1):
-        names = ["/".join(p.parts[-depth:]) for p in resolved]
+        names = ["/".join(p.parts[-(depth + p.name.startswith("repeat-")) :]) for p in resolved]
         if len(set(names)) == len(names):
             return names
     return [str(p) for p in resolved]  # the same directory twice
+
+
+def expand_repeats(paths: Sequence[Path]) -> list[Path]:
+    """A directory `eval --repeats K` wrote (no results of its own, `repeat-N` inside) stands for its repeats."""
+    expanded = []
+    for path in paths:
+        repeats = sorted(
+            path.glob("repeat-*"), key=lambda p: int(p.name.split("-")[1]) if p.name.split("-")[1].isdigit() else 0
+        )
+        if not (path / RESULTS_FILE).exists() and any((r / RESULTS_FILE).is_file() for r in repeats):
+            expanded.extend(r for r in repeats if (r / RESULTS_FILE).is_file())
+        else:
+            expanded.append(path)
+    return expanded

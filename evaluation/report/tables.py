@@ -16,7 +16,7 @@ from evaluation.metrics import COMPONENTS, component_accuracy, core
 from evaluation.protocols import Protocol
 from evaluation.records import EvalRecord, Outcome
 from evaluation.report.runs import Run
-from evaluation.statistics import paired_comparison, passed, rate_with_interval
+from evaluation.statistics import paired_comparison, passed, rate_with_interval, repeat_summary
 from fixtures.datasets import Complexity
 
 COMPLEXITIES = tuple(c.value for c in Complexity)
@@ -258,6 +258,54 @@ def component_table(runs: Sequence[Run]) -> Table:
         "Added unasked: predictions that used the component where the ground truth did not."
     )
     return Table("components", "By component", caption, columns, rows)
+
+
+REPEAT_COLUMNS = [
+    Column("runs", "Repeated run"),
+    Column("model", "Model"),
+    Column("repeats", "Repeats", "int"),
+    Column("questions", "Questions", "int"),
+    Column("pass_at_1", "pass@1", "rate"),
+    Column("pass_k", "pass^k", "rate"),
+    Column("pass_k_interval", "pass^k 95% CI", "text"),
+    Column("flaky", "Flaky questions", "int"),
+    Column("flaky_ids", "Flaky", "text"),
+]
+
+
+def repeats_table(runs: Sequence[Run]) -> Table:
+    """Runs named `<dir>/repeat-N` grouped by `<dir>`: pass@1, pass^k with its interval, and the questions
+    whose verdict flipped between repeats (the same numbers `eval --repeats` wrote to repeats.json)."""
+    groups: dict[str, list[Run]] = {}
+    for run in runs:
+        parent, _, last = run.name.rpartition("/")
+        if parent and last.startswith("repeat-"):
+            groups.setdefault(parent, []).append(run)
+    rows = []
+    for parent, members in groups.items():
+        if len(members) < 2:
+            continue
+        summary = repeat_summary([m.records for m in members])
+        every = summary["pass^k"]
+        low, high = every["interval"] or (0.0, 0.0)
+        rows.append(
+            {
+                "runs": parent,
+                "model": members[0].model,
+                "repeats": summary["repeats"],
+                "questions": summary["questions"],
+                "pass_at_1": summary["pass@1"],
+                "pass_k": every["rate"],
+                "pass_k_interval": f"[{low:.1%}, {high:.1%}]",
+                "flaky": len(summary["flaky"]),
+                "flaky_ids": ", ".join(summary["flaky"]) or "none",
+            }
+        )
+    caption = (
+        "Runs of `eval --repeats K`: pass@1 is the mean pass rate of one run, pass^k the share of questions passed "
+        "in every repeat, with its Wilson 95% interval; flaky questions passed in some repeats and not others."
+    )
+    return Table("repeats", "Repeated runs", caption, REPEAT_COLUMNS, rows)
 
 
 KINDS = ("single-step", "multi-step", "unanswerable")

@@ -108,3 +108,19 @@ def test_the_report_slices_single_step_multi_step_and_unanswerable(tmp_path: Pat
     assert (tmp_path / "report" / "kinds.md").read_text().count("multi-step") == 1
     assert "By question kind" in (tmp_path / "report" / "index.html").read_text()
     assert kind_table([]).rows == []
+
+
+def test_a_repeats_directory_reports_pass_at_1_pass_k_and_flaky_questions(tmp_path: Path) -> None:
+    root = tmp_path / "qwen"
+    write_run(root / "repeat-1", [record("q1", True), record("q2", True), record("q3", False)])
+    write_run(root / "repeat-2", [record("q1", True), record("q2", False), record("q3", False)])
+    write_run(root / "repeat-10", [record("q1", True), record("q2", True), record("q3", False)])
+    other = write_run(tmp_path / "smol", [record("q1", False), record("q2", False), record("q3", False)])
+    report = build_report([root, other], tmp_path / "report")
+    assert sorted(run.name for run in report.runs) == ["qwen/repeat-1", "qwen/repeat-10", "qwen/repeat-2", "smol"]
+    (row,) = report.table("repeats").rows
+    assert (row["runs"], row["repeats"], row["questions"]) == ("qwen", 3, 3)
+    assert row["pass_at_1"] == pytest.approx(5 / 9, abs=1e-6) and row["pass_k"] == pytest.approx(1 / 3, abs=1e-6)
+    assert row["flaky"] == 1 and row["flaky_ids"] == "q2"
+    assert row["pass_k_interval"] == "[6.1%, 79.2%]"  # Wilson of 1/3 by hand
+    assert "Repeated runs" in (tmp_path / "report" / "index.html").read_text()
