@@ -138,12 +138,11 @@ def leaderboard(runs: Sequence[Run]) -> Table:
         row = {"run": run.name, "model": run.model, "tool_design": run.tool_design, **flat(s["protocols"])}
         row.update({c: s["by_complexity"].get(c, {}).get("first", {}).get("exact_match") for c in COMPLEXITIES})
         verdicts = rate_with_interval([passed(r) for r in run.records])
-        low, high = verdicts["interval"] or (0.0, 0.0)
         row.update(
             answer_accuracy=(s.get("answers") or {}).get("accuracy"),
             abstained=((s.get("abstention") or {}).get("accuracy") or {}).get("rate"),
             citation_precision=(s.get("citations") or {}).get("precision"),
-            pass_interval=f"{verdicts['rate']:.1%} [{low:.1%}, {high:.1%}]" if verdicts["n"] else None,
+            pass_interval=f"{verdicts['rate']:.1%} {interval_text(verdicts)}" if verdicts["n"] else None,
             no_tool_rate=s.get("no_tool_rate"),
             cost_usd=run.cost_usd,
             latency_p50_s=s.get("latency_p50_s"),
@@ -287,7 +286,6 @@ def repeats_table(runs: Sequence[Run]) -> Table:
             continue
         summary = repeat_summary([m.records for m in members])
         every = summary["pass^k"]
-        low, high = every["interval"] or (0.0, 0.0)
         rows.append(
             {
                 "runs": parent,
@@ -296,7 +294,7 @@ def repeats_table(runs: Sequence[Run]) -> Table:
                 "questions": summary["questions"],
                 "pass_at_1": summary["pass@1"],
                 "pass_k": every["rate"],
-                "pass_k_interval": f"[{low:.1%}, {high:.1%}]",
+                "pass_k_interval": interval_text(every),
                 "flaky": len(summary["flaky"]),
                 "flaky_ids": ", ".join(summary["flaky"]) or "none",
             }
@@ -336,7 +334,6 @@ def kind_table(runs: Sequence[Run]) -> Table:
             if not records:
                 continue
             verdicts = rate_with_interval([passed(r) for r in records])
-            low, high = verdicts["interval"] or (0.0, 0.0)
             keyed = [bool(r.scores.answer) for r in records if r.scores.answer is not None]
             reached = [r.scores.gold_calls_reached == 1.0 for r in records if r.scores.gold_calls_reached is not None]
             cited = [r.scores.citation_precision for r in records if r.scores.citation_precision is not None]
@@ -348,7 +345,7 @@ def kind_table(runs: Sequence[Run]) -> Table:
                     "model": run.model,
                     "cases": len(records),
                     "pass_rate": verdicts["rate"],
-                    "pass_interval": f"[{low:.1%}, {high:.1%}]",
+                    "pass_interval": interval_text(verdicts),
                     "answer_accuracy": _share(keyed),
                     "keyed": len(keyed),
                     "gold_calls_reached": _share(reached),
@@ -366,6 +363,12 @@ def kind_table(runs: Sequence[Run]) -> Table:
         "received, over answers that cite any."
     )
     return Table("kinds", "By question kind", caption, KIND_COLUMNS, rows)
+
+
+def interval_text(rate: dict[str, Any]) -> str:
+    """`[15.0%, 85.0%]`: a `rate_with_interval` interval as the tables print it."""
+    low, high = rate["interval"] or (0.0, 0.0)
+    return f"[{low:.1%}, {high:.1%}]"
 
 
 def _share(flags: Sequence[bool]) -> float | None:
