@@ -24,7 +24,7 @@ SYSTEM_PROMPT = (
     "You answer questions about a Weaviate database. Use the query_database tool to query it; "
     "choose the collection, and add a search query, filters, aggregations or a group-by only when the "
     "question asks for them. After you get results, answer briefly from them, or query again if needed. "
-    "When you name listed objects, cite each by its id in brackets, like [1a2b3c4d]."
+    "When you name objects a result listed, cite each by the id in brackets shown before it."
 )
 RESULT_MAX_CHARS = 2000
 #: Why the loop stopped (the evaluation maps it to a record `Outcome`).
