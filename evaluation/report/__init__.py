@@ -61,7 +61,8 @@ def build_report(run_dirs: Sequence[Path], out_dir: Path, prices_path: Path | No
     board = leaderboard(runs)
     order = {row["run"]: i for i, row in enumerate(board.rows)}
     runs.sort(key=lambda run: order[run.name])
-    tables = [board, use_case_table(runs), complexity_table(runs), component_table(runs), kind_table(runs)]
+    kinds = kind_table(runs)
+    tables = [board, use_case_table(runs), complexity_table(runs), component_table(runs), kinds]
     if len(runs) > 1:
         tables.append(comparison_table(runs))
     repeated = repeats_table(runs)
@@ -70,6 +71,7 @@ def build_report(run_dirs: Sequence[Path], out_dir: Path, prices_path: Path | No
     images = {
         "radar.png": plots.radar_png({run.name: component_values(run) for run in runs}),
         "use_cases.png": plots.use_case_png(tables[1].rows, [run.name for run in runs]),
+        "pass_rates.png": plots.pass_rate_png(kinds.rows),
     }
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 

@@ -31,6 +31,7 @@ QUESTION_PREVIEW = 110
 IMAGE_ALTS = {
     "radar.png": "Radar plot: per-component scores, one polygon per run",
     "use_cases.png": "Bar chart: scores per use case and run",
+    "pass_rates.png": "Pass rate per run and question kind, with Wilson 95% intervals",
 }
 
 

@@ -99,3 +99,32 @@ def use_case_png(rows: Sequence[dict[str, Any]], runs: Sequence[str]) -> bytes:
     axes.set_title("Exec exact (final) by use case" if scored else "Exact Match (first) by use case", fontsize=11)
     axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=min(3, max(1, len(runs))), frameon=False)
     return _png(figure)
+
+
+def pass_rate_png(rows: Sequence[dict[str, Any]]) -> bytes:
+    """Each run's pass rate per question kind as a dot with its Wilson 95% interval: a 15-question run
+    shows a wide bar, and two runs whose bars overlap are not told apart by this plot."""
+    import matplotlib
+
+    cycle = matplotlib.colormaps["tab10"]
+    runs = list(dict.fromkeys(row["run"] for row in rows))
+    figure = _figure(8.5, max(3.0, 0.42 * len(rows) + 1.4))
+    axes = figure.add_subplot(1, 1, 1)
+    for position, row in enumerate(rows):
+        low, high = row["pass_bounds"] or (0.0, 0.0)
+        rate = row["pass_rate"] or 0.0
+        colour = cycle(runs.index(row["run"]) % 10)
+        axes.errorbar(rate, position, xerr=[[rate - low], [high - rate]], fmt="o", color=colour, capsize=4)
+        axes.annotate(f"{rate:.0%} [{low:.0%}, {high:.0%}], n={row['cases']}", (1.02, position), fontsize=8,
+                      va="center", xycoords=("axes fraction", "data"))  # fmt: skip
+    axes.set_yticks(range(len(rows)))
+    axes.set_yticklabels([_short(f"{row['run']} · {row['kind']}") for row in rows], fontsize=8)
+    axes.invert_yaxis()
+    axes.set_xlim(-0.02, 1.02)  # a dot at 0% or 100% stays whole
+    axes.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
+    axes.set_xticklabels(["0%", "25%", "50%", "75%", "100%"], fontsize=8)
+    axes.grid(axis="x", color="#dddddd")
+    axes.set_axisbelow(True)
+    axes.spines[["top", "right"]].set_visible(False)
+    axes.set_title("Pass rate with its Wilson 95% interval, by question kind", fontsize=11)
+    return _png(figure)

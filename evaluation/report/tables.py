@@ -346,6 +346,7 @@ def kind_table(runs: Sequence[Run]) -> Table:
                     "cases": len(records),
                     "pass_rate": verdicts["rate"],
                     "pass_interval": interval_text(verdicts),
+                    "pass_bounds": verdicts["interval"],
                     "answer_accuracy": _share(keyed),
                     "keyed": len(keyed),
                     "gold_calls_reached": _share(reached),

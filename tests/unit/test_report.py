@@ -253,7 +253,7 @@ def png_size(data: bytes) -> tuple[int, int]:
 
 def test_plots_are_real_pngs(runs: dict[str, Path]) -> None:
     build_report([runs["alpha"], runs["beta"]], runs["out"], runs["prices"])
-    for name in ("radar.png", "use_cases.png"):
+    for name in ("radar.png", "use_cases.png", "pass_rates.png"):
         data = (runs["out"] / name).read_bytes()
         width, height = png_size(data)
         assert width >= 600 and height >= 300, name
@@ -266,7 +266,7 @@ def test_html_is_self_contained_and_lists_every_failure(runs: dict[str, Path]) -
     page = (runs["out"] / "index.html").read_text()
     assert not re.search(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", page, re.IGNORECASE)
     assert "<link" not in page and "@import" not in page and "url(" not in page
-    assert page.count('src="data:image/png;base64,') == 2
+    assert page.count('src="data:image/png;base64,') == 3
     failures = re.findall(r'<details class="failure" id="([^"]+)"', page)
     assert failures == ["alpha:alpha-002", "alpha:alpha-003"]  # alpha-004 matched; its vacuity is no failure
     assert "alpha-001" not in page and "beta-001" not in page
