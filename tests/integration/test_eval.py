@@ -327,4 +327,9 @@ def test_repeats_forward_the_seed_and_name_the_questions_that_flip(loaded: Stack
                      env=loaded.env)  # fmt: skip
     assert report.returncode == 0, report.stderr
     comparison = (tmp_path / "r" / "comparison.md").read_text()
-    assert "| repeat-2 | repeat-1 | 3 |" in comparison and "within the noise" in comparison
+    parent = tmp_path.name  # a repeat is named with its parent, which groups it with its siblings
+    assert f"| {parent}/repeat-2 | {parent}/repeat-1 | 3 |" in comparison and "within the noise" in comparison
+    whole = run_cli("report", str(tmp_path), "--out", str(tmp_path / "whole"), env=loaded.env)
+    assert whole.returncode == 0, whole.stderr
+    repeats = (tmp_path / "whole" / "repeats.md").read_text()
+    assert f"| {parent} | mock-model | 2 | 3 | 83.3% | 66.7% |" in repeats and listings[0].id in repeats
