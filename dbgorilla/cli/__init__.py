@@ -12,7 +12,7 @@ import warnings
 
 import typer
 
-from dbgorilla.cli import ablate, ask, data, evaluate, report, services
+from dbgorilla.cli import ablate, ask, data, evaluate, judge, report, services
 from dbgorilla.cli.console import err, exit_code_of
 
 app = typer.Typer(
@@ -22,8 +22,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
-# Service commands first in --help, then data, the agent, the report and the eval.
-for group in (services, data, ask, report, evaluate, ablate):
+# Service commands first in --help, then data, the agent, the report, the eval and the judge.
+for group in (services, data, ask, report, evaluate, ablate, judge):
     group.register(app)
 
 

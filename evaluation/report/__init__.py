@@ -19,7 +19,7 @@ from typing import Any
 from evaluation.report import html, plots
 from evaluation.report.errors import ReportError
 from evaluation.report.prices import Price, cost_usd, find_price, load_prices
-from evaluation.report.runs import Run, expand_repeats, load_run, run_names
+from evaluation.report.runs import Run, load_run, load_runs
 from evaluation.report.tables import (
     Column,
     Table,
@@ -52,10 +52,7 @@ def build_report(run_dirs: Sequence[Path], out_dir: Path, prices_path: Path | No
     if not run_dirs:
         raise ReportError("give at least one run directory")
     prices = load_prices(prices_path)
-    paths = expand_repeats([Path(p) for p in run_dirs])
-    if len({p.resolve() for p in paths}) < len(paths):
-        raise ReportError("a run directory is given twice")
-    runs = [load_run(path, name) for path, name in zip(paths, run_names(paths), strict=True)]
+    runs = load_runs(run_dirs)
     for run in runs:
         run.cost_usd = cost_usd(run.records, prices)
     board = leaderboard(runs)
@@ -119,4 +116,5 @@ __all__ = [
     "find_price",
     "load_prices",
     "load_run",
+    "load_runs",
 ]

@@ -52,6 +52,15 @@ def load_run(path: Path, name: str | None = None) -> Run:
     return Run(name or path.name, path, records, _read_meta(path / RUN_FILE), summarize(records), skipped)
 
 
+def load_runs(run_dirs: Sequence[Path]) -> list[Run]:
+    """Every run of these directories (one `eval --repeats` wrote stands for its repeats), named as the
+    report names them; a directory given twice is an error."""
+    paths = expand_repeats([Path(p) for p in run_dirs])
+    if len({p.resolve() for p in paths}) < len(paths):
+        raise ReportError("a run directory is given twice")
+    return [load_run(path, name) for path, name in zip(paths, run_names(paths), strict=True)]
+
+
 def _read_meta(path: Path) -> dict[str, Any]:
     """run.json is optional (older or interrupted runs): without it everything comes from the records."""
     try:
