@@ -92,11 +92,10 @@ def reply_schema(labels: Sequence[str]) -> dict[str, Any]:
 
 
 #: Ways to ask for the reply's JSON, in order: OpenAI's (and llama.cpp's llama-server), then
-#: llama-cpp-python's server (which refuses `json_schema` with HTTP 422 but constrains `json_object`
-#: to a schema), then none at all (the prompt alone asks for JSON).
+#: llama-cpp-python's server (which refuses `json_schema`, with HTTP 500, but constrains `json_object`
+#: to a schema), then none at all (the prompt alone asks for JSON). A form that failed is tried again
+#: on later questions until another has worked.
 RESPONSE_FORMATS: tuple[str, ...] = ("json_schema", "json_object", "none")
-#: HTTP statuses of an endpoint that refuses a request's form (not a failure of the endpoint).
-REFUSED = (400, 422)
 
 
 class ChatJudge:
@@ -117,8 +116,10 @@ class ChatJudge:
             kind = self.formats[index]
             try:
                 text = self._ask(messages, _response_format(kind, schema))
-            except ModelError as error:  # a timeout or an unreachable endpoint has no status: raised
-                if index + 1 < len(self.formats) and getattr(error.__cause__, "status_code", None) in REFUSED:
+            except ModelError as error:
+                # An endpoint that answered with an error status may refuse the form (OpenAI says 400,
+                # llama-cpp-python 500 with a validation error); a timeout or no connection has no status.
+                if index + 1 < len(self.formats) and getattr(error.__cause__, "status_code", None) is not None:
                     index += 1
                     continue
                 raise

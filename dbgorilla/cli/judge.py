@@ -13,7 +13,15 @@ from rich.table import Table
 from dbgorilla.chat import resolve_model
 from dbgorilla.cli.console import err, out, say
 from dbgorilla.errors import DbGorillaError
-from evaluation.judge import POINTS, JudgeLine, Judgement, judge_runs, write_judgement
+from evaluation.judge import (
+    LINES_FILE,
+    POINTS,
+    JudgeLine,
+    Judgement,
+    common_questions,
+    judge_runs,
+    write_judgement,
+)
 from evaluation.judge_reply import ChatJudge
 from evaluation.report import load_runs
 
@@ -53,15 +61,24 @@ def judge(
             f"a ranking needs at least two runs, got {len(runs)}: give two or more run directories",
             param_hint="RUN_DIRS",
         )
+    common_questions(runs, limit, case_id)  # an unknown --id fails here, before a local model starts
     chat = resolve_model(model, base_url, echo=say, timeout=request_timeout)
     chat.temperature, chat.seed, chat.max_tokens = temperature, seed, max(chat.max_tokens, JUDGE_MAX_TOKENS)
     asker = ChatJudge(chat)
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", chat.name)
     target = out_dir or Path("judgements") / f"{stem}-{datetime.now():%Y%m%d-%H%M%S}"
     say(f"judge {chat.name}: {len(runs)} runs ({', '.join(run.name for run in runs)}) → {target}/")
-    judgement = judge_runs(
-        runs, asker, chat.name, seed=seed, limit=limit, ids=case_id, temperature=temperature, on_line=_progress
-    )
+    target.mkdir(parents=True, exist_ok=True)
+    with (target / LINES_FILE).open("w", encoding="utf-8") as partial:  # each line as it comes: a crash keeps them
+
+        def on_line(line: JudgeLine) -> None:
+            _progress(line)
+            partial.write(line.model_dump_json() + "\n")
+            partial.flush()
+
+        judgement = judge_runs(
+            runs, asker, chat.name, seed=seed, limit=limit, ids=case_id, temperature=temperature, on_line=on_line
+        )
     judgement.summary.response_format = asker.response_format
     files = write_judgement(judgement, target)
     show(judgement)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from agent import ModelError, ModelReply
 from evaluation.judge import (
     POINTS,
     JudgeLine,
@@ -21,7 +22,7 @@ from evaluation.judge import (
     score_runs,
     write_judgement,
 )
-from evaluation.judge_reply import ReplyError, parse_reply, reply_schema
+from evaluation.judge_reply import ChatJudge, ReplyError, parse_reply, reply_schema
 from evaluation.records import EvalRecord, Outcome, PredictedCall
 from evaluation.report import ReportError, Run
 
@@ -280,3 +281,61 @@ def test_judge_question_shows_every_call_in_order() -> None:
         'call 2, failed (invalid_arguments: bad JSON): {"collection_name": "Cour'
     )
     assert "no final answer" in prompt
+
+
+# --- asking an endpoint -----------------------------------------------------------------------------
+
+
+class StatusError(Exception):
+    """What the openai client raises for an error status: it carries `status_code`."""
+
+    def __init__(self, status_code: int) -> None:
+        super().__init__(f"HTTP {status_code}")
+        self.status_code = status_code
+
+
+class ScriptedEndpoint:
+    """A chat model that refuses some response formats, as real endpoints do."""
+
+    name = "scripted"
+    prefers_named_tool_choice = False
+
+    def __init__(self, refuses: dict[str | None, Exception]) -> None:
+        self.refuses = refuses
+        self.asked: list[str | None] = []
+
+    def complete(
+        self,
+        messages: Messages,
+        tools: Any,
+        tool_choice: Any,
+        response_format: Any = None,
+        parallel_tool_calls: Any = None,
+    ) -> ModelReply:
+        kind = response_format["type"] if response_format else None
+        self.asked.append(kind)
+        if kind in self.refuses:
+            error = self.refuses[kind]
+            raise ModelError(str(error)) from error
+        return ModelReply(content=ranking_reply({"A": 1, "B": 2}))
+
+
+def test_chat_judge_falls_back_to_the_form_the_endpoint_takes_and_keeps_it() -> None:
+    endpoint = ScriptedEndpoint({"json_schema": StatusError(500)})  # llama-cpp-python's validation error
+    judge = ChatJudge(endpoint)
+    judgement = judge_runs(distinct_runs(2, questions=3), judge, "scripted")
+    assert judgement.summary.judged == 3
+    assert endpoint.asked == ["json_schema", "json_object", "json_object", "json_object"]
+    assert judge.response_format == "json_object"
+
+
+def test_chat_judge_raises_what_no_form_fixes() -> None:
+    refusing = ScriptedEndpoint(
+        {"json_schema": StatusError(400), "json_object": StatusError(400), None: StatusError(400)}
+    )
+    judgement = judge_runs(distinct_runs(2, questions=2), ChatJudge(refusing), "scripted")
+    assert refusing.asked == ["json_schema", "json_object", None] * 2, "a form is dropped only once another worked"
+    assert judgement.lines[0].error == "ModelError: HTTP 400" and judgement.summary.endpoint_errors == 2
+    timing_out = ScriptedEndpoint({"json_schema": TimeoutError("no answer")})
+    judge_runs(distinct_runs(2), ChatJudge(timing_out), "scripted")
+    assert timing_out.asked == ["json_schema"], "no status: the endpoint did not answer, another form would not help"

@@ -120,3 +120,12 @@ def test_a_missing_run_directory_is_a_config_error(tmp_path: Path, env: dict[str
     result = run_cli("judge", str(tmp_path / "run-good"), str(tmp_path / "nope"), "--base-url", "http://x/v1", env=env)
     assert result.returncode == ExitCode.CONFIG
     assert "run directory not found" in result.stderr
+
+
+def test_an_id_not_every_run_answered_fails_before_any_model_starts(tmp_path: Path, env: dict[str, str]) -> None:
+    for name in ("run-good", "run-bad"):
+        write_run(tmp_path / name, name)
+    dirs = [str(tmp_path / "run-good"), str(tmp_path / "run-bad")]
+    result = run_cli("judge", *dirs, "--id", "courses-99", env=env)  # no --model: the local server would start
+    assert result.returncode == ExitCode.CONFIG
+    assert "not answered by every run: courses-99" in result.stderr
