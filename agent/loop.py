@@ -23,8 +23,7 @@ from executors import ErrorPayload, ExecutorError, InvalidArgumentsError, QueryR
 SYSTEM_PROMPT = (
     "You answer questions about a Weaviate database. Use the query_database tool to query it; "
     "choose the collection, and add a search query, filters, aggregations or a group-by only when the "
-    "question asks for them. After you get results, answer briefly from them, or query again if needed. "
-    "When you name objects a result listed, cite each by the id in brackets shown before it."
+    "question asks for them. After you get results, answer briefly from them, or query again if needed."
 )
 RESULT_MAX_CHARS = 2000
 #: Why the loop stopped (the evaluation maps it to a record `Outcome`).

@@ -120,7 +120,8 @@ class QueryResult(BaseModel):
         if self.objects or (self.groups is None and not self.aggregations):
             shown = self.objects[: max(max_objects, 0)]
             more = " (more exist)" if self.truncated or len(shown) < len(self.objects) else ""
-            lines.append(f"Objects ({len(shown)} shown){more}:")
+            cite = "; cite one by its [id]" if shown else ""
+            lines.append(f"Objects ({len(shown)} shown){more}{cite}:")
             for index, obj in enumerate(shown, start=1):
                 lines.append(f"{obj.rank or index}. [{short_id(obj.uuid)}] {_properties_text(obj.properties)}")
         lines.extend(f"Note: {note}" for note in self.notes)

@@ -89,7 +89,7 @@ def test_llm_text_is_readable() -> None:
         "- cuisine: TOP_OCCURRENCES=['Thai': 3]",
         "Groups by open_late (1):",
         '- "true": count=3; price MAX=4',
-        "Objects (3 shown):",
+        "Objects (3 shown); cite one by its [id]:",
         '1. [00000000] {title: "pizza 0", price: 0}',
         '2. [00000000] {title: "pizza 1", price: 1.5}',
         '3. [00000000] {title: "pizza 2", price: 3}',
@@ -113,9 +113,9 @@ def test_long_values_are_cut() -> None:
 def test_llm_text_says_how_many_objects_it_leaves_out() -> None:
     result = sample_result(8)
     shown = result.to_llm_text(max_objects=5).splitlines()
-    assert "Objects (5 shown) (more exist):" in shown
+    assert "Objects (5 shown) (more exist); cite one by its [id]:" in shown
     assert sum(line[:2] in {f"{i}." for i in range(1, 9)} for line in shown) == 5
-    assert "Objects (8 shown):" in result.to_llm_text(max_objects=10)
+    assert "Objects (8 shown); cite one by its [id]:" in result.to_llm_text(max_objects=10)
 
 
 def test_llm_text_rounds_numbers_no_finer_than_the_answer_scorer_reads_them() -> None:
