@@ -177,13 +177,44 @@ def _check_groups(text: str, written: list[_Number], key: AnswerKey, question: s
     if invented:
         return f"names groups the answer does not have: {', '.join(invented[:3])}"
     boundaries = sorted(at for name in [*key.groups, *key.other_groups] for at in _mentions(text, name))
+    missing = next((name for name in key.groups if not _mentions(text, name)), None)
+    if missing is not None:
+        return f"does not name group {missing!r}"
+    wrong = next(
+        (
+            name
+            for name, value in key.groups.items()
+            if not any(
+                _group_value_matches(text, at + len(name), boundaries, written, value) for at in _mentions(text, name)
+            )
+        ),
+        None,
+    )
+    if wrong is None or _values_first(text, key, boundaries, written):
+        return ""
+    return f"group {wrong!r}: no {number_text(round(key.groups[wrong].value, 4))} after its name"
+
+
+def _values_first(text: str, key: AnswerKey, boundaries: list[int], written: list[_Number]) -> bool:
+    """ "497 days of sun, 253 days of rain": each group's value just before its name. Read so only when no
+    group name is followed by a colon or an equals sign (`sun: 497` is name first, and a name-first list
+    with its values shifted by one must not pass read the other way)."""
+    labelled = any(
+        re.match(r"[\"'*\s]*[:=]", text[at + len(name) :]) for name in key.groups for at in _mentions(text, name)
+    )
+    if labelled:
+        return False
     for name, value in key.groups.items():
-        seen = _mentions(text, name)
-        if not seen:
-            return f"does not name group {name!r}"
-        if not any(_group_value_matches(text, at + len(name), boundaries, written, value) for at in seen):
-            return f"group {name!r}: no {number_text(round(value.value, 4))} after its name"
-    return ""
+        if not any(_value_before_matches(text, at, boundaries, written, value) for at in _mentions(text, name)):
+            return False
+    return True
+
+
+def _value_before_matches(text: str, at: int, boundaries: list[int], written: list[_Number], key: KeyNumber) -> bool:
+    line_start = text.rfind("\n", 0, at) + 1
+    start = max([b for b in boundaries if b < at] + [line_start])
+    last = next((n for n in reversed(written) if start <= n.start and n.end <= at), None)
+    return last is not None and matches(last, key)
 
 
 def _group_value_matches(text: str, after: int, boundaries: list[int], written: list[_Number], key: KeyNumber) -> bool:

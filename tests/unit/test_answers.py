@@ -38,6 +38,9 @@ GROUPS = AnswerKey(
         (NAME_AND_NUMBER, "Thai food has the highest rating; those restaurants average 4.12 stars."),
         (GROUPS, "Italian: 27\nChinese: 11"),
         (GROUPS, "There are 27 Italian... no: Italian has 27 restaurants and Chinese has 11."),
+        # the value before the name, as the offline default answered a public dataset's count per group
+        (GROUPS, 'There were 27 restaurants of "Italian" and 11 of "Chinese".'),
+        (GROUPS, "27 Italian, 11 Chinese"),
     ],
 )
 def test_right_answers_pass_however_they_are_written(key: AnswerKey, answer: str) -> None:
@@ -62,6 +65,10 @@ def test_right_answers_pass_however_they_are_written(key: AnswerKey, answer: str
         (GROUPS, "Italian: 11\nChinese: 27", "group 'Italian'"),  # the right values for the wrong groups
         (GROUPS, "Italian: 27", "does not name group 'Chinese'"),
         (GROUPS, "Italian: 27, Chinese: 11, Thai: 6", "does not have"),
+        (GROUPS, "11 Italian, 27 Chinese", "group 'Chinese'"),  # values first, on the wrong groups
+        # a name-first list with its values shifted reads right only the other way: labelled, so name first
+        (GROUPS, "27 restaurants. Italian: 11, Chinese: 4", "group 'Italian'"),
+        (GROUPS, "Italian 27 restaurants, 11 Chinese", "group 'Chinese'"),  # mixed orders
     ],
 )
 def test_wrong_answers_fail_with_a_reason(key: AnswerKey, answer: str, reason: str) -> None:

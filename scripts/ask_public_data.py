@@ -1,0 +1,56 @@
+"""Ask a model three plain questions about a real public dataset, as a new user would, and grade them.
+
+    python scripts/ask_public_data.py [--model qwen2.5-coder-1.5b] [--base-url URL]
+
+Loads the first 1,000 days of Seattle's weather (vega_datasets) into a `SeattleWeather` collection
+of the Weaviate `dbgorilla up` started (replacing it), then asks through `QueryAgent` over that
+collection alone: a count over a filter, a mean over a filtered subset, a count per group. The
+gold answers come from the CSV; the answer is graded by the benchmark's own grader.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from agent.query_agent import QueryAgent
+from dbgorilla.chat import resolve_model
+from dbgorilla.config import Settings
+from dbgorilla.connection import connect
+from evaluation.answers import AnswerKey, KeyNumber, grade
+from fixtures.public_data import COLLECTION, create_weather_collection, weather_questions, weather_rows
+
+
+def key_of(answer: float | dict[str, float]) -> AnswerKey:
+    if isinstance(answer, dict):
+        return AnswerKey(groups={name: KeyNumber(value=value) for name, value in answer.items()})
+    return AnswerKey(numbers=[KeyNumber(value=answer)])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=None)
+    parser.add_argument("--base-url", default=None)
+    args = parser.parse_args()
+    rows = weather_rows()
+    with connect(Settings()) as client:
+        print(f"loaded {create_weather_collection(client, rows)} objects into {COLLECTION}")
+        chat = resolve_model(args.model, args.base_url)
+        agent = QueryAgent(client, [COLLECTION], chat)
+        right = 0
+        for question in weather_questions(rows):
+            started = time.perf_counter()
+            response = agent.ask(question.question)
+            verdict = grade(response.final_answer, key_of(question.answer), question.question)
+            right += bool(verdict.correct)
+            calls = [c.arguments or c.raw_arguments for c in response.trace.calls()]
+            print(f"\nQ: {question.question}\n   gold: {question.answer}")
+            print(f"   calls: {calls}")
+            print(f"   answer: {response.final_answer!r}")
+            seconds = time.perf_counter() - started
+            print(f"   {'RIGHT' if verdict.correct else 'WRONG'}: {verdict.reason}  ({seconds:.1f} s)")
+        print(f"\n{right} of 3 right with {chat.name}")
+
+
+if __name__ == "__main__":
+    main()
