@@ -121,7 +121,9 @@ class QueryResult(BaseModel):
             shown = self.objects[: max(max_objects, 0)]
             more = " (more exist)" if self.truncated or len(shown) < len(self.objects) else ""
             cite = "; cite one by its [id]" if shown else ""
-            lines.append(f"Objects ({len(shown)} shown){more}{cite}:")
+            # "5 of 253": a small model otherwise counts the rows it sees (the "counted the 10 shown")
+            of = f" of {self.total_count}" if self.total_count is not None and self.total_count > len(shown) else ""
+            lines.append(f"Objects ({len(shown)}{of} shown){more}{cite}:")
             for index, obj in enumerate(shown, start=1):
                 lines.append(f"{obj.rank or index}. [{short_id(obj.uuid)}] {_properties_text(obj.properties)}")
         lines.extend(f"Note: {note}" for note in self.notes)

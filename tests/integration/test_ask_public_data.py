@@ -76,7 +76,7 @@ def test_ask_streams_the_call_and_answers_from_the_total_not_the_rows_shown(weat
         shown = next(m["content"] for m in server.requests[1]["messages"] if m["role"] == "tool")
     assert result.returncode == 0, result.stderr
     assert COLLECTION in offered and "Restaurants" not in offered  # only the collections asked for
-    assert "Total count: 253" in shown and "Objects (5 shown)" in shown
+    assert "Total count: 253" in shown and "Objects (5 of 253 shown)" in shown
     output = result.stdout
     assert "step 1: query_database" in output  # the call, then the Weaviate calls it became, then its rows
     assert "Filter.by_property('weather').equal('rain')" in output and "253 objects" in output

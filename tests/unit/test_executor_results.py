@@ -144,3 +144,14 @@ def test_cut_marker_keeps_whole_lines(max_chars: int) -> None:
     assert rendered.endswith("more lines cut]")
     full = sample_result(40).to_llm_text(max_chars=10**9, max_objects=40).splitlines()
     assert rendered.splitlines()[:-1] == full[: len(rendered.splitlines()) - 1]
+
+
+def test_a_listing_says_how_many_of_the_matches_it_shows() -> None:
+    listing = QueryResult(
+        collection="Restaurants",
+        operator_class="fetch_objects",
+        objects=[ResultObject(uuid=f"{i:08x}-0000-4000-8000-000000000000") for i in range(10)],
+        total_count=253,
+        truncated=True,
+    )
+    assert "Objects (5 of 253 shown) (more exist); cite one by its [id]:" in listing.to_llm_text().splitlines()
