@@ -169,6 +169,10 @@ class JudgeSummary(BaseModel):
     #: Questions where every run made the same prediction (ranked 1st together, no request sent).
     all_identical: int = 0
     unique_predictions_mean: float | None = None
+    #: Position bias: of the questions judged with two or more labels, how many ranked the first label
+    #: shown (A) 1st, and how many a judge blind to position would (the sum of 1/labels; ties ignored).
+    first_label_ranked_first: int = 0
+    first_label_expected: float = 0.0
     wall_time_s: float = 0.0
     created: str = ""
     runs: list[RunScore] = Field(default_factory=list)
@@ -320,6 +324,7 @@ def judge_runs(
         line = judge_question(entries, schemas.describe(entries[0][1].use_case), judge, seed)
         lines.append(line)
         on_line(line)
+    contested = [line for line in lines if line.ranking is not None and len(line.labels) > 1]
     summary = JudgeSummary(
         judge_model=judge_model,
         seed=seed,
@@ -330,6 +335,8 @@ def judge_runs(
         endpoint_errors=sum(line.error_kind == "endpoint" for line in lines),
         all_identical=sum(len(line.labels) == 1 for line in lines),
         unique_predictions_mean=round(sum(len(line.labels) for line in lines) / len(lines), 2),
+        first_label_ranked_first=sum(line.ranking["A"] == 1 for line in contested),
+        first_label_expected=round(sum(1 / len(line.labels) for line in contested), 2),
         wall_time_s=round(time.perf_counter() - started, 2),
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         runs=score_runs(lines, runs),

@@ -114,3 +114,11 @@ def show(judgement: Judgement) -> None:
         f"{summary.unique_predictions_mean} distinct predictions per question",
         highlight=False,
     )
+    contested = summary.judged - summary.all_identical
+    if contested:
+        err.print(
+            f"position bias: the first prediction shown was ranked 1st in {summary.first_label_ranked_first} of "
+            f"{contested} questions ({summary.first_label_expected:.1f} by chance); the shuffle spreads it over "
+            "the runs",
+            highlight=False,
+        )

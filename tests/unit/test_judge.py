@@ -259,6 +259,22 @@ def test_a_judge_that_always_prefers_a_favours_no_run() -> None:
     assert all(count >= 6 for count in firsts.values()), firsts  # 40/3 expected each
     shares = [s.ranked_first_share or 0 for s in judgement.summary.runs]
     assert max(shares) < 0.6
+    assert judgement.summary.first_label_ranked_first == 40  # the bias is reported, beside chance
+    assert judgement.summary.first_label_expected == pytest.approx(40 / 3, abs=0.01)
+
+
+def test_a_judge_blind_to_position_ranks_the_first_label_first_by_chance() -> None:
+    runs = distinct_runs(2, questions=40)
+
+    def by_run(messages: Messages, schema: dict[str, Any] | None) -> str:  # prefers run-0's answer wherever shown
+        body = messages[1]["content"].split("Predictions (")[1]
+        first = "A" if body.index("answer 0") < body.index("answer 1") else "B"
+        return ranking_reply({label: 1 if label == first else 2 for label in labels_in(messages)})
+
+    summary = judge_runs(runs, by_run, "fair", seed=0).summary
+    assert summary.runs[0].run == "run-0" and summary.runs[0].ranked_first == 40
+    assert 10 <= summary.first_label_ranked_first <= 30  # the shuffle put run-0 first about half the time
+    assert summary.first_label_expected == 20
 
 
 def test_judge_question_shows_every_call_in_order() -> None:

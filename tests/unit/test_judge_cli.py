@@ -104,6 +104,8 @@ def test_judge_scores_three_runs_and_records_the_malformed_reply(tmp_path: Path,
     assert not any(name in sent for name in (*RUNS, "-model"))
     assert all(request["temperature"] == 0 and request["seed"] == 5 for request in server.requests)
     assert "run-good" in result.stdout and "300" in result.stdout and "100.0%" in result.stdout
+    bias = f"ranked 1st in {summary['first_label_ranked_first']} of 3 questions (1.0 by chance)"
+    assert bias in result.stderr and summary["first_label_expected"] == 1.0
 
 
 def test_fewer_than_two_runs_is_a_usage_error(tmp_path: Path, env: dict[str, str]) -> None:
