@@ -10,13 +10,16 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 import openai
 from pydantic import BaseModel, Field
 
 from agent.tooldef import TOOL_NAME, tool_function_name
 from executors import QueryDatabaseArguments
+
+T = TypeVar("T")
 
 ORACLE = "oracle"
 #: How the loop opens a step's results under structured output (`agent.loop`).
@@ -88,8 +91,54 @@ class ChatModel(Protocol):
     ) -> ModelReply: ...
 
 
+#: Ways to ask an endpoint for JSON that fits a schema, in order: OpenAI's `json_schema` (and llama.cpp's
+#: llama-server), then `json_object` with the schema (llama-cpp-python's server, which refuses
+#: `json_schema` with HTTP 500 but constrains `json_object` to a schema), then none (the prompt alone).
+SCHEMA_FORMS: tuple[str, ...] = ("json_schema", "json_object", "none")
+
+
+def schema_format(form: str, name: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The `response_format` that asks for `schema` in the given form (None: not asked for)."""
+    if form == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
+    if form == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return None
+
+
+class SchemaForms:
+    """Sends a schema the first way an endpoint accepts and keeps to that way once it has worked.
+
+    An error status may mean the form was refused (OpenAI says 400, llama-cpp-python 500 with a
+    validation error), so the next form is tried; a timeout or no connection has no status and is
+    raised. A form is dropped only once a later one has worked, so one bad moment drops nothing."""
+
+    def __init__(self) -> None:
+        self.forms = list(SCHEMA_FORMS)
+        #: The form that worked last (None: no request with a schema has been answered yet).
+        self.used: str | None = None
+
+    def send(self, ask: Callable[[dict[str, Any] | None], T], name: str, schema: dict[str, Any]) -> T:
+        index = 0
+        while True:
+            form = self.forms[index]
+            try:
+                result = ask(schema_format(form, name, schema))
+            except ModelError as error:
+                if index + 1 < len(self.forms) and getattr(error.__cause__, "status_code", None) is not None:
+                    index += 1
+                    continue
+                raise
+            del self.forms[:index]
+            self.used = form
+            return result
+
+
 class OpenAIChatModel:
     """Any OpenAI-compatible chat-completions endpoint.
+
+    A `json_schema` response_format is sent the first way the endpoint takes (`SchemaForms`), so
+    structured output works against llama-cpp-python's server as against OpenAI.
 
     The openai client retries 408/409/429/5xx and connection errors with exponential backoff,
     at most `max_retries` times, and every request is bounded by `timeout` seconds.
@@ -113,6 +162,7 @@ class OpenAIChatModel:
         self.max_tokens = max_tokens
         #: Sent as the request's `seed` when set (llama.cpp and OpenAI-compatible endpoints take one).
         self.seed: int | None = None
+        self.schema_forms = SchemaForms()
         self._client = openai.OpenAI(
             base_url=base_url,
             api_key=api_key or os.environ.get("OPENAI_API_KEY") or "not-needed",
@@ -127,6 +177,23 @@ class OpenAIChatModel:
         tool_choice: str | dict[str, Any] | None,
         response_format: dict[str, Any] | None = None,
         parallel_tool_calls: bool | None = None,
+    ) -> ModelReply:
+        if response_format is not None and response_format.get("type") == "json_schema":
+            spec = response_format["json_schema"]
+            return self.schema_forms.send(
+                lambda form: self._complete(messages, tools, tool_choice, form, parallel_tool_calls),
+                spec["name"],
+                spec["schema"],
+            )
+        return self._complete(messages, tools, tool_choice, response_format, parallel_tool_calls)
+
+    def _complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        tool_choice: str | dict[str, Any] | None,
+        response_format: dict[str, Any] | None,
+        parallel_tool_calls: bool | None,
     ) -> ModelReply:
         request: dict[str, Any] = {
             "model": self.name,

@@ -18,7 +18,7 @@ from agent import ToolDesign
 from agent.tooldef import ToolVariant
 from evaluation.metrics import core
 from evaluation.protocols import Protocol
-from evaluation.records import EvalRecord
+from evaluation.records import EvalRecord, Outcome
 from evaluation.statistics import paired_comparison, passed, rate_with_interval
 
 BASELINE = "original"
@@ -68,6 +68,9 @@ class AblationRow(BaseModel):
     answer_accuracy: float | None
     calls_per_question: float | None
     passed: dict[str, Any]
+    #: Questions that ended because the model endpoint failed (an error status or a timeout): a design
+    #: the endpoint refuses fails every question without the model being asked.
+    model_errors: int = 0
     #: Against the baseline on the questions both ran (None for the baseline itself).
     versus_baseline: dict[str, Any] | None = None
 
@@ -101,6 +104,7 @@ def ablation_table(
                 if records
                 else None,
                 passed=rate_with_interval([passed(r) for r in records]),
+                model_errors=sum(r.outcome in (Outcome.MODEL_ERROR, Outcome.TIMEOUT) for r in records),
                 versus_baseline=paired_comparison(base, records) if base and name != BASELINE else None,
             )
         )
@@ -135,6 +139,8 @@ def markdown_table(rows: Sequence[AblationRow], model: str) -> str:
             paired = f"{versus['only_a_passed']} / {versus['only_b_passed']}"
             p_value = f"{versus['p_value']:.3f}"
             verdict = "outside the noise" if versus["outside_noise"] else "within the noise"
+        if row.model_errors:
+            verdict += f"; {row.model_errors} of {row.questions} ended in a model error"
         rate = row.passed["rate"]
         calls = "n/a" if row.calls_per_question is None else f"{row.calls_per_question:.2f}"
         lines.append(

@@ -12,7 +12,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from agent import ChatModel, ModelError
+from agent import ChatModel
+from agent.models import SchemaForms, schema_format
 
 
 class Judge(Protocol):
@@ -91,50 +92,28 @@ def reply_schema(labels: Sequence[str]) -> dict[str, Any]:
     }
 
 
-#: Ways to ask for the reply's JSON, in order: OpenAI's (and llama.cpp's llama-server), then
-#: llama-cpp-python's server (which refuses `json_schema`, with HTTP 500, but constrains `json_object`
-#: to a schema), then none at all (the prompt alone asks for JSON). A form that failed is tried again
-#: on later questions until another has worked.
-RESPONSE_FORMATS: tuple[str, ...] = ("json_schema", "json_object", "none")
-
-
 class ChatJudge:
-    """A `Judge` over any chat model: asks for the reply's schema the first way the endpoint accepts,
-    and keeps to that way once it has worked."""
+    """A `Judge` over any chat model: asks for the reply's schema the first way the endpoint accepts
+    (`agent.models.SchemaForms`), and keeps to that way once it has worked."""
 
     def __init__(self, model: ChatModel) -> None:
         self.model = model
-        self.formats = list(RESPONSE_FORMATS)
-        #: The way that worked last (None: no request with a schema has been answered yet).
-        self.response_format: str | None = None
+        #: An OpenAI-compatible model falls back on its own; any other gets its own record of forms.
+        self.forms: SchemaForms = getattr(model, "schema_forms", None) or SchemaForms()
+        self._own_forms = not hasattr(model, "schema_forms")
+
+    @property
+    def response_format(self) -> str | None:
+        """The way the reply's JSON was asked for in the end (None: never answered)."""
+        return self.forms.used
 
     def __call__(self, messages: list[dict[str, str]], schema: dict[str, Any] | None) -> str:
         if schema is None:
             return self._ask(messages, None)
-        index = 0
-        while True:
-            kind = self.formats[index]
-            try:
-                text = self._ask(messages, _response_format(kind, schema))
-            except ModelError as error:
-                # An endpoint that answered with an error status may refuse the form (OpenAI says 400,
-                # llama-cpp-python 500 with a validation error); a timeout or no connection has no status.
-                if index + 1 < len(self.formats) and getattr(error.__cause__, "status_code", None) is not None:
-                    index += 1
-                    continue
-                raise
-            del self.formats[:index]  # refused before one worked: not asked again
-            self.response_format = kind
-            return text
+        if self._own_forms:
+            return self.forms.send(lambda form: self._ask(messages, form), "Ranking", schema)
+        return self._ask(messages, schema_format("json_schema", "Ranking", schema))
 
     def _ask(self, messages: list[dict[str, str]], response_format: dict[str, Any] | None) -> str:
         reply = self.model.complete(list(messages), None, None, response_format=response_format)
         return reply.content or ""
-
-
-def _response_format(kind: str, schema: dict[str, Any]) -> dict[str, Any] | None:
-    if kind == "json_schema":
-        return {"type": "json_schema", "json_schema": {"name": "Ranking", "schema": schema}}
-    if kind == "json_object":
-        return {"type": "json_object", "schema": schema}
-    return None

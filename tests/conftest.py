@@ -154,6 +154,24 @@ def weaviate_stack(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fix
         run_cli("down", env=env)
 
 
+@pytest.fixture(scope="module")
+def restaurants_stack(weaviate_stack: Stack) -> Stack:
+    """The session's Weaviate with the restaurants use case loaded (idempotent: a second load skips)."""
+    from dbgorilla.connection import connect
+    from fixtures.loader import load_use_cases
+
+    with connect(weaviate_stack.settings) as client:
+        assert load_use_cases(client, ["restaurants"]).ok
+    return weaviate_stack
+
+
+def restaurant_truths() -> dict[str, dict[str, object]]:
+    """Question -> its ground truth as tool arguments, for scripted models that answer perfectly."""
+    from fixtures.datasets import load_split
+
+    return {r.query: r.ground_truth.to_tool_arguments() for r in load_split() if r.use_case == "restaurants"}
+
+
 @pytest.fixture(scope="session")
 def docker_compose_command() -> str:
     """pytest-docker runs the compose that is installed (`docker compose`, else docker-compose 1.29)."""

@@ -111,6 +111,8 @@ def show(rows: list[AblationRow], root: Path) -> None:
             else f"{versus['only_a_passed']}/{versus['only_b_passed']} discordant, p={versus['p_value']:.3f}, "
             + ("outside the noise" if versus["outside_noise"] else "within the noise")
         )
+        if row.model_errors:
+            verdict += f"; {row.model_errors} of {row.questions} ended in a model error"
         table.add_row(
             row.title,
             percent(row.exact_match),

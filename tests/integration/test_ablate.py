@@ -14,26 +14,17 @@ from typing import Any
 import pytest
 
 from agent.testing import MockOpenAIServer, Reply, call, text
-from dbgorilla.connection import connect
 from fixtures.datasets import load_split
-from fixtures.loader import load_use_cases
-from tests.conftest import Stack, run_cli
+from tests.conftest import Stack, restaurant_truths, run_cli
 
 pytestmark = pytest.mark.integration
 RESTAURANTS = [r for r in load_split() if r.use_case == "restaurants"]
-TRUTH_BY_QUERY = {r.query: r.ground_truth.to_tool_arguments() for r in RESTAURANTS}
+TRUTH_BY_QUERY = restaurant_truths()
 
 
-@pytest.fixture(scope="module")
-def loaded(weaviate_stack: Stack) -> Stack:
-    with connect(weaviate_stack.settings) as client:
-        assert load_use_cases(client, ["restaurants"]).ok
-    return weaviate_stack
-
-
-def test_the_oracle_passes_under_every_tool_design(loaded: Stack, tmp_path: Path) -> None:
+def test_the_oracle_passes_under_every_tool_design(restaurants_stack: Stack, tmp_path: Path) -> None:
     args = ["ablate", "--model", "oracle", "--use-case", "restaurants", "--limit", "0", "--out", str(tmp_path)]
-    result = run_cli(*args, env=loaded.env)
+    result = run_cli(*args, env=restaurants_stack.env)
     assert result.returncode == 0, result.stderr
     table = json.loads((tmp_path / "ablation.json").read_text())
     rows = {row["name"]: row for row in table["rows"]}
@@ -52,7 +43,7 @@ def test_the_oracle_passes_under_every_tool_design(loaded: Stack, tmp_path: Path
     }
     assert "| Structured Generation | 63 | 100.0% |" in (tmp_path / "ablation.md").read_text()
     report = run_cli(
-        "report", *(str(tmp_path / name) for name in rows), "--out", str(tmp_path / "report"), env=loaded.env
+        "report", *(str(tmp_path / name) for name in rows), "--out", str(tmp_path / "report"), env=restaurants_stack.env
     )
     assert report.returncode == 0, report.stderr
 
@@ -67,11 +58,11 @@ def native_only(body: dict[str, Any], index: int) -> Reply:
     return call("query_database", TRUTH_BY_QUERY[question])
 
 
-def test_a_design_the_model_fails_is_outside_the_noise(loaded: Stack, tmp_path: Path) -> None:
+def test_a_design_the_model_fails_is_outside_the_noise(restaurants_stack: Stack, tmp_path: Path) -> None:
     with MockOpenAIServer(native_only) as server:
         args = ["ablate", "--model", "mock-model", "--base-url", server.base_url, "--ablation", "parallel"]
         args += ["--ablation", "structured", "--use-case", "restaurants", "--limit", "0", "--out", str(tmp_path)]
-        result = run_cli(*args, env=loaded.env | {"OPENAI_API_KEY": "test"})
+        result = run_cli(*args, env=restaurants_stack.env | {"OPENAI_API_KEY": "test"})
     assert result.returncode == 0, result.stderr
     rows = {row["name"]: row for row in json.loads((tmp_path / "ablation.json").read_text())["rows"]}
     assert list(rows) == ["original", "parallel", "structured"]

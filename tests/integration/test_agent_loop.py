@@ -245,6 +245,35 @@ def test_structured_output_mode(executor: WeaviateExecutor) -> None:
     assert run.final_answer == "Taco Loco." and server.requests[1]["messages"][-1]["role"] == "user"
 
 
+def test_structured_output_falls_back_to_json_object_where_json_schema_is_refused(executor: WeaviateExecutor) -> None:
+    """llama-cpp-python's server refuses `json_schema` with HTTP 500 (every structured question of an
+    ablation once failed so); the model sends the schema as `json_object` instead, and keeps to it."""
+    first = json.dumps(
+        {
+            "use_tools": True,
+            "tool_calls": [
+                {"function_name": "query_database", "arguments": {"collection_name": NAME, "search_query": "tacos"}}
+            ],
+        }
+    )
+    replies = iter([text(first), text(json.dumps({"use_tools": False, "response": "Taco Loco."}))])
+
+    def refuses_json_schema(body: dict[str, Any], index: int) -> Reply:
+        if body["response_format"]["type"] == "json_schema":
+            return Reply(status=500, error_message="response_format.type: Input should be 'text' or 'json_object'")
+        return next(replies)
+
+    with MockOpenAIServer(refuses_json_schema) as server:
+        agent = agent_for(server, executor, tools=tools_for(executor, ToolDesign(structured_output=True)))
+        run = agent.run("tacos?")
+    kinds = [request["response_format"]["type"] for request in server.requests]
+    assert kinds == ["json_schema", "json_object", "json_object"]
+    assert server.requests[1]["response_format"]["schema"]["title"] == "ResponseOrToolCall"
+    assert run.outcome == "answered" and run.final_answer == "Taco Loco."
+    assert run.calls()[0].result.objects[0].properties["name"] == "Taco Loco"
+    assert agent.model.schema_forms.used == "json_object"  # type: ignore[attr-defined]
+
+
 def test_oracle_replays_the_ground_truth_through_the_loop(executor: WeaviateExecutor) -> None:
     truth = {
         "collection_name": NAME,

@@ -20,18 +20,11 @@ from dbgorilla.connection import connect
 from evaluation.records import EvalRecord, Outcome, PredictedCall
 from fixtures.datasets import load_split
 from fixtures.loader import load_use_cases
-from tests.conftest import Stack, fresh_settings, run_cli, settings_env
+from tests.conftest import Stack, fresh_settings, restaurant_truths, run_cli, settings_env
 
 pytestmark = pytest.mark.integration
 RESTAURANTS = [r for r in load_split() if r.use_case == "restaurants"]
-TRUTH_BY_QUERY = {r.query: r.ground_truth.to_tool_arguments() for r in RESTAURANTS}
-
-
-@pytest.fixture(scope="module")
-def loaded(weaviate_stack: Stack) -> Stack:
-    with connect(weaviate_stack.settings) as client:
-        assert load_use_cases(client, ["restaurants"]).ok
-    return weaviate_stack
+TRUTH_BY_QUERY = restaurant_truths()
 
 
 def replay_truth(body: dict[str, Any], index: int) -> Reply:
@@ -46,7 +39,7 @@ def records_of(out: Path) -> list[EvalRecord]:
     return [EvalRecord.model_validate_json(line) for line in (out / "results.jsonl").read_text().splitlines()]
 
 
-def test_oracle_scores_100_percent_on_arguments_and_results(loaded: Stack, tmp_path: Path) -> None:
+def test_oracle_scores_100_percent_on_arguments_and_results(restaurants_stack: Stack, tmp_path: Path) -> None:
     result = run_cli(
         "eval",
         "--model",
@@ -60,7 +53,7 @@ def test_oracle_scores_100_percent_on_arguments_and_results(loaded: Stack, tmp_p
         "--out",
         str(tmp_path),
         "--json",
-        env=loaded.env,
+        env=restaurants_stack.env,
     )
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
@@ -77,18 +70,18 @@ def test_oracle_scores_100_percent_on_arguments_and_results(loaded: Stack, tmp_p
     assert len(lines) == 63 and lines[-1].startswith("eval 63/63 restaurants-")
 
 
-def test_existing_results_need_resume_or_overwrite(loaded: Stack, tmp_path: Path) -> None:
+def test_existing_results_need_resume_or_overwrite(restaurants_stack: Stack, tmp_path: Path) -> None:
     args = ["eval", "--model", "oracle", "--use-case", "restaurants", "--limit", "3", "--out", str(tmp_path)]
-    assert run_cli(*args, env=loaded.env).returncode == 0
-    again = run_cli(*args, env=loaded.env)
+    assert run_cli(*args, env=restaurants_stack.env).returncode == 0
+    again = run_cli(*args, env=restaurants_stack.env)
     assert again.returncode == 9 and "--resume or --overwrite" in again.stderr
-    resumed = run_cli(*args, "--resume", "--limit", "5", env=loaded.env)
+    resumed = run_cli(*args, "--resume", "--limit", "5", env=restaurants_stack.env)
     assert resumed.returncode == 0 and "2 cases to run (3 already done)" in resumed.stderr
     ids = [r.id for r in records_of(tmp_path)]
     assert len(ids) == len(set(ids)) == 5
 
 
-def test_model_server_errors_and_hangs_become_typed_outcomes(loaded: Stack, tmp_path: Path) -> None:
+def test_model_server_errors_and_hangs_become_typed_outcomes(restaurants_stack: Stack, tmp_path: Path) -> None:
     broken, hanging = RESTAURANTS[1].query, RESTAURANTS[2].query
 
     def script(body: dict[str, Any], index: int) -> Reply:
@@ -117,7 +110,7 @@ def test_model_server_errors_and_hangs_become_typed_outcomes(loaded: Stack, tmp_
             "--out",
             str(tmp_path),
             "--json",
-            env=loaded.env,
+            env=restaurants_stack.env,
         )
     assert result.returncode == 0, result.stderr
     by_query = {r.query: r for r in records_of(tmp_path)}
@@ -235,12 +228,12 @@ def hand_made_predictions(client: Any) -> tuple[list[EvalRecord], dict[str, Any]
     return records, {"filter_case": filter_case, "mean_case": mean_case}
 
 
-def test_scoring_hand_made_predictions_gives_exact_numbers(loaded: Stack, tmp_path: Path) -> None:
-    with connect(loaded.settings) as client:
+def test_scoring_hand_made_predictions_gives_exact_numbers(restaurants_stack: Stack, tmp_path: Path) -> None:
+    with connect(restaurants_stack.settings) as client:
         records, _ = hand_made_predictions(client)
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text("".join(r.model_dump_json() + "\n" for r in records))
-    result = run_cli("score", "--predictions", str(predictions), "--execute", "--json", env=loaded.env)
+    result = run_cli("score", "--predictions", str(predictions), "--execute", "--json", env=restaurants_stack.env)
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["cases"] == 4
@@ -257,14 +250,14 @@ def test_scoring_hand_made_predictions_gives_exact_numbers(loaded: Stack, tmp_pa
     assert summary["by_component"]["first"]["integer_filter"]["accuracy"] == 0.0
     assert summary["by_component"]["first"]["boolean_filter"]["spurious"] == 1
 
-    arguments_only = run_cli("score", "--predictions", str(predictions), "--json", env=loaded.env)
+    arguments_only = run_cli("score", "--predictions", str(predictions), "--json", env=restaurants_stack.env)
     plain = json.loads(arguments_only.stdout)
     assert "execution_match_exact" not in plain["protocols"]["first"]
     assert plain["protocols"]["first"]["ast_score"] == numbers["ast_score"]
 
 
-def test_scoring_the_dbgorilla_result_format(loaded: Stack, tmp_path: Path) -> None:
-    with connect(loaded.settings) as client:
+def test_scoring_the_dbgorilla_result_format(restaurants_stack: Stack, tmp_path: Path) -> None:
+    with connect(restaurants_stack.settings) as client:
         records, _ = hand_made_predictions(client)
 
     def as_dbgorilla(arguments: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -289,7 +282,7 @@ def test_scoring_the_dbgorilla_result_format(loaded: Stack, tmp_path: Path) -> N
     }
     path = tmp_path / "dbgorilla_results.json"
     path.write_text(json.dumps(payload))
-    result = run_cli("score", "--predictions", str(path), "--execute", "--json", env=loaded.env)
+    result = run_cli("score", "--predictions", str(path), "--execute", "--json", env=restaurants_stack.env)
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["cases"] == 4 and summary["models"] == ["some-model"]
@@ -297,7 +290,7 @@ def test_scoring_the_dbgorilla_result_format(loaded: Stack, tmp_path: Path) -> N
     assert summary["protocols"]["first"]["execution_match_exact"] == 0.25
 
 
-def test_repeats_forward_the_seed_and_name_the_questions_that_flip(loaded: Stack, tmp_path: Path) -> None:
+def test_repeats_forward_the_seed_and_name_the_questions_that_flip(restaurants_stack: Stack, tmp_path: Path) -> None:
     listings = [r for r in RESTAURANTS if not any(c.endswith(("aggregation", "groupby")) for c in r.components)][:3]
     flipping = listings[0].query
 
@@ -311,7 +304,7 @@ def test_repeats_forward_the_seed_and_name_the_questions_that_flip(loaded: Stack
         ids = [arg for r in listings for arg in ("--id", r.id)]
         result = run_cli(
             "eval", "--base-url", server.base_url, "--model", "mock-model", *ids, "--repeats", "2", "--seed", "7",
-            "--temperature", "0.5", "--out", str(tmp_path), "--json", env=loaded.env,
+            "--temperature", "0.5", "--out", str(tmp_path), "--json", env=restaurants_stack.env,
         )  # fmt: skip
         seeds = {body.get("seed") for body in server.requests}
         temperatures = {body.get("temperature") for body in server.requests}
@@ -324,12 +317,12 @@ def test_repeats_forward_the_seed_and_name_the_questions_that_flip(loaded: Stack
     assert repeated["flaky"] == [listings[0].id]
     assert json.loads((tmp_path / "repeats.json").read_text()) == repeated
     report = run_cli("report", str(tmp_path / "repeat-1"), str(tmp_path / "repeat-2"), "--out", str(tmp_path / "r"),
-                     env=loaded.env)  # fmt: skip
+                     env=restaurants_stack.env)  # fmt: skip
     assert report.returncode == 0, report.stderr
     comparison = (tmp_path / "r" / "comparison.md").read_text()
     parent = tmp_path.name  # a repeat is named with its parent, which groups it with its siblings
     assert f"| {parent}/repeat-2 | {parent}/repeat-1 | 3 |" in comparison and "within the noise" in comparison
-    whole = run_cli("report", str(tmp_path), "--out", str(tmp_path / "whole"), env=loaded.env)
+    whole = run_cli("report", str(tmp_path), "--out", str(tmp_path / "whole"), env=restaurants_stack.env)
     assert whole.returncode == 0, whole.stderr
     repeats = (tmp_path / "whole" / "repeats.md").read_text()
     assert f"| {parent} | mock-model | 2 | 3 | 83.3% | 66.7% |" in repeats and listings[0].id in repeats

@@ -79,6 +79,21 @@ def test_the_table_pairs_every_ablation_with_the_baseline() -> None:
     )
 
 
+def test_a_design_the_endpoint_refuses_says_so_beside_its_verdict() -> None:
+    """Every structured question once ended in HTTP 500 (llama-cpp-python refused json_schema) and the
+    row read only "within the noise": model errors are counted and named in the verdict."""
+    ids = [f"q{i}" for i in range(6)]
+    refused = [record(q, False, design="structured").model_copy(update={"outcome": Outcome.MODEL_ERROR}) for q in ids]
+    timed_out = record("q0", False, design="rationale").model_copy(update={"outcome": Outcome.TIMEOUT})
+    rationale = [timed_out, *(record(q, True, design="rationale") for q in ids[1:])]
+    runs = {BASELINE: [record(q, i < 2) for i, q in enumerate(ids)], "structured": refused, "rationale": rationale}
+    rows = {row.name: row for row in ablation_table(runs)}
+    assert (rows[BASELINE].model_errors, rows["rationale"].model_errors, rows["structured"].model_errors) == (0, 1, 6)
+    text = markdown_table(list(rows.values()), "m")
+    assert "within the noise; 6 of 6 ended in a model error |" in text and "; 1 of 6 ended" in text
+    assert "baseline |" in text and "baseline;" not in text
+
+
 def test_unanswerable_questions_stay_out_of_the_ablation_rows() -> None:
     rows = ablation_table({BASELINE: [record("q1", True), record("a1", False, abstain=True)]})
     assert rows[0].questions == 1 and rows[0].passed["rate"] == 1.0
