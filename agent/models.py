@@ -119,17 +119,19 @@ class SchemaForms:
         self.used: str | None = None
 
     def send(self, ask: Callable[[dict[str, Any] | None], T], name: str, schema: dict[str, Any]) -> T:
+        forms = list(self.forms)  # a snapshot: requests in flight on other threads may narrow the list
         index = 0
         while True:
-            form = self.forms[index]
+            form = forms[index]
             try:
                 result = ask(schema_format(form, name, schema))
             except ModelError as error:
-                if index + 1 < len(self.forms) and getattr(error.__cause__, "status_code", None) is not None:
+                if index + 1 < len(forms) and getattr(error.__cause__, "status_code", None) is not None:
                     index += 1
                     continue
                 raise
-            del self.forms[:index]
+            rank = SCHEMA_FORMS.index(form)
+            self.forms = [f for f in self.forms if SCHEMA_FORMS.index(f) >= rank] or [form]  # idempotent
             self.used = form
             return result
 
