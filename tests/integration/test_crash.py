@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -236,11 +237,38 @@ def test_the_model_server_killed_during_an_eval_is_retried_on_resume(
     assert by_id == clean_results
 
 
+#: Big enough that a load is still sending when it is caught mid-way, on a fast machine too (1,200
+#: objects once loaded in 5.4 s, before a fixed 6 s wait ran out).
+MIDWAY_PER_COLLECTION = 1500
+
+
+def count_of(client: Any, name: str) -> int:
+    """Objects in a collection, 0 while the load has it deleted or half-created."""
+    try:
+        return int(client.collections.get(name).aggregate.over_all(total_count=True).total_count or 0)
+    except Exception:  # the load recreates collections under us
+        return 0
+
+
+def load_caught_midway(stack: Stack, **popen: object) -> subprocess.Popen[str]:
+    """Start `load --objects-per-collection 1500` and return once it has written new objects (more than
+    the 300 the stack holds) while still running: the moment to kill a server under it."""
+    load = [sys.executable, "-m", "dbgorilla", "load", "--use-case", USE_CASE, "--objects-per-collection",
+            str(MIDWAY_PER_COLLECTION), "--json"]  # fmt: skip
+    run = subprocess.Popen(load, env=stack.env, text=True, **popen)  # type: ignore[call-overload]
+    deadline = time.monotonic() + 120
+    with connect(stack.settings) as client:
+        while time.monotonic() < deadline and run.poll() is None:
+            if sum(count_of(client, name) for name in COLLECTIONS) > 3 * 100:
+                break
+            time.sleep(0.2)
+    assert run.poll() is None, "the load finished (or failed) before it could be caught mid-way"
+    return run
+
+
 def test_weaviate_killed_during_a_load_then_load_completes(crash_stack: Stack) -> None:
     env = crash_stack.env
-    load = [sys.executable, "-m", "dbgorilla", "load", "--use-case", USE_CASE, "--objects-per-collection", "400"]
-    run = subprocess.Popen(load, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(6)
+    run = load_caught_midway(crash_stack, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     kill_weaviate(crash_stack)
     assert run.wait(timeout=300) != 0, "a load whose server died must not report success"
     assert run_cli("up", "--backend", "binary", env=env).returncode == 0
@@ -256,19 +284,7 @@ def test_the_embedder_killed_during_a_load_is_reported_then_load_completes(crash
     env = crash_stack.env
     embedder = ProcessRecord.load(crash_stack.settings.run_dir / "embedder.json")
     assert embedder is not None
-    load = [
-        sys.executable,
-        "-m",
-        "dbgorilla",
-        "load",
-        "--use-case",
-        USE_CASE,
-        "--objects-per-collection",
-        "400",
-        "--json",
-    ]
-    run = subprocess.Popen(load, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(6)
+    run = load_caught_midway(crash_stack, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     os.kill(embedder.pid, signal.SIGKILL)
     stdout, stderr = run.communicate(timeout=600)
     assert run.returncode != 0, "objects the vectorizer could not embed must fail the load"
