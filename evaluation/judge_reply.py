@@ -99,8 +99,9 @@ class ChatJudge:
     def __init__(self, model: ChatModel) -> None:
         self.model = model
         #: An OpenAI-compatible model falls back on its own; any other gets its own record of forms.
-        self.forms: SchemaForms = getattr(model, "schema_forms", None) or SchemaForms()
-        self._own_forms = not hasattr(model, "schema_forms")
+        model_forms: SchemaForms | None = getattr(model, "schema_forms", None)
+        self._own_forms = model_forms is None
+        self.forms = model_forms or SchemaForms()
 
     @property
     def response_format(self) -> str | None:
