@@ -16,6 +16,9 @@ class ExitCode(IntEnum):
     TIMEOUT = 7
     MISSING_DEPENDENCY = 8
     CONFIG = 9
+    BAD_INPUT = 10  # a file or argument the user gave is not what the command reads
+    INFRASTRUCTURE = 11  # the model server, Weaviate or the embedder failed: not a score
+    NOT_OURS = 12  # a collection the project did not create stands where it would write
 
 
 class DbGorillaError(Exception):
@@ -54,3 +57,21 @@ class MissingDependency(DbGorillaError):
     """A binary, package or model file the command needs is not installed."""
 
     exit_code = ExitCode.MISSING_DEPENDENCY
+
+
+class BadInput(DbGorillaError):
+    """A file the user gave is not what the command reads (named with its line and what was expected)."""
+
+    exit_code = ExitCode.BAD_INPUT
+
+
+class InfrastructureFailure(DbGorillaError):
+    """The model server, Weaviate or the embedder failed: reported as a failure, never as a score of 0."""
+
+    exit_code = ExitCode.INFRASTRUCTURE
+
+
+class NotOurs(DbGorillaError):
+    """A collection without the project's ownership marker stands where a command would write."""
+
+    exit_code = ExitCode.NOT_OURS

@@ -18,7 +18,8 @@ from dbgorilla.cli.console import err, exit_code_of
 app = typer.Typer(
     help="dbgorilla-live: an LLM queries a live Weaviate through function calling.\n\n"
     "Exit codes: 0 ok, 1 failure, 2 usage, 3 not running, 4 stale server, 5 port in use, "
-    "6 build failed, 7 start-up timeout, 8 missing dependency, 9 configuration.",
+    "6 build failed, 7 start-up timeout, 8 missing dependency, 9 configuration, 10 bad input, "
+    "11 infrastructure failure, 12 not ours (a collection the project did not create).",
     no_args_is_help=True,
     add_completion=False,
 )
