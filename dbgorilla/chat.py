@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from agent import OpenAIChatModel
+from agent import ModelError, OpenAIChatModel
 from agent.tokens import TokenCounter, estimate_counter, gguf_counter
 from dbgorilla.config import Settings
-from dbgorilla.errors import ConfigError
+from dbgorilla.errors import ConfigError, InfrastructureFailure
 from dbgorilla.model_server import DEFAULT_MODEL, MODELS, QWEN_CODER, ModelService, get_model
 
 #: Completion tokens per turn for the local model: a call takes 15-80, a brief answer 20-90; at 5.5-6.5
@@ -42,12 +42,26 @@ def resolve_model(
     if base_url:
         if not model:
             raise ConfigError("--base-url needs --model (the endpoint's model name)")
-        return OpenAIChatModel(model, base_url=base_url, **bounds)
+        return prove_endpoint(OpenAIChatModel(model, base_url=base_url, **bounds))
     if model and model not in MODELS:
         if os.environ.get("OPENAI_API_KEY"):
-            return OpenAIChatModel(model, **bounds)
+            return prove_endpoint(OpenAIChatModel(model, **bounds))
         raise ConfigError(f"unknown local model {model!r}: pass --base-url for an endpoint, or one of {list(MODELS)}")
     return local_model(model or DEFAULT_MODEL, echo=echo, **bounds)
+
+
+def prove_endpoint(chat: OpenAIChatModel) -> OpenAIChatModel:
+    """One real token before the first question: an endpoint that cannot answer is a failure to
+    report, never a run of questions that each score 0. (The local server proves itself on start.)"""
+    limit, chat.max_tokens = chat.max_tokens, 1
+    try:
+        chat.complete([{"role": "user", "content": "Say OK."}], None, None)
+    except ModelError as error:
+        where = chat.base_url or "the OpenAI API"
+        raise InfrastructureFailure(f"the model endpoint at {where} did not answer one token: {error}") from None
+    finally:
+        chat.max_tokens = limit
+    return chat
 
 
 def token_counter() -> TokenCounter:

@@ -11,11 +11,14 @@ import hashlib
 import importlib.util
 import os
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
+
 from dbgorilla.config import Settings, cache_dir
-from dbgorilla.errors import ConfigError, MissingDependency
+from dbgorilla.errors import ConfigError, InfrastructureFailure, MissingDependency
 from dbgorilla.services import Echo, LocalService, ServiceStatus
 
 
@@ -95,6 +98,18 @@ DEFAULT_MODEL = QWEN_CODER.name
 TEST_MODEL = SMOLLM2.name
 
 
+class ModelServerFailed(InfrastructureFailure):
+    """The local model server does not produce tokens: it crashed, or answers with errors."""
+
+
+def _tail(path: Path, lines: int) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
 def get_model(name: str) -> LocalModel:
     try:
         return MODELS[name]
@@ -164,8 +179,53 @@ class ModelService(LocalService):
         return record.command[record.command.index("--model_alias") + 1]
 
     def start(self, echo: Echo = print) -> tuple[ServiceStatus, bool]:
+        """Start (or reuse) the server, then prove it with one real token: a server that answers
+        `/v1/models` can still die on its first completion (a CPU-specific build on another CPU)."""
         serving = self.served_model()
         if serving is not None and serving != self.model.name and self.status().state in ("running", "starting"):
             echo(f"model: switching from {serving} to {self.model.name}")
             self.stop(echo)
-        return super().start(echo)
+        status, reused = super().start(echo)
+        self.prove()
+        return status, reused
+
+    def prove(self, timeout: float = 120.0) -> str:
+        """One real completion of one token; a failure names the cause and ends with the server's log."""
+        request = {
+            "model": self.model.name,
+            "messages": [{"role": "user", "content": "Say OK."}],
+            "max_tokens": 1,
+            "temperature": 0.0,
+        }
+        try:
+            response = httpx.post(f"{self.base_url}/chat/completions", json=request, timeout=timeout)
+            response.raise_for_status()
+            return str(response.json()["choices"][0]["message"].get("content") or "")
+        except (httpx.HTTPError, ValueError, KeyError, IndexError) as error:
+            self._settle()
+            what = f"failed its first completion ({type(error).__name__}: {error})"
+            raise ModelServerFailed(self.failure(what)) from None
+
+    def _settle(self, seconds: float = 3.0) -> None:
+        """A server that dropped the connection is often dying: give it a moment to be seen dead."""
+        record = self.record()
+        deadline = time.monotonic() + seconds
+        while record is not None and record.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.2)
+
+    def failure(self, what: str, log_lines: int = 15) -> str:
+        """Why the server is no use, in words, with the last lines of its log."""
+        record = self.record()
+        dead = record is not None and not record.is_alive()
+        message = f"the model server at {self.url} ({self.model.name}) {what}"
+        if dead:
+            message += "; the server process is gone (crashed)"
+        tail = _tail(self.log_path, log_lines)
+        if tail:
+            message += f"\nlast lines of {self.log_path}:\n{tail}"
+        if dead:
+            message += (
+                "\nA llama.cpp build for another CPU crashes like this: `dbgorilla setup models` rebuilds it for "
+                "any x86-64 CPU and proves it; DBGORILLA_GGML_CPU=haswell (or x64) picks a more basic CPU library."
+            )
+        return message

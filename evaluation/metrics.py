@@ -18,7 +18,7 @@ from evaluation.protocols import PROTOCOLS, Protocol, protocol_calls
 from evaluation.records import EvalRecord, Outcome
 from evaluation.statistics import rate_with_interval
 from evaluation.trajectory import trajectory_summary
-from executors import Component
+from executors import Blame, Component, codes_blaming
 
 COMPONENTS = tuple(component.value for component in Component)
 DISAGREEMENT_EXAMPLES = 5
@@ -92,12 +92,31 @@ def by_protocol(records: list[EvalRecord], executed_scoring: bool = True) -> dic
     return blocks
 
 
+#: Outcomes caused by the infrastructure rather than the model: `--resume` runs these again.
+RETRIED_ON_RESUME = {Outcome.MODEL_ERROR, Outcome.TIMEOUT}
+INFRASTRUCTURE_ERROR_CODES = codes_blaming(Blame.INFRASTRUCTURE)
+
+
+def infrastructure_failed(record: EvalRecord) -> bool:
+    """The case says nothing about the model: the model server, Weaviate or scoring failed under it."""
+    if record.outcome in RETRIED_ON_RESUME or record.ground_truth_error or record.scores.scoring_error:
+        return True
+    codes = {c.error_code for c in record.predicted_calls if c.error_code}
+    return record.outcome is Outcome.EXECUTION_ERROR and bool(codes & INFRASTRUCTURE_ERROR_CODES)
+
+
 def summarize(records: list[EvalRecord], executed_scoring: bool = True) -> dict[str, Any]:
-    """Scores over the answerable questions; cost and outcomes over all; abstention on its own."""
+    """Scores over the answerable questions; cost and outcomes over all; abstention on its own.
+
+    A run in which every case failed on the infrastructure says so (`infrastructure_failure`):
+    its zeros measure a dead server, not a model, and the report shows them as such."""
     answerable = [r for r in records if r.expected == "call"]
     latencies = [r.latency_s for r in records]
+    failed = sum(infrastructure_failed(r) for r in records)
     return {
         "cases": len(records),
+        "infrastructure_failures": failed,
+        "infrastructure_failure": bool(records) and failed == len(records),
         "answerable_cases": len(answerable),
         **_answerable(answerable, executed_scoring),
         "outcomes": dict(Counter(r.outcome.value for r in records)),

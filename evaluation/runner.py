@@ -21,20 +21,26 @@ from typing import Any
 from agent import ORACLE, Agent, AgentConfig, AgentRun, OracleModel, ToolDesign, ToolSet, build_tools
 from agent.tokens import TokenCounter
 from evaluation.execution_match import SCORING_OPTIONS
+from evaluation.metrics import infrastructure_failed
 from evaluation.records import EvalRecord, Outcome, outcome_of, predicted_calls, raw_output, read_jsonl
 from evaluation.scorer import GroundTruthCache, Scorer
-from executors import Blame, DatabaseSchema, ExecutorError, WeaviateExecutor, codes_blaming
+from executors import DatabaseSchema, ExecutorError, WeaviateExecutor
 from fixtures.datasets import AbstentionCase, Case
 
 RESULTS_FILE = "results.jsonl"
 RUN_FILE = "run.json"
-#: Outcomes caused by the infrastructure rather than the model: `--resume` runs these again.
-RETRIED_ON_RESUME = {Outcome.MODEL_ERROR, Outcome.TIMEOUT}
-INFRASTRUCTURE_ERROR_CODES = codes_blaming(Blame.INFRASTRUCTURE)
+#: Cases in a row that failed on the infrastructure before a run stops instead of scoring zeros.
+INFRASTRUCTURE_STREAK = 3
 
 
 class RunError(RuntimeError):
     """The run cannot go on as asked (a use case not loaded, results in the way)."""
+
+
+class InfrastructureStopped(RuntimeError):
+    """The model server or Weaviate failed under every one of the last cases: the run stopped.
+
+    Its cases are kept, marked, and run again by `--resume`; what was recorded is not a score."""
 
 
 def build_record(case: Case | AbstentionCase, run: AgentRun, model: str, design: str) -> EvalRecord:
@@ -92,10 +98,7 @@ def read_records(path: Path) -> list[EvalRecord]:
 
 
 def needs_rerun(record: EvalRecord) -> bool:
-    if record.outcome in RETRIED_ON_RESUME or record.ground_truth_error or record.scores.scoring_error:
-        return True
-    codes = {c.error_code for c in record.predicted_calls if c.error_code}
-    return record.outcome is Outcome.EXECUTION_ERROR and bool(codes & INFRASTRUCTURE_ERROR_CODES)
+    return infrastructure_failed(record)
 
 
 def prepare_run_dir(out: Path, resume: bool, overwrite: bool) -> set[str]:
@@ -185,13 +188,31 @@ def run_cases(
     concurrency: int,
     on_record: Callable[[EvalRecord], None] = lambda _: None,
 ) -> int:
+    """Run the cases, each record written as it ends; stops with `InfrastructureStopped` once the last
+    `INFRASTRUCTURE_STREAK` cases all failed on the infrastructure (cases not started stay to run)."""
+    streak: list[EvalRecord] = []
     with JsonlWriter(out / RESULTS_FILE) as writer, ThreadPoolExecutor(max(1, concurrency)) as pool:
         futures = [pool.submit(run_case, case, context) for case in cases]
         for future in as_completed(futures):
             record = future.result()
             writer.put(record)
             on_record(record)
+            streak = [*streak, record] if infrastructure_failed(record) else []
+            if len(streak) >= INFRASTRUCTURE_STREAK:
+                for pending in futures:
+                    pending.cancel()
+                raise InfrastructureStopped(_streak_message(streak, out, writer.written, len(cases)))
     return writer.written
+
+
+def _streak_message(streak: list[EvalRecord], out: Path, written: int, total: int) -> str:
+    errors = sorted({(r.error or r.outcome.value).splitlines()[0][:300] for r in streak})
+    return (
+        f"stopped after {written} of {total} cases: the last {len(streak)} failed on the infrastructure, "
+        f"not on the model ({'; '.join(errors)}). Nothing was scored for them. Check the model server "
+        f"(`dbgorilla model status`) and Weaviate (`dbgorilla status`), then run again with "
+        f"`--out {out} --resume`."
+    )
 
 
 def write_run_file(out: Path, payload: dict[str, Any]) -> None:

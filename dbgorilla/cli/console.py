@@ -17,7 +17,7 @@ from dbgorilla.config import Settings
 from dbgorilla.connection import connect
 from dbgorilla.errors import ConfigError, DbGorillaError, ExitCode, ServiceNotRunning
 from evaluation.report import ReportError
-from evaluation.runner import RunError
+from evaluation.runner import InfrastructureStopped, RunError
 from executors import ScopeError
 from executors.index_health import IndexBroken
 from fixtures.loader import LoadFailed
@@ -41,6 +41,7 @@ err = _console(stderr=True, soft_wrap=True)
 EXIT_CODES: dict[type[Exception], ExitCode] = {
     ReportError: ExitCode.CONFIG,
     RunError: ExitCode.CONFIG,
+    InfrastructureStopped: ExitCode.INFRASTRUCTURE,
     LoadFailed: ExitCode.FAILURE,
     IndexBroken: ExitCode.FAILURE,
     ScopeError: ExitCode.CONFIG,

@@ -19,7 +19,7 @@ from agent import ORACLE, AgentConfig, OpenAIChatModel, ToolDesign
 from agent.tooldef import DEFAULT_TOKEN_BUDGET
 from dbgorilla.chat import resolve_model, token_counter
 from dbgorilla.cli.console import connected, design_from_flags, err, out, say
-from dbgorilla.errors import ConfigError
+from dbgorilla.errors import ConfigError, InfrastructureFailure
 from evaluation import runner
 from evaluation.metrics import CORE_KEYS, core, summarize
 from evaluation.protocols import Protocol
@@ -222,7 +222,11 @@ def run_repeats(
         todo = [c for c in chosen.cases if c.id not in already]
         label = f"repeat {index + 1}/{len(directories)}: " if len(directories) > 1 else ""
         say(f"{label}{len(todo)} cases to run ({len(already)} already done) → {directory / runner.RESULTS_FILE}")
-        _run_with_progress(todo, context, directory, concurrency)
+        stopped: runner.InfrastructureStopped | None = None
+        try:
+            _run_with_progress(todo, context, directory, concurrency)
+        except runner.InfrastructureStopped as error:
+            stopped = error  # the summary below is still written; it says what failed
         records = [r for r in runner.read_records(directory / runner.RESULTS_FILE) if r.id in wanted]
         summary = summarize(records)
         summary["pass"] = rate_with_interval([passed(r) for r in records])
@@ -243,6 +247,14 @@ def run_repeats(
             },
         )
         (directory / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+        if stopped is not None:
+            raise stopped
+        if summary["infrastructure_failure"]:
+            raise InfrastructureFailure(
+                f"every case in {directory} failed on the infrastructure (model server, Weaviate or scoring), "
+                f"so nothing was scored; see `error` in {directory / runner.RESULTS_FILE}, then run again with "
+                f"`--out {directory} --resume`"
+            )
         summaries.append(summary)
         runs.append(records)
     return summaries, runs

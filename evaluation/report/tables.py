@@ -149,8 +149,21 @@ def leaderboard(runs: Sequence[Run]) -> Table:
             latency_p95_s=s.get("latency_p95_s"),
             cases=s["cases"],
         )
+        if s.get("infrastructure_failure"):
+            row = _infrastructure_failure_row(row)
         rows.append(row)
     return Table("leaderboard", "Leaderboard", LEADERBOARD_CAPTION, LEADERBOARD_COLUMNS, sorted(rows, key=_rank_key))
+
+
+#: Leaderboard cells a run of nothing but infrastructure failures keeps: who ran, and how many cases.
+_KEPT_WHEN_INFRASTRUCTURE_FAILED = ("run", "model", "tool_design", "cases", "latency_p50_s", "latency_p95_s")
+
+
+def _infrastructure_failure_row(row: dict[str, Any]) -> dict[str, Any]:
+    """Every case failed on the model server or Weaviate: its zeros measure a dead server, so the row
+    shows no score at all and says why in the pass column."""
+    kept = {key: row.get(key) for key in _KEPT_WHEN_INFRASTRUCTURE_FAILED}
+    return {**kept, "pass_interval": f"infrastructure failure ({row.get('cases')} cases; --resume)"}
 
 
 COMPARISON_COLUMNS = [

@@ -1,0 +1,155 @@
+"""Build llama-cpp-python once, for any x86-64 CPU, and prove it answers before anything relies on it.
+
+pip compiles llama.cpp from the sdist with `GGML_NATIVE=ON` by default: code for the build machine's
+own CPU. On a 2-core VM whose CPU reports AVX-512 and AMX that build died with a general protection
+fault on its first token, and a wheel cached by pip on one machine crashes on the next. So the
+wheel is built here with `GGML_BACKEND_DL` and `GGML_CPU_ALL_VARIANTS`: llama.cpp's CPU code is
+compiled once per instruction-set level (x64 baseline … AVX2 … AVX-512 … AMX) as separate
+libraries, and `dbgorilla.llm_server` loads the best one the running CPU supports. The wheel is kept
+in our cache under a name that carries the build options, so a native wheel in pip's cache is never
+picked up by mistake, and `prove_llama` runs one real completion in a child process, so a build
+that crashes is named at set-up instead of showing up as scores of 0.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from dbgorilla.config import cache_dir
+from dbgorilla.errors import BuildFailed
+
+#: The pinned llama-cpp-python (its sdist vendors a matching llama.cpp).
+LLAMA_CPP_PYTHON_VERSION = "0.3.36"
+#: Options of the portable build: no `-march=native`; one CPU library per instruction-set level,
+#: chosen at run time; no multimodal library (the project serves text models only).
+PORTABLE_CMAKE_ARGS = "-DGGML_NATIVE=OFF -DGGML_BACKEND_DL=ON -DGGML_CPU_ALL_VARIANTS=ON -DLLAVA_BUILD=OFF"
+#: The CPU library every portable build has (the x86-64 baseline); a native build has none.
+BASELINE_CPU_LIBRARY = "libggml-cpu-x64.so"
+
+Echo = Callable[[str], None]
+
+
+def wheel_dir(version: str = LLAMA_CPP_PYTHON_VERSION, cmake_args: str = PORTABLE_CMAKE_ARGS) -> Path:
+    """Where the wheel of this version and these options is kept (the options are part of the name)."""
+    options = hashlib.sha256(cmake_args.encode()).hexdigest()[:10]
+    return cache_dir() / "wheels" / f"llama-cpp-python-{version}-{options}"
+
+
+def llama_lib_dir() -> Path | None:
+    """The installed `llama_cpp/lib` folder, or None when llama-cpp-python is not installed."""
+    try:
+        files = importlib.metadata.files("llama-cpp-python") or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for file in files:
+        if file.parts[:2] == ("llama_cpp", "lib"):
+            return Path(str(file.locate())).parent
+    return None
+
+
+def installed_is_portable(version: str = LLAMA_CPP_PYTHON_VERSION) -> bool:
+    """True when the installed llama-cpp-python is this version and was built with runtime CPU dispatch."""
+    try:
+        installed = importlib.metadata.version("llama-cpp-python")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    lib = llama_lib_dir()
+    return installed == version and lib is not None and (lib / BASELINE_CPU_LIBRARY).exists()
+
+
+def _pip(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "pip", *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env)
+
+
+def build_wheel(version: str = LLAMA_CPP_PYTHON_VERSION, echo: Echo = print) -> Path:
+    """The cached portable wheel, compiled first when it is missing (minutes on 2 cores)."""
+    folder = wheel_dir(version)
+    wheels = sorted(folder.glob("llama_cpp_python-*.whl"))
+    if wheels:
+        return wheels[-1]
+    folder.mkdir(parents=True, exist_ok=True)
+    echo(f"compiling llama-cpp-python {version} for any x86-64 CPU ({PORTABLE_CMAKE_ARGS}); 10-20 minutes on 2 cores")
+    started = time.monotonic()
+    env = {
+        **os.environ,
+        "CMAKE_ARGS": PORTABLE_CMAKE_ARGS,
+        "FORCE_CMAKE": "1",
+        "CMAKE_BUILD_PARALLEL_LEVEL": os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 1)),
+    }
+    result = _pip(
+        "wheel", "--quiet", "--no-deps", "--no-cache-dir", "--no-binary", "llama-cpp-python",
+        "-w", str(folder), f"llama-cpp-python=={version}", env=env,
+    )  # fmt: skip
+    wheels = sorted(folder.glob("llama_cpp_python-*.whl"))
+    if result.returncode != 0 or not wheels:
+        raise BuildFailed(f"building llama-cpp-python {version} failed:\n{(result.stdout + result.stderr)[-3000:]}")
+    echo(f"built {wheels[-1].name} in {time.monotonic() - started:.0f} s")
+    return wheels[-1]
+
+
+def install_llama(version: str = LLAMA_CPP_PYTHON_VERSION, echo: Echo = print) -> str:
+    """Install the portable llama-cpp-python[server] (built once, then from our cache); says what it did."""
+    if installed_is_portable(version):
+        return f"llama-cpp-python {version} (portable) already installed"
+    wheel = build_wheel(version, echo)
+    result = _pip(
+        "install", "--quiet", "--force-reinstall", "--no-deps", str(wheel),
+    )  # fmt: skip
+    if result.returncode == 0:
+        # Its own dependencies and the server's, from the index; the wheel itself stays ours.
+        result = _pip("install", "--quiet", "--find-links", str(wheel.parent), "--only-binary", "llama-cpp-python",
+                      f"llama-cpp-python[server]=={version}")  # fmt: skip
+    if result.returncode != 0 or not installed_is_portable(version):
+        raise BuildFailed(f"installing {wheel} failed:\n{(result.stdout + result.stderr)[-3000:]}")
+    return f"llama-cpp-python {version} (portable) installed from {wheel}"
+
+
+#: Run in a child process: load the backends as the server does, then one real token.
+_PROOF = """
+import sys
+from dbgorilla.llm_server import load_cpu_backend
+backend = load_cpu_backend()
+import llama_cpp
+llama = llama_cpp.Llama(model_path=sys.argv[1], n_ctx=256, n_threads=1, verbose=False)
+out = llama.create_completion("The capital of France is", max_tokens=1, temperature=0.0)
+print(backend, repr(out["choices"][0]["text"]))
+"""
+
+
+def prove_llama(model_path: Path, timeout: float = 300.0) -> str:
+    """One real completion in a child process; a crash (a signal) or an error is a typed failure."""
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", _PROOF, str(model_path)], capture_output=True, text=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        raise BuildFailed(f"llama.cpp did not produce one token from {model_path.name} in {timeout:.0f} s") from None
+    if result.returncode != 0:
+        raise BuildFailed(f"llama.cpp could not produce one token: {describe_exit(result.returncode)}\n{_tail(result)}")
+    return result.stdout.strip().splitlines()[-1]
+
+
+def describe_exit(code: int) -> str:
+    """`-11` as `killed by SIGSEGV (signal 11)`: what a crash of compiled code looks like from outside."""
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = "signal"
+        hint = " (compiled code crashed; a CPU-specific build does this on another CPU)" if -code in (4, 7, 11) else ""
+        return f"killed by {name} (signal {-code}){hint}"
+    return f"exit code {code}"
+
+
+def _tail(result: subprocess.CompletedProcess[str], lines: int = 12) -> str:
+    text = (result.stderr or result.stdout or "").strip().splitlines()
+    return "\n".join(text[-lines:])
