@@ -120,7 +120,12 @@ class ComposeStack:
         return all(state.running for state in states)
 
     def down(self, volumes: bool = False) -> None:
-        self.run("down", *(["-v"] if volumes else []))
+        self.run("down", "--remove-orphans", *(["-v"] if volumes else []))
+
+    def has_volume(self) -> bool:
+        """True when this project's data volume exists (it holds the data of an earlier stack)."""
+        client = docker_client()
+        return bool(client.volumes.list(filters={"label": f"com.docker.compose.project={self.project}"}))
 
     def service_status(self, service: str, container: object | None) -> ServiceStatus:
         """running (healthy), starting, stopped (no container) or stale (exited, with its code)."""

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -19,10 +20,10 @@ from pathlib import Path
 import httpx
 
 from dbgorilla import cluster
-from dbgorilla._process import wait_until
+from dbgorilla._process import pids_listening_on, port_is_free, process_cmdline, wait_until
 from dbgorilla.compose import ComposeStack
 from dbgorilla.config import WEAVIATE_VERSION, Settings
-from dbgorilla.errors import ConfigError, MissingDependency, StartupTimeout
+from dbgorilla.errors import ConfigError, MissingDependency, PortInUse, StartupTimeout
 from dbgorilla.services import Echo, EmbedderService, ServiceStatus, WeaviateService
 from dbgorilla.weaviate_build import build_weaviate
 
@@ -133,7 +134,7 @@ def up(
     backend: str = "auto", settings: Settings | None = None, echo: Echo = print, images: str = "auto"
 ) -> StackStatus:
     settings = settings or Settings()
-    chosen = resolve_backend(backend)
+    chosen = _reusable_backend(backend, settings, echo) or resolve_backend(backend)
     echo(f"backend: {chosen}")
     if chosen == "url":
         url = remote_url()
@@ -153,6 +154,30 @@ def up(
     weaviate, _ = WeaviateService(settings).start(echo)
     _remember(settings, "binary", weaviate.url)
     return StackStatus("binary", weaviate, [embedder], server_version(weaviate.url))
+
+
+def _reusable_backend(backend: str, settings: Settings, echo: Echo) -> str | None:
+    """The backend of a local stack already running for this state folder, which `up` reuses.
+
+    `auto` takes whichever backend started it: a Docker engine installed since must not make `up`
+    start a second stack on the same ports. Naming another backend while one runs is an error that
+    says how to switch, raised before anything is started."""
+    if backend == "url":
+        return None
+    remembered = _remembered_backend(settings)
+    if remembered in (None, "url"):
+        return None
+    current = status(settings)
+    if not current.ready:
+        return None
+    if backend not in ("auto", remembered):
+        raise ConfigError(
+            f"a {remembered} stack is already running for {settings.state_dir} at {current.weaviate.url}; "
+            f"`dbgorilla down` stops it, then `dbgorilla up --backend {backend}` starts the other"
+        )
+    if backend == "auto":
+        echo(f"{remembered} stack already running at {current.weaviate.url}; reusing it")
+    return remembered
 
 
 def down(settings: Settings | None = None, echo: Echo = print) -> None:
@@ -196,16 +221,45 @@ def status(settings: Settings | None = None) -> StackStatus:
     return StackStatus("binary" if backend or weaviate.state != "stopped" else None, weaviate, [embedder], version)
 
 
+def _require_free_ports(settings: Settings) -> None:
+    """The compose stack's host ports are free, or a typed error names who holds them, before any
+    container, network or volume is created."""
+    ports = {
+        "weaviate http": settings.ports.weaviate_http,
+        "weaviate grpc": settings.ports.weaviate_grpc,
+        "embedder": settings.ports.embedder,
+    }
+    for role, port in ports.items():
+        if port_is_free(settings.host, port):
+            continue
+        holders = [f"pid {pid}: {' '.join(process_cmdline(pid))[:120]}" for pid in pids_listening_on(port)]
+        raise PortInUse(
+            f"docker: port {port} ({role}) is already in use ({'; '.join(holders) or 'by a connection'}); "
+            "`dbgorilla status` shows a stack of ours, `dbgorilla down` stops it, or choose other ports "
+            "with the DBGORILLA_*_PORT variables"
+        )
+
+
 def _docker_up(settings: Settings, echo: Echo, images: str) -> StackStatus:
     if not docker_engine_available():
         raise MissingDependency("no working Docker engine (`docker info` failed); use --backend binary")
     compose = ComposeStack.for_settings(settings)
-    for service in compose.status():
+    before = compose.status()
+    for service in before:
         if service.state == "stale":
             echo(f"docker: stale container found: {service.detail.split(';')[0]}; starting it again")
-    compose.up(images, echo)
+    if all(service.state == "stopped" for service in before):
+        _require_free_ports(settings)
+    had_volume = compose.has_volume()
     url = settings.weaviate_http_url
-    wait_until(lambda: _probe(url).running, 60, f"weaviate (docker) at {url}")
+    try:
+        compose.up(images, echo)
+        wait_until(lambda: _probe(url).running, 60, f"weaviate (docker) at {url}")
+    except Exception:
+        # Leave nothing of this attempt behind; a volume from an earlier, working stack keeps its data.
+        with contextlib.suppress(Exception):
+            compose.down(volumes=not had_volume)
+        raise
     _remember(settings, "docker", url, project=compose.project)
     echo(f"docker: Weaviate v{WEAVIATE_VERSION} ready at {url} (project {compose.project})")
     weaviate, embedder = compose.status()

