@@ -108,10 +108,11 @@ def evaluate(
     run_dir = out_dir or Path("runs") / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', model_label)}-{datetime.now():%Y%m%d-%H%M%S}"
     repeat_dirs = [run_dir] if repeats == 1 else [run_dir / f"repeat-{i + 1}" for i in range(repeats)]
     done = [runner.prepare_run_dir(d, resume, overwrite) for d in repeat_dirs]
+    # The model first: one that cannot answer a token stops here, before any data is loaded.
+    driver = open_model(model, base_url, request_timeout, max_retries, temperature)
     with connected() as client:
         ensure_loaded(client, chosen.needed, echo=say)
         executor = WeaviateExecutor(client)
-        driver = open_model(model, base_url, request_timeout, max_retries, temperature)
         context = run_context(client, executor, chosen, design, driver)
         summaries, runs = run_repeats(
             context, chosen, driver, list(zip(repeat_dirs, done, strict=True)), seed, base_url, concurrency

@@ -120,3 +120,44 @@ def test_the_prompt_cache_outlives_a_restart(server: tuple[ModelService, dict[st
     again, _, cached = _ask(service, system, "How long is the Danube?")
     assert cached >= prompt - 20, "the state was read back from the disk cache"
     assert again == answer, "a state read back from disk answers as it did before the restart"
+
+
+def test_a_model_server_killed_during_eval_stops_the_run_as_infrastructure(tmp_path: Path) -> None:
+    """The server answers the start-up token, then dies: eval stops after a few cases with exit 11
+    and says what to do; the cases it recorded are marked for --resume, and nothing reads 0%."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from dbgorilla.errors import ExitCode
+
+    settings = fresh_settings(tmp_path / "state")
+    env = settings_env(settings)
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "dbgorilla", "eval", "--model", TEST_MODEL, "--dataset", "abstention",
+               "--limit", "0", "--out", str(out)]  # fmt: skip
+    # Weaviate is needed for the questions; the session's stack is not used here, so start one.
+    assert run_cli("up", "--backend", "binary", env=env, timeout=600).returncode == 0
+    try:
+        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        results = out / "results.jsonl"
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and process.poll() is None:
+            if results.exists() and results.read_text().count("\n") >= 1:
+                break
+            time.sleep(0.2)
+        assert process.poll() is None, "eval ended before the server could be killed"
+        record = ModelService(settings, SMOLLM2).record()
+        assert record is not None
+        os.kill(record.pid, signal.SIGKILL)
+        _, stderr = process.communicate(timeout=600)
+        assert process.returncode == ExitCode.INFRASTRUCTURE, stderr
+        assert "failed on the infrastructure" in stderr and "--resume" in stderr
+        summary = json.loads((out / "summary.json").read_text())
+        assert summary["infrastructure_failures"] >= 3
+        assert summary["cases"] < 20, "the run must stop, not go through every question"
+    finally:
+        run_cli("model", "down", env=env)
+        run_cli("down", env=env)

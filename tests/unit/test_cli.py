@@ -56,3 +56,24 @@ def test_url_backend_reports_an_unreachable_server(env: dict[str, str]) -> None:
 def test_model_down_when_nothing_runs(env: dict[str, str]) -> None:
     assert run_cli("model", "status", env=env).returncode == ExitCode.NOT_RUNNING
     assert run_cli("model", "up", "--model", "gpt-17", env=env).returncode == ExitCode.CONFIG
+
+
+def test_eval_against_a_closed_port_fails_as_infrastructure_before_any_case(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """No endpoint there: exit 11 with the endpoint named, not a report of zeros with exit 0."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    out = tmp_path / "run"
+    result = run_cli(
+        "eval", "--model", "any", "--base-url", f"http://127.0.0.1:{closed}/v1", "--max-retries", "0",
+        "--out", str(out), env=env, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == ExitCode.INFRASTRUCTURE, result.stderr
+    assert f"127.0.0.1:{closed}" in result.stderr and "did not answer one token" in result.stderr
+    assert "Traceback" not in result.stderr
+    results = out / "results.jsonl"
+    assert not results.exists() or results.read_text() == ""
