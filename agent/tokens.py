@@ -30,6 +30,9 @@ def gguf_counter(path: Path, name: str) -> TokenCounter:
     try:
         from llama_cpp import Llama  # optional: installed with the `local` extra
 
+        from agent.llama_cpu import load_cpu_backend
+
+        load_cpu_backend()
         with _quiet_stderr():
             vocab = Llama(model_path=str(path), vocab_only=True, verbose=False)
     except Exception:  # no llama-cpp-python or no model file: estimate instead

@@ -17,6 +17,7 @@ import os
 import time
 from typing import Any
 
+from agent.llama_cpu import load_cpu_backend
 from agent.tokens import _quiet_stderr
 from dbgorilla.model_server import DEFAULT_MODEL, SERVER_OPTIONS, get_model
 
@@ -44,6 +45,7 @@ def sample_text() -> str:
 def measure(path: str, options: dict[str, Any], prompt: int, generate: int) -> tuple[float, float]:
     from llama_cpp import Llama
 
+    load_cpu_backend()
     with _quiet_stderr():
         llm = Llama(model_path=path, verbose=False, **options)
     tokens = llm.tokenize(sample_text().encode(), add_bos=False)[:prompt]

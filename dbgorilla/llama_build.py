@@ -116,7 +116,7 @@ def install_llama(version: str = LLAMA_CPP_PYTHON_VERSION, echo: Echo = print) -
 #: Run in a child process: load the backends as the server does, then one real token.
 _PROOF = """
 import sys
-from dbgorilla.llm_server import load_cpu_backend
+from agent.llama_cpu import load_cpu_backend
 backend = load_cpu_backend()
 import llama_cpp
 llama = llama_cpp.Llama(model_path=sys.argv[1], n_ctx=256, n_threads=1, verbose=False)
