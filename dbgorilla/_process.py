@@ -8,6 +8,7 @@ process start time (pids get reused).
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import os
 import signal
@@ -109,6 +110,88 @@ def pids_listening_on(port: int) -> list[int]:
         except (FileNotFoundError, PermissionError, ProcessLookupError):
             continue
     return owners
+
+
+#: UDP has no LISTEN state: a socket that receives from anyone is unconnected, which /proc shows as CLOSE.
+UDP_UNCONNECTED = "07"
+
+
+@dataclass(frozen=True)
+class Listener:
+    """One socket a process accepts connections or datagrams on, as the kernel reports it."""
+
+    protocol: str  # "tcp" or "udp"
+    address: str
+    port: int
+    pid: int
+
+    @property
+    def is_loopback(self) -> bool:
+        ip = ipaddress.ip_address(self.address)
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        return ip.is_loopback
+
+    def __str__(self) -> str:
+        host = f"[{self.address}]" if ":" in self.address else self.address
+        return f"{self.protocol} {host}:{self.port} (pid {self.pid}: {' '.join(process_cmdline(self.pid))[:60]})"
+
+
+def _proc_address(hex_address: str) -> str:
+    """/proc/net/{tcp,udp}[6] write an address as 32-bit words in host (little-endian) order."""
+    raw = bytes.fromhex(hex_address)
+    ordered = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+    return str(ipaddress.ip_address(ordered))
+
+
+def listening_sockets(pid: int) -> list[Listener]:
+    """Every TCP socket in LISTEN and every unconnected bound UDP socket that `pid` holds.
+
+    The socket inodes come from /proc/<pid>/fd, their addresses from the process's own network
+    namespace (/proc/<pid>/net/...), so a server in a container is read where it really listens.
+    """
+    try:
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except (FileNotFoundError, PermissionError, ProcessLookupError):
+        return []
+    inodes = set()
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    found: list[Listener] = []
+    for protocol, wanted in (("tcp", LISTEN), ("udp", UDP_UNCONNECTED)):
+        for table in (f"/proc/{pid}/net/{protocol}", f"/proc/{pid}/net/{protocol}6"):
+            try:
+                lines = Path(table).read_text().splitlines()[1:]
+            except (FileNotFoundError, PermissionError, ProcessLookupError):
+                continue
+            for line in lines:
+                parts = line.split()
+                address, port = parts[1].rsplit(":", 1)
+                if parts[3] == wanted and parts[9] in inodes:
+                    found.append(Listener(protocol, _proc_address(address), int(port, 16), pid))
+    return sorted(set(found), key=lambda s: (s.port, s.protocol, s.address))
+
+
+def descendants(pid: int) -> list[int]:
+    """`pid` and every process below it (a server's worker processes hold sockets too)."""
+    children: dict[int, list[int]] = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            parent = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(proc.name))
+    found, queue = [], [pid]
+    while queue:
+        current = queue.pop()
+        found.append(current)
+        queue.extend(children.get(current, []))
+    return found
 
 
 def connections_on(port: int) -> list[str]:

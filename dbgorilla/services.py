@@ -233,7 +233,7 @@ class EmbedderService(LocalService):
 
 
 class WeaviateService(LocalService):
-    """The pinned weaviate-server binary as a single-node cluster on loopback."""
+    """The pinned weaviate-server binary as a single-node cluster, every port on loopback."""
 
     name = "weaviate"
     ready_path = "/v1/.well-known/ready"
@@ -249,6 +249,21 @@ class WeaviateService(LocalService):
         """A single node that elects itself; a cluster node (dbgorilla.cluster) names its peers."""
         return {"RAFT_BOOTSTRAP_EXPECT": "1"}
 
+    def loopback_environment(self) -> dict[str, str]:
+        """Every port on the settings' host (loopback), since nothing else guards them (docs/security.md).
+
+        HTTP takes `--host`. CLUSTER_BIND_ADDR binds gossip (TCP and UDP), Raft and Raft RPC, and, in
+        our build (dbgorilla/weaviate_build.py), the data port; memberlist then advertises that
+        address, so Raft does too. DBGORILLA_GRPC_BIND_ADDR is our build's setting for gRPC, which
+        upstream v1.39.3 binds on every interface. Profiling is off: upstream binds it on every
+        interface too, and serves nothing there unless DEBUG_ENDPOINTS_ENABLED.
+        """
+        return {
+            "CLUSTER_BIND_ADDR": self.settings.host,
+            "DBGORILLA_GRPC_BIND_ADDR": self.settings.host,
+            "GO_PROFILING_DISABLE": "true",
+        }
+
     @property
     def url(self) -> str:
         return self.settings.weaviate_http_url
@@ -262,7 +277,6 @@ class WeaviateService(LocalService):
             "data": p.data,
             "raft": p.raft,
             "raft-rpc": p.raft_rpc,
-            "profiling": p.profiling,
         }
 
     def command(self) -> list[str]:
@@ -294,7 +308,7 @@ class WeaviateService(LocalService):
             "RAFT_PORT": str(p.raft),
             "RAFT_INTERNAL_RPC_PORT": str(p.raft_rpc),
             "GRPC_PORT": str(p.weaviate_grpc),
-            "GO_PROFILING_PORT": str(p.profiling),
+            **self.loopback_environment(),
             "DISABLE_TELEMETRY": "true",
             "LIMIT_RESOURCES": "true",
             # Measured: after kill -9 the synchronous HNSW came back with 0-98 of 100 objects per
