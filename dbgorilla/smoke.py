@@ -11,8 +11,10 @@ from weaviate.classes.query import Filter, MetadataQuery, Metrics
 from dbgorilla.config import Settings
 from dbgorilla.connection import connect
 from executors.index_health import wait_until_indexed
+from executors.ownership import mark, require_ours
 
 SMOKE_COLLECTION = "DbgorillaSmoke"
+SMOKE_DATASET = "smoke"
 SMOKE_OBJECTS = [
     {
         "name": "Trattoria Sole",
@@ -54,12 +56,16 @@ SMOKE_OBJECTS = [
 
 
 def create_smoke_collection(client: Any, name: str = SMOKE_COLLECTION) -> Any:
-    """(Re)create a collection with text, number and boolean properties, vectorized server-side."""
+    """(Re)create a collection with text, number and boolean properties, vectorized server-side.
+
+    It carries the project's marker; a collection of that name without it is never replaced
+    (`NotOurCollection`)."""
     if client.collections.exists(name):
+        require_ours(client, name, action="replace the smoke collection")
         client.collections.delete(name)
     collection = client.collections.create(
         name,
-        description="A handful of restaurants used to check a running stack.",
+        description=mark("A handful of restaurants used to check a running stack.", SMOKE_DATASET),
         vector_config=Configure.Vectors.text2vec_transformers(source_properties=["name", "description"]),
         properties=[
             Property(name="name", data_type=DataType.TEXT, description="Restaurant name"),

@@ -128,9 +128,8 @@ class GroundTruthCache:
         with self._lock:
             if collection in self._sizes:
                 return self._sizes[collection]
-        try:
-            size = self.client.collections.use(collection).aggregate.over_all(total_count=True).total_count
-        except Exception:  # counting is best effort: vacuity is then reported as unknown
+        size = self.executor.collection_size(collection)  # best effort: vacuity is then reported as unknown
+        if size is None:
             return None
         with self._lock:
             self._sizes[collection] = size

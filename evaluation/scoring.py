@@ -9,7 +9,8 @@ from typing import Any
 from evaluation.records import EvalRecord, Outcome, PredictedCall
 from evaluation.runner import live_scorer, read_records, scoring_executor
 from evaluation.scorer import Scorer
-from executors import DatabaseSchema, QueryDatabaseArguments
+from executors import DatabaseSchema, QueryDatabaseArguments, WeaviateExecutor
+from executors.ownership import CollectionNames
 from executors.vocabulary import COMPONENT_FIELDS, COMPONENT_OF_FIELD
 from fixtures.datasets import PAPER_ID_PREFIX, complexity_of, components_of, paper_case_id
 from fixtures.datasets.paper import weaviate_collection_name
@@ -87,7 +88,18 @@ def offline_schema(record: EvalRecord) -> DatabaseSchema | None:
     return database_schema_of([get_use_case(record.use_case)])
 
 
-def rescore(records: list[EvalRecord], client: Any | None) -> list[EvalRecord]:
-    """Argument scores always; execution scores too when a live client is given."""
-    scorer = Scorer(offline_schema) if client is None else live_scorer(client, scoring_executor(client))
+def collection_names(records: list[EvalRecord], namespace: str | None = None) -> CollectionNames:
+    """Where the records' collections live: predictions on the DBGorilla paper's format (ids
+    `dbgorilla-NNNN`) run on the paper set's collections, any others on our use cases'."""
+    paper = bool(records) and all(r.id.startswith(f"{PAPER_ID_PREFIX}-") for r in records)
+    return CollectionNames.for_dataset("paper/" if paper else "usecase/", namespace)
+
+
+def rescore(records: list[EvalRecord], client: Any | None, names: CollectionNames | None = None) -> list[EvalRecord]:
+    """Argument scores always; execution scores too when a live client is given (on the collections
+    `names` maps the logical names to)."""
+    if client is None:
+        scorer = Scorer(offline_schema)
+    else:
+        scorer = live_scorer(client, scoring_executor(client, WeaviateExecutor(client, names=names)))
     return [scorer.score(record) for record in records]

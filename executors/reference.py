@@ -31,6 +31,7 @@ from executors._plan import NIL_UUID, build_plan
 from executors._validate import parse_arguments, validate_arguments
 from executors.errors import UnsupportedQueryError
 from executors.options import ExecutorOptions, SearchMode
+from executors.ownership import CollectionNames
 from executors.results import GroupResult, QueryResult, group_key
 from executors.schema import CollectionSchema, DatabaseSchema
 from executors.scope import Scope, scoped, visible_schema
@@ -107,14 +108,20 @@ class ReferenceExecutor:
         *,
         embed: Embed | None = None,
         scope: Scope | None = None,
+        names: CollectionNames | None = None,
     ) -> ReferenceExecutor:
-        """Snapshot collections (all by default), vectors included, with read-only iterators."""
+        """Snapshot collections (all by default; logical names under `names`), vectors included,
+        with read-only iterators."""
+        names = names or CollectionNames()
         with typed_errors():
-            schema = ReadOnlyWeaviate(client).read_schema()
-            names = list(collections) if collections is not None else schema.names()
+            schema = ReadOnlyWeaviate(client, names=names).read_schema()
+            wanted = list(collections) if collections is not None else schema.names()
             objects = {
-                name: [_as_data_object(obj) for obj in client.collections.use(name).iterator(include_vector=True)]
-                for name in names
+                name: [
+                    _as_data_object(obj)
+                    for obj in client.collections.use(names.physical(name)).iterator(include_vector=True)
+                ]
+                for name in wanted
             }
         return cls(schema, objects, options, embed=embed, scope=scope)
 

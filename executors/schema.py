@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_serializer
 
+from executors.ownership import CollectionNames, unmarked
 from executors.vocabulary import PropertyKind
 
 DATA_TYPE_KINDS: dict[str, PropertyKind] = {
@@ -151,8 +152,9 @@ def stopwords_from_config(inverted_config: Any) -> frozenset[str]:
     return frozenset(words)
 
 
-def collection_from_config(config: Any) -> CollectionSchema:
-    """Convert a weaviate-client `CollectionConfig` (from `list_all(simple=False)`)."""
+def collection_from_config(config: Any, name: str | None = None) -> CollectionSchema:
+    """Convert a weaviate-client `CollectionConfig` (from `list_all(simple=False)`), under its logical
+    `name` when given; the project's ownership marker is dropped from the description (no model sees it)."""
     properties = tuple(
         PropertySchema(
             name=prop.name,
@@ -167,16 +169,27 @@ def collection_from_config(config: Any) -> CollectionSchema:
         for prop in config.properties
     )
     return CollectionSchema(
-        name=config.name,
-        description=config.description or None,
+        name=name or config.name,
+        description=unmarked(config.description) or None,
         properties=properties,
         stopwords=stopwords_from_config(getattr(config, "inverted_index_config", None)),
     )
 
 
-def schema_from_configs(configs: Mapping[str, Any] | Iterable[Any]) -> DatabaseSchema:
+def schema_from_configs(
+    configs: Mapping[str, Any] | Iterable[Any], names: CollectionNames | None = None
+) -> DatabaseSchema:
+    """The collections under `names`' prefix (all without one), by their logical names."""
     values = configs.values() if isinstance(configs, Mapping) else configs
-    collections = sorted((collection_from_config(config) for config in values), key=lambda c: c.name)
+    names = names or CollectionNames()
+    collections = sorted(
+        (
+            collection_from_config(config, logical)
+            for config in values
+            if (logical := names.logical(config.name)) is not None
+        ),
+        key=lambda c: c.name,
+    )
     return DatabaseSchema(collections=tuple(collections))
 
 

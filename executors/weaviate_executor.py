@@ -61,6 +61,7 @@ from executors.errors import (
 )
 from executors.liveness import weaviate_is_live
 from executors.options import ExecutorOptions
+from executors.ownership import CollectionNames
 from executors.results import GroupResult, MetricValue, QueryResult, TopOccurrence, group_key
 from executors.schema import DatabaseSchema, SchemaCache, schema_from_configs
 from executors.scope import Scope, scoped, visible_schema
@@ -90,28 +91,36 @@ class ReadOnlyWeaviate:
     method here that inserts, updates, deletes or changes the schema.
     """
 
-    __slots__ = ("__client", "__handles", "consistency_level")  # no public way back to the client
+    __slots__ = ("__client", "__handles", "consistency_level", "names")  # no public way back to the client
 
-    def __init__(self, client: Any, consistency_level: str | None = None) -> None:
+    def __init__(self, client: Any, consistency_level: str | None = None, names: CollectionNames | None = None) -> None:
         self.__client = client
         self.__handles: dict[str, Any] = {}
+        #: Logical names (what the model and results say) to the physical ones Weaviate holds.
+        self.names = names or CollectionNames()
         #: ONE | QUORUM | ALL for the reads of replicated collections (a cluster); None: Weaviate's
         #: default (QUORUM). `DBGORILLA_CONSISTENCY_LEVEL` sets it for the CLI's runs.
         self.consistency_level = _consistency(consistency_level or os.environ.get("DBGORILLA_CONSISTENCY_LEVEL"))
 
     def read_schema(self) -> DatabaseSchema:
-        return schema_from_configs(self.__client.collections.list_all(simple=False))
+        return schema_from_configs(self.__client.collections.list_all(simple=False), self.names)
 
     def is_live(self) -> bool:
         """Weaviate's HTTP liveness probe (milliseconds, no retries, nothing printed)."""
         return weaviate_is_live(self.__client)
+
+    def size(self, collection: str) -> int | None:
+        """How many objects a collection (by logical name) holds."""
+        handle = self.__client.collections.use(self.names.physical(collection))
+        total = handle.aggregate.over_all(total_count=True).total_count
+        return None if total is None else int(total)
 
     def run(self, collection: str, call: PlannedCall) -> Any:
         if (call.namespace, call.method) not in READ_METHODS:
             raise InternalExecutorError(f"refusing a non-read call {call.namespace}.{call.method}")
         handle = self.__handles.get(collection)
         if handle is None:
-            handle = self.__client.collections.use(collection, skip_argument_validation=True)
+            handle = self.__client.collections.use(self.names.physical(collection), skip_argument_validation=True)
             if self.consistency_level is not None:
                 handle = handle.with_consistency_level(self.consistency_level)
             self.__handles[collection] = handle
@@ -207,11 +216,17 @@ class WeaviateExecutor:
     """Validates tool arguments against the live schema and runs them with the typed client API."""
 
     def __init__(
-        self, client: Any, options: ExecutorOptions | None = None, *, scope: Scope | None = None, **overrides: Any
+        self,
+        client: Any,
+        options: ExecutorOptions | None = None,
+        *,
+        scope: Scope | None = None,
+        names: CollectionNames | None = None,
+        **overrides: Any,
     ) -> None:
         self._options = _options(options, overrides)
         self._scope = scope
-        self._weaviate = ReadOnlyWeaviate(client)
+        self._weaviate = ReadOnlyWeaviate(client, names=names)
         self._schema = SchemaCache(self._weaviate.read_schema)
         self._breaker = _Breaker(self._weaviate)
 
@@ -231,6 +246,18 @@ class WeaviateExecutor:
         """The cached live schema (read on first use); with a scope, only the collections in it."""
         with typed_errors():
             return visible_schema(self._scope, self._schema.get())
+
+    @property
+    def names(self) -> CollectionNames:
+        """Where this executor's logical collection names live in Weaviate."""
+        return self._weaviate.names
+
+    def collection_size(self, collection: str) -> int | None:
+        """How many objects a collection holds (None when it cannot be counted: best effort)."""
+        try:
+            return self._weaviate.size(collection)
+        except Exception:
+            return None
 
     def refresh_schema(self) -> DatabaseSchema:
         """Re-read the schema, e.g. after collections were created or changed."""

@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 
 from agent.tooldef import DEFAULT_TOKEN_BUDGET
-from dbgorilla.cli.console import connected, design_from_flags, out, say
+from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, out, say
 from dbgorilla.cli.evaluate import open_model, run_context, run_repeats, select_questions
 from dbgorilla.errors import ConfigError
 from evaluation import runner
@@ -25,7 +25,7 @@ from evaluation.ablation import (
     percent,
 )
 from executors import WeaviateExecutor
-from fixtures.loader import ensure_loaded
+from fixtures.loader import ensure_loaded, names_of
 
 TABLE_FILE = "ablation.md"
 JSON_FILE = "ablation.json"
@@ -58,6 +58,7 @@ def ablate(
         Path | None, typer.Option("--out", help="Directory of the runs (one per ablation) and the table.")
     ] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Keep the runs' finished cases; run the rest.")] = False,
+    namespace: NamespaceOption = "",
 ) -> None:
     """Run the original tool and each of the paper's tool-design changes on the same questions; write
     the paper's ablation table with a Wilson interval per row and a paired test against the original."""
@@ -73,8 +74,8 @@ def ablate(
     done = {name: runner.prepare_run_dir(path, resume, overwrite=False) for name, path in directories.items()}
     runs = {}
     with connected() as client:
-        ensure_loaded(client, chosen.needed, echo=say)
-        executor = WeaviateExecutor(client)
+        ensure_loaded(client, chosen.needed, echo=say, namespace=namespace)
+        executor = WeaviateExecutor(client, names=names_of(chosen.needed, namespace))
         driver = open_model(model, base_url, request_timeout, None, temperature)
         for name in names:
             design = design_of(name, baseline)

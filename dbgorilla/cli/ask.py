@@ -13,10 +13,11 @@ from agent import ORACLE, Agent, AgentConfig, AgentRun, ExecutedCall, build_tool
 from agent.query_agent import narrowed, response_of
 from agent.tooldef import DEFAULT_TOKEN_BUDGET
 from dbgorilla.chat import resolve_model, token_counter
-from dbgorilla.cli.console import connected, design_from_flags, out, say
+from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, out, say
 from dbgorilla.errors import ConfigError
 from executors import DatabaseSchema, QueryResult, UnknownCollectionError, WeaviateExecutor
 from executors.scope import parse_scope
+from fixtures.loader import check_ours
 from fixtures.use_cases import get_use_case
 
 
@@ -61,14 +62,22 @@ def ask(
             "collections not named are hidden. E.g. Restaurants.city=Lisbon"
         ),
     ] = None,
+    namespace: NamespaceOption = "",
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole trace as JSON.")] = False,
 ) -> None:
     """Ask a question: the model queries Weaviate through query_database until it can answer."""
     if model == ORACLE:
         raise ConfigError("the oracle replays ground truth: use it with `dbgorilla eval --model oracle`")
     design = design_from_flags(variant, rationale, parallel, structured, token_budget)
+    try:  # a use case's collections live under the namespace and must be ours; --collections names yours
+        chosen = get_use_case(use_case) if use_case else None
+    except KeyError as error:
+        raise ConfigError(str(error.args[0])) from None
     with connected() as client:
-        executor = WeaviateExecutor(client, scope=parse_scope(scope or []))
+        if chosen is not None:
+            check_ours(client, [chosen], namespace)
+        names = chosen.names(namespace) if chosen is not None else None
+        executor = WeaviateExecutor(client, scope=parse_scope(scope or []), names=names)
         named = [name.strip() for name in collections.split(",") if name.strip()] if collections else None
         schema = schema_for(executor.schema, use_case, named)
         tools = build_tools(schema, design, token_counter())

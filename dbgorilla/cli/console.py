@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Annotated, Any
 
+import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from weaviate.exceptions import WeaviateConnectionError, WeaviateStartUpError
@@ -20,6 +21,7 @@ from evaluation.report import ReportError
 from evaluation.runner import InfrastructureStopped, RunError
 from executors import ScopeError
 from executors.index_health import IndexBroken
+from executors.ownership import NAMESPACE_ENV, InvalidNamespace, NotOurCollection, check_namespace
 from fixtures.loader import LoadFailed
 
 #: Width of tables written to a file or a pipe: wide enough that a leaderboard keeps its columns
@@ -43,10 +45,32 @@ EXIT_CODES: dict[type[Exception], ExitCode] = {
     RunError: ExitCode.CONFIG,
     InfrastructureStopped: ExitCode.INFRASTRUCTURE,
     LoadFailed: ExitCode.FAILURE,
+    NotOurCollection: ExitCode.NOT_OURS,  # nothing was changed; the message names the way out
+    InvalidNamespace: ExitCode.CONFIG,
     IndexBroken: ExitCode.FAILURE,
     ScopeError: ExitCode.CONFIG,
     ModelError: ExitCode.FAILURE,
 }
+
+
+def _namespace(value: str | None) -> str:
+    try:
+        return check_namespace(value)
+    except InvalidNamespace as error:
+        raise typer.BadParameter(str(error)) from None
+
+
+#: `--namespace`: where the project's collections live (docs/collections.md), for every command
+#: that loads, evaluates on or asks the project's datasets.
+NamespaceOption = Annotated[
+    str,
+    typer.Option(
+        "--namespace",
+        envvar=NAMESPACE_ENV,
+        callback=_namespace,
+        help="Keep the project's collections as NAME_<Collection>, beside your own of the same names.",
+    ),
+]
 
 
 def say(message: str) -> None:

@@ -11,7 +11,7 @@ import openai
 import typer
 from rich.table import Table
 
-from dbgorilla.cli.console import connected, err, out, progress_bar
+from dbgorilla.cli.console import NamespaceOption, connected, err, out, progress_bar, say
 from dbgorilla.config import Settings
 from dbgorilla.embedding.encoder import MiniLMEncoder
 from dbgorilla.errors import ExitCode, ServiceNotRunning
@@ -24,12 +24,13 @@ from fixtures.authoring import compose
 from fixtures.authoring.generate import generate_records
 from fixtures.datasets import load_paper_dataset, read_dataset, render
 from fixtures.datasets.splits import SPLITS_DIR
-from fixtures.loader import LoadReport, load_schemas, resolve_use_case_names
+from fixtures.loader import LoadReport, drop_use_cases, load_schemas, resolve_use_case_names, targets_of
 from fixtures.use_cases import UseCase, get_use_cases
 
 
 def register(app: typer.Typer) -> None:
     app.command("load")(load)
+    app.command("drop")(drop)
     app.command("use-cases")(use_cases)
     app.command("lint-dataset")(lint_dataset)
     app.command("audit-dataset")(audit)
@@ -49,7 +50,19 @@ def load(
         Path | None,
         typer.Option(exists=True, dir_okay=False, help="Also (or only) load the schemas of a dataset file."),
     ] = None,
-    force: Annotated[bool, typer.Option("--force", help="Drop and recreate the collections first.")] = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Drop and recreate the collections first (only the project's own).")
+    ] = False,
+    replace: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--replace",
+            metavar="NAME",
+            help="Delete this collection, though the project did not create it, and load ours in its place "
+            "(repeatable; the name as Weaviate has it).",
+        ),
+    ] = None,
+    namespace: NamespaceOption = "",
     replication_factor: Annotated[
         int | None,
         typer.Option(
@@ -68,6 +81,14 @@ def load(
     schemas = get_use_cases(names) if names else []
     if dataset is not None:
         schemas += _dataset_schemas(dataset)
+    targets = {t.physical for t in targets_of(schemas, namespace)}
+    unknown = [name for name in replace or [] if name not in targets]
+    if unknown:
+        raise typer.BadParameter(
+            f"{', '.join(unknown)}: this load writes no collection of that name "
+            f"(it writes {', '.join(sorted(targets))})",
+            param_hint="--replace",
+        )
     with connected() as client, progress_bar() as on_progress:
         report = load_schemas(
             client,
@@ -77,7 +98,11 @@ def load(
             force=force,
             on_progress=on_progress,
             replication_factor=replication_factor,
+            namespace=namespace,
+            replace=replace or [],
         )
+    for replaced in (c for c in report.collections if c.action == "replaced"):
+        say(f"replaced {replaced.collection}: {replaced.note}")
     if as_json:
         out.print_json(json.dumps(report.model_dump(mode="json") | {"ok": report.ok}))
     else:
@@ -90,6 +115,30 @@ def load(
         err.print(f"... and {len(report.failed) - 20} more failed objects", highlight=False)
     if not report.ok:
         raise typer.Exit(int(ExitCode.FAILURE))
+
+
+def drop(
+    use_case: Annotated[
+        list[str] | None,
+        typer.Option("--use-case", "-u", help="A use case name or 'all' (repeatable). Default: all."),
+    ] = None,
+    dataset: Annotated[
+        Path | None,
+        typer.Option(exists=True, dir_okay=False, help="Also (or only) drop the collections of a dataset file."),
+    ] = None,
+    namespace: NamespaceOption = "",
+) -> None:
+    """Delete the project's collections of these datasets; a collection it did not create stops it (exit 12)."""
+    try:
+        names = resolve_use_case_names(use_case) if (use_case or dataset is None) else []
+    except KeyError as error:
+        raise typer.BadParameter(str(error.args[0]), param_hint="--use-case") from None
+    schemas = get_use_cases(names) if names else []
+    if dataset is not None:
+        schemas += read_dataset(dataset).use_cases
+    with connected() as client:
+        dropped = drop_use_cases(client, schemas, namespace)
+    out.print(f"dropped {len(dropped)} collections: {', '.join(dropped) or 'none existed'}", highlight=False)
 
 
 def use_cases(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
@@ -143,6 +192,7 @@ def audit(
         ),
     ] = None,
     workers: Annotated[int, typer.Option(min=1, max=32, help="Queries in flight.")] = 8,
+    namespace: NamespaceOption = "",
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
 ) -> None:
     """Audit the labels: execute each and its single-component mutants on the loaded data; exit 1 if a target is missed.
@@ -152,11 +202,11 @@ def audit(
     abstentions = read_dataset(path).abstentions if path is not None else []
     if abstentions:  # questions the tool cannot answer have evidence and probes, not labels
         with connected() as client:
-            checked = audit_abstentions(client, str(path), abstentions)
+            checked = audit_abstentions(client, str(path), abstentions, namespace=namespace)
         _finish_abstention_audit(checked, as_json)
         return
     with connected() as client, progress_bar(label_width=14) as on_progress:
-        report = audit_dataset(client, path, workers=workers, on_progress=on_progress)
+        report = audit_dataset(client, path, workers=workers, on_progress=on_progress, namespace=namespace)
     if as_json:
         print(json.dumps(report.model_dump(mode="json")))
     else:

@@ -18,19 +18,19 @@ from rich.table import Table
 from agent import ORACLE, AgentConfig, OpenAIChatModel, ToolDesign
 from agent.tooldef import DEFAULT_TOKEN_BUDGET
 from dbgorilla.chat import resolve_model, token_counter
-from dbgorilla.cli.console import connected, design_from_flags, err, out, say
+from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, err, out, say
 from dbgorilla.errors import ConfigError, InfrastructureFailure
 from evaluation import runner
 from evaluation.metrics import CORE_KEYS, core, summarize
 from evaluation.protocols import Protocol
 from evaluation.records import EvalRecord
-from evaluation.scoring import load_predictions, rescore
+from evaluation.scoring import collection_names, load_predictions, rescore
 from evaluation.selection import select_abstentions, select_cases
 from evaluation.statistics import passed, rate_with_interval, repeat_summary
 from executors import WeaviateExecutor
 from executors.index_health import repair_broken
 from fixtures.datasets import Dataset, read_dataset
-from fixtures.loader import ensure_loaded
+from fixtures.loader import check_ours, ensure_loaded, names_of
 from fixtures.use_cases import UseCase, get_use_cases
 
 
@@ -97,6 +97,7 @@ def evaluate(
     temperature: Annotated[
         float, typer.Option(min=0.0, help="Sampling temperature (repeats differ only above 0).")
     ] = 0.0,
+    namespace: NamespaceOption = "",
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
 ) -> None:
     """Run a model over the benchmark through the live loop; score by arguments and by execution."""
@@ -111,8 +112,8 @@ def evaluate(
     # The model first: one that cannot answer a token stops here, before any data is loaded.
     driver = open_model(model, base_url, request_timeout, max_retries, temperature)
     with connected() as client:
-        ensure_loaded(client, chosen.needed, echo=say)
-        executor = WeaviateExecutor(client)
+        ensure_loaded(client, chosen.needed, echo=say, namespace=namespace)
+        executor = WeaviateExecutor(client, names=names_of(chosen.needed, namespace))
         context = run_context(client, executor, chosen, design, driver)
         summaries, runs = run_repeats(
             context, chosen, driver, list(zip(repeat_dirs, done, strict=True)), seed, base_url, concurrency
@@ -412,14 +413,17 @@ def score(
     ] = None,
     execute: Annotated[bool, typer.Option("--execute", help="Also score execution match on the loaded data.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+    namespace: NamespaceOption = "",
 ) -> None:
     """Score predictions without calling a model."""
     records = load_predictions(predictions)
     if execute:
+        names = collection_names(records, namespace)
         with connected() as client:
             used = [u for u in get_use_cases() if u.name in {r.use_case for r in records}]
-            repair_broken(client, [c.name for u in used for c in u.collections], echo=say)
-            records = rescore(records, client)
+            check_ours(client, used, namespace)
+            repair_broken(client, [names.physical(c.name) for u in used for c in u.collections], echo=say)
+            records = rescore(records, client, names)
     else:
         records = rescore(records, None)
     summary = summarize(records, executed_scoring=execute)

@@ -20,7 +20,8 @@ from dbgorilla.llama_build import install_llama, llama_lib_dir, prove_llama
 from dbgorilla.model_server import DEFAULT_MODEL, MODELS, SMOLLM2, ModelService, get_model
 from dbgorilla.smoke import run_smoke
 from dbgorilla.weaviate_build import build_weaviate
-from executors.index_health import repair_broken
+from executors.ownership import conflicts_in, namespace_from_env
+from fixtures.loader import repair_ours, targets_of
 from fixtures.use_cases import get_use_cases
 
 REQUIREMENTS_MODELS = Path(__file__).resolve().parents[2] / "requirements-models.txt"
@@ -57,11 +58,13 @@ def up(
     as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False,
 ) -> None:
     """Start Weaviate with text2vec-transformers, or reuse the running one; then check (and rebuild)
-    the vector index of every use-case collection already loaded, since a crash can empty it."""
+    the vector index of every collection the project created, since a crash can empty it."""
     settings = Settings()
     status = stack.up(backend, settings, echo=say, images=images)
     with connected(settings) as client:
-        checked, repairs = repair_broken(client, [c.name for u in get_use_cases() for c in u.collections], say)
+        checked, repairs = repair_ours(client, say)  # only the project's own collections are checked
+        for conflict in conflicts_in(client, targets_of(get_use_cases(), namespace_from_env())):
+            say(f"note: {conflict.describe()}; `load` and `eval` leave it alone and refuse: see docs/collections.md")
     if as_json:
         index = {"collections_checked": len(checked), "rebuilt": [r.model_dump(mode="json") for r in repairs]}
         out.print_json(json.dumps(status.to_dict() | {"index_check": index}))

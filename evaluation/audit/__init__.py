@@ -73,7 +73,7 @@ from fixtures.authoring.mutants import (
     with_component,
 )
 from fixtures.datasets import Case, read_dataset
-from fixtures.loader import ensure_loaded
+from fixtures.loader import ensure_loaded, names_of
 from fixtures.use_cases import UseCase
 
 DEFAULT_WORKERS = 8
@@ -87,20 +87,22 @@ def audit_dataset(
     *,
     workers: int = DEFAULT_WORKERS,
     on_progress: ProgressCallback | None = None,
+    namespace: str | None = None,
 ) -> AuditReport:
     """Execute every label of `path` (default: the default split) and its mutants on the loaded data.
 
-    Use cases whose collections are missing or empty are loaded first (default size and seed).
+    Use cases whose collections are missing or empty are loaded first (default size and seed), under
+    `namespace`; a collection they need that the project did not create stops it (`NotOurCollection`).
     """
     started = time.perf_counter()
     dataset = read_dataset(path)
-    used = {case.use_case for case in dataset.cases}
-    ensure_loaded(client, [u for u in dataset.use_cases if u.name in used], echo=lambda _: None)
-    executor = WeaviateExecutor(client, SCORING_OPTIONS)
+    used = [u for u in dataset.use_cases if u.name in {case.use_case for case in dataset.cases}]
+    ensure_loaded(client, used, echo=lambda _: None, namespace=namespace)
+    executor = WeaviateExecutor(client, SCORING_OPTIONS, names=names_of(used, namespace))
     collections = sorted({case.collection for case in dataset.cases})
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        sizes_and_objects = pool.map(lambda name: _observe(executor, client, name), collections)
+        sizes_and_objects = pool.map(lambda name: _observe(executor, name), collections)
         observed = dict(zip(collections, sizes_and_objects, strict=True))
         truths = _run_all(pool, executor, [c.ground_truth for c in dataset.cases], "ground truth", on_progress)
         errors: list[ExecutionFailure] = []
@@ -213,7 +215,7 @@ def _label_checks(
     on_progress: ProgressCallback | None,
 ) -> _Checks:
     """Ties at a cut, alternatives that must agree, and the search's precision and recall per use case."""
-    moved = moved_cut_executors(client)
+    moved = moved_cut_executors(executor)
     sizes = {name: size for name, (size, _) in observed.items()}
     topics = {c: t for u in use_cases for c, t in topics_of(u, sizes).items()}
 
@@ -237,15 +239,12 @@ def _label_checks(
     return checks
 
 
-def _observe(executor: WeaviateExecutor, client: Any, name: str) -> tuple[int | None, list[dict[str, Any]]]:
+def _observe(executor: WeaviateExecutor, name: str) -> tuple[int | None, list[dict[str, Any]]]:
     """A collection's size (counted as the eval counts it) and the properties of its objects.
 
     The objects are read through the executor (the first `SCORING_OPTIONS.fetch_limit` in UUID order).
     """
-    try:
-        size = client.collections.use(name).aggregate.over_all(total_count=True).total_count
-    except Exception:  # best effort, as in the eval: vacuity then only detects empty answers
-        size = None
+    size = executor.collection_size(name)  # best effort, as in the eval: vacuity then only detects empty answers
     try:
         result = executor.execute({"collection_name": name})
     except ExecutorError:

@@ -25,6 +25,7 @@ from evaluation.runner import oracle_for
 from executors import ExecutorError, PropertyKind, WeaviateExecutor
 from executors.results import number_text
 from fixtures.datasets.abstention import AbstentionCase, evidence_issues, similar_properties
+from fixtures.loader import check_ours, names_of
 from fixtures.use_cases import get_use_case
 
 GOLD = "gold"
@@ -54,9 +55,14 @@ class AbstentionAudit(BaseModel):
         return self.questions > 0 and not self.failed_targets
 
 
-def audit_abstentions(client: Any, dataset: str, cases: list[AbstentionCase]) -> AbstentionAudit:
+def audit_abstentions(
+    client: Any, dataset: str, cases: list[AbstentionCase], namespace: str | None = None
+) -> AbstentionAudit:
+    """Check the evidence of each question on the live schema (of our use cases, under `namespace`)."""
     started = time.perf_counter()
-    executor = WeaviateExecutor(client)
+    use_cases = [get_use_case(name) for name in sorted({case.use_case for case in cases})]
+    check_ours(client, use_cases, namespace)
+    executor = WeaviateExecutor(client, names=names_of(use_cases, namespace))
     issues: list[str] = []
     tallies: dict[str, list[bool]] = {}
     by_reason: dict[str, int] = {}

@@ -111,10 +111,11 @@ def search_cut_tie(executors: tuple[WeaviateExecutor, WeaviateExecutor], case: C
     return None
 
 
-def moved_cut_executors(client: Any) -> tuple[WeaviateExecutor, WeaviateExecutor]:
+def moved_cut_executors(executor: WeaviateExecutor) -> tuple[WeaviateExecutor, WeaviateExecutor]:
+    """Siblings of `executor` (same collections) with the search cut a margin narrower and wider."""
     cut = SCORING_OPTIONS.search_max_distance
     return tuple(  # type: ignore[return-value]
-        WeaviateExecutor(client, SCORING_OPTIONS.model_copy(update={"search_max_distance": cut + delta}))
+        executor.with_options(SCORING_OPTIONS.model_copy(update={"search_max_distance": cut + delta}))
         for delta in (-SEARCH_CUT_MARGIN, SEARCH_CUT_MARGIN)
     )
 

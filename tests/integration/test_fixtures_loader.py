@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from executors import PropertyKind
+from executors.ownership import marker_of, unmarked
 from fixtures import (
     PAPER_EXAMPLE_PATH,
     BatchOptions,
@@ -107,14 +108,15 @@ def test_a_changed_schema_is_recreated(client: Any, use_case: UseCase) -> None:
     )
     report = load_schemas(client, [changed], 10)
     assert [c.action for c in report.collections] == ["recreated", "up-to-date", "up-to-date"]
-    assert report.ok and client.collections.get(first.name).config.get().description == "Changed."
+    assert report.ok and unmarked(client.collections.get(first.name).config.get().description) == "Changed."
 
 
 def test_collections_are_created_as_documented(client: Any, use_case: UseCase) -> None:
     assert load_schemas(client, [use_case], 5).ok
     spec = use_case.collections[0]
     config = client.collections.get(spec.name).config.get()
-    assert config.description == spec.description
+    assert config.description == f"{spec.description} [dbgorilla-live: usecase/restaurants]"
+    assert marker_of(config.description) == use_case.dataset == "usecase/restaurants"
     assert [(p.name, p.description) for p in config.properties] == [(p.name, p.description) for p in spec.properties]
     text = [p for p in config.properties if p.name in spec.vectorized_properties]
     assert all(str(getattr(p.tokenization, "value", p.tokenization)) == "word" for p in text)
@@ -126,7 +128,7 @@ def test_collections_are_created_as_documented(client: Any, use_case: UseCase) -
 
 def test_failed_objects_are_reported_with_their_index(client: Any, use_case: UseCase) -> None:
     spec = use_case.collections[0]
-    create_collection(client, spec)
+    create_collection(client, spec, dataset=use_case.dataset)
     rating = next(p for p in spec.properties if p.kind is PropertyKind.NUMBER)
     bad_properties = [
         p.model_copy(update={"kind": PropertyKind.TEXT, "generation": None}) if p.name == rating.name else p
@@ -165,10 +167,12 @@ def test_the_load_command_imports_a_dbgorilla_file(weaviate_stack: Any, client: 
         assert result.returncode == 0, result.stderr
         payload = json.loads(result.stdout)
         assert {c["collection"]: c["count"] for c in payload["collections"]} == {
-            "Restaurants": 8,
-            "Menus": 8,
-            "StaffMembers": 8,
+            "Paper_Restaurants": 8,
+            "Paper_Menus": 8,
+            "Paper_StaffMembers": 8,
         }
+        description = client.collections.use("Paper_Menus").config.get().description
+        assert marker_of(description) == "paper/paper_example.json"
         assert "6 of 10 labels" in result.stderr
     finally:
         drop_use_cases(client, schemas)

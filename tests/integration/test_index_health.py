@@ -22,6 +22,7 @@ from executors.index_health import (
     repair_broken,
     require_healthy,
 )
+from executors.ownership import NotOurCollection, mark
 
 pytestmark = pytest.mark.integration
 
@@ -34,10 +35,14 @@ def made(client: Any) -> Iterator[list[str]]:
         client.collections.delete(name)
 
 
-def self_vectors(client: Any, name: str, count: int, vectors: list[list[float]] | None = None) -> Any:
-    """A collection with no vectorizer holding `count` objects with the given vectors (or none)."""
+def self_vectors(
+    client: Any, name: str, count: int, vectors: list[list[float]] | None = None, *, ours: bool = True
+) -> Any:
+    """A collection with no vectorizer holding `count` objects with the given vectors (or none);
+    marked as the project's unless `ours` is False (only the project's own are ever rebuilt)."""
     collection = client.collections.create(
         name,
+        description=mark("Test vectors.", "test") if ours else "Test vectors.",
         vector_config=Configure.Vectors.self_provided(),
         properties=[Property(name="label", data_type=DataType.TEXT)],
     )
@@ -70,6 +75,17 @@ def test_objects_without_vectors_are_an_incomplete_index_that_a_rebuild_cannot_f
     with pytest.raises(IndexBroken, match="a rebuild did not help") as raised:
         repair_broken(client, ["HealthNoVectors"], echo=lambda _: None)
     assert raised.value.collections == ["HealthNoVectors"]
+
+
+def test_a_collection_the_project_did_not_create_is_never_rebuilt(client: Any, made: list[str]) -> None:
+    made.append("HealthForeign")
+    self_vectors(client, "HealthForeign", 4, ours=False)  # no vectors: the check calls it incomplete
+    before = [(str(o.uuid), o.properties) for o in client.collections.use("HealthForeign").iterator()]
+    created = client.collections.export_config("HealthForeign").to_dict()
+    with pytest.raises(NotOurCollection, match=r"refusing to rebuild the vector index of HealthForeign: .*4 objects"):
+        repair_broken(client, ["HealthForeign"], echo=lambda _: None)
+    assert client.collections.export_config("HealthForeign").to_dict() == created
+    assert [(str(o.uuid), o.properties) for o in client.collections.use("HealthForeign").iterator()] == before
 
 
 def test_a_page_of_exact_duplicates_is_a_tie_not_a_missing_object(client: Any, made: list[str]) -> None:
