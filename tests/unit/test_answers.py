@@ -59,7 +59,8 @@ def test_right_answers_pass_however_they_are_written(key: AnswerKey, answer: str
         (COUNT, "There are 1,235.", "does not state"),
         (MEAN, "It is 1.2, 2.3, 3.456, 4.5 or 5.1 depending on the filter.", "hedges"),
         (TOP, "Chinese.", "does not name"),
-        (TOP, "Italian, Chinese, Indian, Japanese and Thai are all common.", "also names"),
+        (TOP, "Italian, Chinese, Indian, Japanese and Thai are all common.", "list of candidates"),
+        (TOP, "Italian is first; Chinese, Indian and Thai follow.", "also names"),
         (TOP, "Chinese is close, but Italian is the most common.", "before the answer"),
         (NAME_AND_NUMBER, "Thai, with an average of 4.2.", "does not state"),
         (GROUPS, "Italian: 11\nChinese: 27", "group 'Italian'"),  # the right values for the wrong groups
@@ -74,6 +75,78 @@ def test_right_answers_pass_however_they_are_written(key: AnswerKey, answer: str
 def test_wrong_answers_fail_with_a_reason(key: AnswerKey, answer: str, reason: str) -> None:
     verdict = grade(answer, key, "How many?")
     assert verdict.correct is False
+    assert reason in verdict.reason
+
+
+SEASONS = AnswerKey(
+    groups={"Spring": KeyNumber(value=31), "Fall": KeyNumber(value=27), "Summer": KeyNumber(value=12)},
+    other_groups=["Winter"],
+)
+FORTY_TWO = AnswerKey(numbers=[KeyNumber(value=42)])
+HUNDRED_AND_FIVE = AnswerKey(numbers=[KeyNumber(value=105)])
+
+
+@pytest.mark.parametrize(
+    ("key", "answer"),
+    [
+        (FORTY_TWO, "Forty-two courses match."),
+        (FORTY_TWO, "There are forty two of them."),
+        (HUNDRED_AND_FIVE, "One hundred and five patients."),
+        (AnswerKey(numbers=[KeyNumber(value=2300)]), "Two thousand three hundred."),
+        (SEASONS, "31, 27 and 12 for Spring, Fall and Summer."),
+        (SEASONS, "Spring, Fall and Summer have 31, 27 and 12 respectively."),
+        # a value stated plainly beside a hedge that does not touch it
+        (MEAN, "It is 3.46, not 3.9."),
+        (MEAN, "The average of the restaurants that are not open is 3.46."),
+        (COUNT, "There are 1,234 restaurants with more than 3 reviews."),
+        (TOP, "Italian is the most common, not Chinese."),
+        (GROUPS, "Italian: 27 (more than any other); Chinese: 11."),
+    ],
+)
+def test_right_answers_written_in_words_or_side_by_side(key: AnswerKey, answer: str) -> None:
+    verdict = grade(answer, key, "How many reviews, more than 3?")
+    assert verdict.correct, verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("key", "answer", "reason"),
+    [
+        # hedges between alternatives
+        (MEAN, "It is either 3.46 or 4.1 or 2.9.", "among alternatives"),
+        (MEAN, "Either 2.9, 3.46 or 4.1.", "among alternatives"),
+        (TOP, "Either Italian or Chinese.", "among alternatives"),
+        (GROUPS, "Italian: 27 or 28, Chinese: 11", "group 'Italian'"),
+        (MEAN, "Possible values: 2.9, 3.46, 4.1, 5.0.", "lists candidates"),
+        (MEAN, "The values: 2.9, 3.46, 4.1.", "list of candidates"),
+        (COUNT, "1,234, 99.", "list of candidates"),
+        # negation of the key
+        (MEAN, "It is not 3.46; it is 3.9.", "negated"),
+        (TOP, "It is not Italian; it is Chinese.", "negated"),
+        (COUNT, "There aren't 1,234, there are 1,300.", "negated"),
+        # a guess after admitting failure
+        (MEAN, "I could not compute it; maybe 3.46?", "guesses after"),
+        (TOP, "I'm not sure, probably Italian.", "guesses after"),
+        (MEAN, "3.46?", "as a question"),
+        # bounds
+        (COUNT, "Fewer than 1,234.", "as a bound"),
+        (COUNT, "At least 1234 of them.", "as a bound"),
+        (COUNT, "1,234 or more.", "as a bound"),
+        (COUNT, "More than 1234.", "as a bound"),
+        # ranges
+        (MEAN, "Between 3.46 and 3.9.", "end of a range"),
+        (MEAN, "From 3.0 to 3.46.", "end of a range"),
+        (COUNT, "1,234-1,300 restaurants.", "end of a range"),
+        # every number at hand
+        (MEAN, "Count 100, mean 3.456, minimum 1.2 and maximum 5.", "hedges: states 3 other numbers"),
+        (SEASONS, "31, 27, 12 and 5 for Spring, Fall and Summer.", "group 'Spring'"),
+        (SEASONS, "27, 31 and 12 for Spring, Fall and Summer.", "group 'Spring'"),  # the values out of order
+        (FORTY_TWO, "Forty-three courses match.", "does not state"),
+        (HUNDRED_AND_FIVE, "One hundred and fifteen patients.", "does not state"),
+    ],
+)
+def test_hedged_answers_fail(key: AnswerKey, answer: str, reason: str) -> None:
+    verdict = grade(answer, key, "How many?")
+    assert verdict.correct is False, answer
     assert reason in verdict.reason
 
 
