@@ -11,8 +11,9 @@ import sys
 import warnings
 
 import typer
+from rich.markup import escape
 
-from dbgorilla.cli import ablate, ask, data, evaluate, judge, report, services
+from dbgorilla.cli import ablate, ask, data, evaluate, judge, mcp_serve, report, services
 from dbgorilla.cli.console import err, exit_code_of
 
 app = typer.Typer(
@@ -24,7 +25,7 @@ app = typer.Typer(
     add_completion=False,
 )
 # Service commands first in --help, then data, the agent, the report, the eval and the judge.
-for group in (services, data, ask, report, evaluate, ablate, judge):
+for group in (services, data, ask, mcp_serve, report, evaluate, ablate, judge):
     group.register(app)
 
 
@@ -44,5 +45,5 @@ def main() -> None:
         code = exit_code_of(error)
         if code is None:
             raise
-        err.print(f"[red]error:[/] {error}", highlight=False)
+        err.print(f"[red]error:[/] {escape(str(error))}", highlight=False)  # a user's file may hold [tags]
         sys.exit(int(code))
