@@ -122,6 +122,39 @@ def _score_one(truth: Canonical, predicted: Canonical | None) -> ArgumentScores:
     )
 
 
+#: A slot of a rejected call that the executor rejects on its own: equal to no slot of a label.
+REJECTED_SLOT = ("<rejected>",)
+
+
+def score_rejected(truths: list[Canonical], arguments: Mapping[str, Any], schema: DatabaseSchema) -> ArgumentScores:
+    """Routing and per-component scores of one call the executor rejects, read from what it names.
+
+    A call rejected for a wrong property still names a collection: routing is right when that is the
+    label's, and each component is right when its slot, validated on its own on that collection,
+    equals the label's. Exact match and the AST scores stay 0: the call as a whole cannot run."""
+    if not truths:
+        return ArgumentScores(components={})
+    named = arguments.get("collection_name")
+    collection = try_canonical({"collection_name": named}, schema) if isinstance(named, str) else None
+    slots: dict[str, Any] = {}
+    if collection is not None:
+        for field in COMPONENT_FIELDS:
+            if arguments.get(field) in (None, "", {}):
+                continue
+            alone = try_canonical({"collection_name": named, field: arguments[field]}, schema)
+            slots[field] = alone.slot(field) if alone is not None else REJECTED_SLOT
+    scored = []
+    for truth in truths:
+        routing = collection is not None and collection.collection == truth.collection
+        components = {
+            COMPONENT_LABELS[f]: routing and slots.get(f) == truth.slot(f)
+            for f in COMPONENT_FIELDS
+            if truth.slot(f) is not None
+        }
+        scored.append(ArgumentScores(routing=routing, components=components))
+    return max(scored, key=lambda s: (s.routing, sum((s.components or {}).values())))
+
+
 def try_canonical(arguments: Any, schema: DatabaseSchema) -> Canonical | None:
     """The canonical form, or None for a call the executor rejects."""
     try:

@@ -20,6 +20,7 @@ from evaluation.argument_match import (
     Canonical,
     exact_as_written,
     score_canonical,
+    score_rejected,
     search_similarity,
     try_canonical,
 )
@@ -257,6 +258,8 @@ class Scorer:
         calls = protocol_calls(record, protocol)
         predicted = try_canonical(calls[0].arguments, schema) if len(calls) == 1 and calls[0].arguments else None
         arguments = score_canonical(truths, predicted) if truths else score_canonical([], None)
+        if predicted is None and len(calls) == 1 and isinstance(calls[0].arguments, dict):
+            arguments = score_rejected(truths, calls[0].arguments, schema)  # routing still counts
         scores = ProtocolScores(
             calls=len(calls),
             exact_match=arguments.exact_match,

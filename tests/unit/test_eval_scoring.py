@@ -259,6 +259,20 @@ def test_first_and_final_protocols(calls: list[PredictedCall], first: bool, fina
     assert record.scores.calls_made == len(calls)
 
 
+def test_routing_and_components_count_a_call_rejected_for_another_reason() -> None:
+    both = {**RIGHT, "text_property_filter": {"property_name": "name", "operator": "=", "value": "soup"}}
+    wrong_property = {**both, "text_property_filter": {"property_name": "colour", "operator": "=", "value": "red"}}
+    rejected = scorer().score(trajectory(call(0, wrong_property, ok=False)).model_copy(update={"ground_truth": both}))
+    first = rejected.scores.first
+    assert first.routing is True  # the collection named is the label's
+    assert first.components == {"boolean_filter": True, "text_filter": False}
+    assert first.exact_match is False and first.ast_score == 0 and first.execution_exact is False  # as before
+    elsewhere = scorer().score(trajectory(call(0, {**wrong_property, "collection_name": "Drinks"}, ok=False)))
+    assert elsewhere.scores.first.routing is False and not any(elsewhere.scores.first.components.values())
+    unknown = scorer().score(trajectory(call(0, {**RIGHT, "collection_name": "Nope"}, ok=False)))
+    assert unknown.scores.first.routing is False
+
+
 def test_any_call_is_a_diagnostic_not_a_score() -> None:
     record = scorer().score(trajectory(call(0, WRONG), call(0, RIGHT)))
     assert record.scores.any_call_execution_exact is True
