@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from agent.llama_cpu import CPU_VARIANT_ENV, cpu_libraries, ranked_variants, record_proven
 from dbgorilla.config import cache_dir
 from dbgorilla.errors import BuildFailed
 
@@ -61,8 +62,7 @@ def installed_is_portable(version: str = LLAMA_CPP_PYTHON_VERSION) -> bool:
         installed = importlib.metadata.version("llama-cpp-python")
     except importlib.metadata.PackageNotFoundError:
         return False
-    lib = llama_lib_dir()
-    return installed == version and lib is not None and (lib / BASELINE_CPU_LIBRARY).exists()
+    return installed == version and BASELINE_CPU_LIBRARY in {path.name for path in cpu_libraries()}
 
 
 def _pip(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -126,16 +126,34 @@ print(backend, repr(out["choices"][0]["text"]))
 
 
 def prove_llama(model_path: Path, timeout: float = 300.0) -> str:
-    """One real completion in a child process; a crash (a signal) or an error is a typed failure."""
-    try:
-        result = subprocess.run(
-            [sys.executable, "-c", _PROOF, str(model_path)], capture_output=True, text=True, timeout=timeout
-        )
-    except subprocess.TimeoutExpired:
-        raise BuildFailed(f"llama.cpp did not produce one token from {model_path.name} in {timeout:.0f} s") from None
-    if result.returncode != 0:
-        raise BuildFailed(f"llama.cpp could not produce one token: {describe_exit(result.returncode)}\n{_tail(result)}")
-    return result.stdout.strip().splitlines()[-1]
+    """One real completion in a child process, per CPU library of a portable build from the best
+    down, until one produces a token; that one is recorded and used from then on. A crash (a
+    signal) or an error of every one, or of a native build, is a typed failure naming each."""
+    variants = ranked_variants() if cpu_libraries() else []
+    failures: list[str] = []
+    last = ""
+    for variant in variants or [None]:
+        env = {**os.environ, **({CPU_VARIANT_ENV: variant} if variant else {})}
+        try:
+            result = subprocess.run(
+                [sys.executable, "-c", _PROOF, str(model_path)],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                env=env,
+            )
+        except subprocess.TimeoutExpired:
+            failures.append(f"{variant or 'native'}: no token from {model_path.name} in {timeout:.0f} s")
+            continue
+        if result.returncode == 0:
+            if variant:
+                record_proven(variant)
+            line = result.stdout.strip().splitlines()[-1]
+            skipped = f" ({'; '.join(failures)})" if failures else ""
+            return line + skipped
+        failures.append(f"{variant or 'native'}: {describe_exit(result.returncode)}")
+        last = _tail(result)
+    raise BuildFailed("llama.cpp could not produce one token: " + "; ".join(failures) + f"\n{last}")
 
 
 def describe_exit(code: int) -> str:

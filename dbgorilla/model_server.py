@@ -17,8 +17,10 @@ from pathlib import Path
 
 import httpx
 
+from agent.llama_cpu import CPU_VARIANT_ENV, cpu_libraries, proven_variant
 from dbgorilla.config import Settings, cache_dir
 from dbgorilla.errors import ConfigError, InfrastructureFailure, MissingDependency
+from dbgorilla.llama_build import prove_llama
 from dbgorilla.services import Echo, LocalService, ServiceStatus
 
 
@@ -185,6 +187,10 @@ class ModelService(LocalService):
         if serving is not None and serving != self.model.name and self.status().state in ("running", "starting"):
             echo(f"model: switching from {serving} to {self.model.name}")
             self.stop(echo)
+        if cpu_libraries() and not os.environ.get(CPU_VARIANT_ENV) and proven_variant() is None:
+            # A new CPU, or a new build: find the best CPU library that really runs here first.
+            echo("model: proving llama.cpp's CPU libraries on this CPU, best first (one token each)...")
+            echo(f"model: {prove_llama(self.model.gguf_path(echo))}")
         status, reused = super().start(echo)
         self.prove()
         return status, reused
