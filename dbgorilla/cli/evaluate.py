@@ -409,7 +409,11 @@ def score(
         Path, typer.Option(exists=True, dir_okay=False, help="Our results.jsonl or a DBGorilla result JSON.")
     ],
     dataset: Annotated[
-        Path | None, typer.Option(help="The dataset the predictions answer (for DBGorilla files).")
+        Path | None,
+        typer.Option(
+            help="The dataset the predictions answer, whose collections --execute scores on (default: the paper "
+            "set for a DBGorilla result file, our use cases for results.jsonl)."
+        ),
     ] = None,
     execute: Annotated[bool, typer.Option("--execute", help="Also score execution match on the loaded data.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
@@ -418,9 +422,15 @@ def score(
     """Score predictions without calling a model."""
     records = load_predictions(predictions)
     if execute:
-        names = collection_names(records, namespace)
+        used = [u for u in get_use_cases() if u.name in {r.use_case for r in records}]
+        names = collection_names(records, namespace)  # a DBGorilla file answers the paper set; --dataset says
+        if dataset is not None:
+            try:
+                used = read_dataset(dataset).use_cases
+            except (FileNotFoundError, KeyError) as error:
+                raise ConfigError(str(error).strip('"')) from None
+            names = names_of(used, namespace)
         with connected() as client:
-            used = [u for u in get_use_cases() if u.name in {r.use_case for r in records}]
             check_ours(client, used, namespace)
             repair_broken(client, [names.physical(c.name) for u in used for c in u.collections], echo=say)
             records = rescore(records, client, names)
