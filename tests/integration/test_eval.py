@@ -18,7 +18,7 @@ from agent.testing import MockOpenAIServer, Reply, call, text
 from dbgorilla._process import ProcessRecord
 from dbgorilla.connection import connect
 from evaluation.records import EvalRecord, Outcome, PredictedCall
-from fixtures.datasets import load_split
+from fixtures.datasets import load_split, split_path
 from fixtures.loader import load_use_cases
 from tests.conftest import Stack, fresh_settings, restaurant_truths, run_cli, settings_env
 
@@ -282,7 +282,9 @@ def test_scoring_the_dbgorilla_result_format(restaurants_stack: Stack, tmp_path:
     }
     path = tmp_path / "dbgorilla_results.json"
     path.write_text(json.dumps(payload))
-    result = run_cli("score", "--predictions", str(path), "--execute", "--json", env=restaurants_stack.env)
+    # a DBGorilla result file answers the paper set unless --dataset says otherwise: here, the default split
+    args = ("score", "--predictions", str(path), "--execute", "--json", "--dataset", str(split_path()))
+    result = run_cli(*args, env=restaurants_stack.env)
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
     assert summary["cases"] == 4 and summary["models"] == ["some-model"]
