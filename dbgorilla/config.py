@@ -39,7 +39,8 @@ def weaviate_binary_path(version: str = WEAVIATE_VERSION) -> Path:
 
 @dataclass(frozen=True)
 class Ports:
-    """Loopback ports of the services `dbgorilla up` and `dbgorilla model up` start."""
+    """Loopback ports of the services `dbgorilla up` and `dbgorilla model up` start (every one on
+    127.0.0.1: docs/security.md)."""
 
     weaviate_http: int = 8080
     weaviate_grpc: int = 50051
@@ -50,6 +51,8 @@ class Ports:
     # v1.39.3), so those two are derived, never configured.
     gossip: int = 7946
     raft: int = 8300
+    # Go profiling is off (GO_PROFILING_DISABLE, docs/security.md), so nothing binds this port; kept
+    # so DBGORILLA_PROFILING_PORT and existing callers go on working.
     profiling: int = 6060
 
     @property

@@ -13,12 +13,14 @@ import contextlib
 import json
 import socket
 from collections.abc import Iterator
+from dataclasses import replace
 
+import httpx
 import pytest
 
 from dbgorilla._process import Listener, ProcessRecord, descendants, listening_sockets
 from dbgorilla.cluster import CLUSTER_SIZE, ClusterNode
-from dbgorilla.config import Settings
+from dbgorilla.config import WEAVIATE_VERSION, Settings
 from dbgorilla.services import EmbedderService, WeaviateService
 from tests.conftest import cluster_ports, fresh_settings, run_cli, settings_env
 
@@ -91,6 +93,48 @@ def test_the_binary_backend_listens_on_loopback_only(binary_stack: Settings) -> 
     assert_loopback_only(found, expected)
     assert binary_stack.ports.profiling not in {s.port for s in found}, "profiling is off"
     assert_refused_from_outside(expected)
+
+
+#: docs/security.md, "Reachable from elsewhere": what a user turns on before binding beyond loopback.
+AUTHENTICATION = {
+    "AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "false",
+    "AUTHENTICATION_APIKEY_ENABLED": "true",
+    "AUTHENTICATION_APIKEY_ALLOWED_KEYS": "test-key-0123456789",
+    "AUTHENTICATION_APIKEY_USERS": "dbgorilla",
+    "AUTHORIZATION_ADMINLIST_ENABLED": "true",
+    "AUTHORIZATION_ADMINLIST_USERS": "dbgorilla",
+}
+
+
+class AuthenticatedWeaviate(WeaviateService):
+    name = "weaviate-authenticated"
+
+    def environment(self) -> dict[str, str]:
+        return super().environment() | AUTHENTICATION
+
+
+def test_with_the_documented_authentication_anonymous_requests_are_refused(
+    binary_stack: Settings, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The settings docs/security.md gives for a Weaviate reachable from elsewhere (tried here on
+    loopback): no key, no data, over REST or through the project's client; with it, everything works."""
+    own = fresh_settings(tmp_path_factory.mktemp("loopback-auth"))
+    settings = replace(own, ports=replace(own.ports, embedder=binary_stack.ports.embedder))  # the stack's embedder
+    server = AuthenticatedWeaviate(settings)
+    server.start(echo=lambda _: None)
+    try:
+        url, key = server.url, AUTHENTICATION["AUTHENTICATION_APIKEY_ALLOWED_KEYS"]
+        assert httpx.get(f"{url}/v1/schema", timeout=10).status_code == 401
+        assert httpx.get(f"{url}/v1/schema", headers={"Authorization": "Bearer wrong"}, timeout=10).status_code == 401
+        meta = httpx.get(f"{url}/v1/meta", headers={"Authorization": f"Bearer {key}"}, timeout=10)
+        assert meta.status_code == 200 and meta.json()["version"] == WEAVIATE_VERSION
+        remote = settings_env(settings) | {"WEAVIATE_URL": url, "WEAVIATE_GRPC_PORT": str(settings.ports.weaviate_grpc)}
+        refused = run_cli("smoke", "--json", env=remote)
+        assert refused.returncode != 0 and "401" in refused.stderr + refused.stdout, refused.stderr[-500:]
+        smoke = run_cli("smoke", "--json", env=remote | {"WEAVIATE_API_KEY": key})  # REST and gRPC with the key
+        assert smoke.returncode == 0, smoke.stderr[-2000:]
+    finally:
+        server.stop(echo=lambda _: None)
 
 
 @pytest.mark.slow
