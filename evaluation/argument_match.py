@@ -70,8 +70,9 @@ def canonical(arguments: Any, schema: DatabaseSchema) -> Canonical:
     return Canonical(form.pop("collection_name"), form, spec.search_query)
 
 
-def search_similarity(truth: str | None, predicted: str | None) -> float | None:
-    if not truth or not predicted:
+def search_similarity(truth: Any, predicted: Any) -> float | None:
+    """None unless both are search strings: a prediction (or a result file's label) can hold anything."""
+    if not isinstance(truth, str) or not isinstance(predicted, str) or not truth or not predicted:
         return None
     return difflib.SequenceMatcher(None, truth.lower().strip(), predicted.lower().strip()).ratio()
 

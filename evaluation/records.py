@@ -6,17 +6,31 @@ every predicted call, the raw model output, cost and latency, and a typed outcom
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from agent import AgentRun
 from evaluation.answers import AnswerKey
 from executors import Blame, codes_blaming
 from fixtures.datasets import AbstentionCase, Case
 from fixtures.datasets.chains import AnswerPart, ChainStep
+from fixtures.input_files import (
+    SHOWN_PROBLEMS,
+    InputFileError,
+    Problem,
+    kind_of,
+    not_text,
+    not_what,
+    os_problem,
+    parse_json,
+    shown,
+    text_lines,
+    validation_problems,
+)
 
 
 class Outcome(str, Enum):
@@ -218,17 +232,85 @@ def raw_output(run: AgentRun) -> list[dict[str, Any]]:
     return outputs
 
 
+#: What a line of a results file holds, as an error says it.
+RESULT_LINE = (
+    "one `dbgorilla eval` result per line (a JSON object with id, use_case, query, ground_truth, model, outcome, ...)"
+)
+
+
+class ResultsFileError(InputFileError):
+    """A run's results.jsonl that is not one: no line of it is a record (and it is not a single line a
+    crash cut off), or it cannot be read at all."""
+
+
+@dataclass
+class ResultLines:
+    """The records of a results file in order, and the lines that are not records (with why)."""
+
+    records: list[EvalRecord] = field(default_factory=list)
+    unreadable: list[Problem] = field(default_factory=list)
+    lines: int = 0
+    #: The last line has no newline: where a crash cuts a write off.
+    ends_cut_off: bool = False
+
+    @property
+    def unreadable_lines(self) -> list[int]:
+        return sorted({p.item for p in self.unreadable if p.item is not None})
+
+    def first_problems(self) -> list[Problem]:
+        """The problems of the first few unreadable lines, for a message."""
+        shown_lines = set(self.unreadable_lines[:SHOWN_PROBLEMS])
+        return [p for p in self.unreadable if p.item in shown_lines]
+
+
+def parse_results(data: bytes) -> ResultLines:
+    """Each non-blank line as an `EvalRecord`, or the problems of the line that is not one."""
+    read = ResultLines(ends_cut_off=bool(data.strip()) and not data.endswith(b"\n"))
+    for number, text in text_lines(data):
+        read.lines += 1
+        if text is None:
+            read.unreadable.append(not_text(number))
+            continue
+        where = f"line {number}"
+        value, problem = parse_json(text, where, "a JSON object", number)
+        if problem is not None:
+            read.unreadable.append(problem)
+        elif not isinstance(value, dict):
+            read.unreadable.append(Problem(where, f"{kind_of(value)} {shown(value)}", "a JSON object", number))
+        else:
+            try:
+                read.records.append(EvalRecord.model_validate_json(text))
+            except ValidationError as error:
+                read.unreadable += validation_problems(error, where, number)
+    return read
+
+
+def read_results(path: Path) -> ResultLines:
+    """A run's results file: every readable record in order and the lines that are not records. A line
+    cut off by a crash is one of those (the runner runs its case again, the report counts it); a file
+    of which no line is a record is not a results file (`ResultsFileError`), unless it is one line
+    without its newline: a crash during the first write. A missing file holds nothing."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return ResultLines()
+    except OSError as error:
+        raise ResultsFileError(path, os_problem(error)) from None
+    read = parse_results(data)
+    if read.unreadable and not read.records and not (read.lines == 1 and read.ends_cut_off):
+        bad = len(read.unreadable_lines)
+        raise ResultsFileError(
+            path,
+            f"{not_what(bad, read.lines, 'a result', 'results')}: this is not a results file of `dbgorilla eval`, "
+            f"which holds {RESULT_LINE}:",
+            read.first_problems(),
+            bad,
+        )
+    return read
+
+
 def read_jsonl(path: Path) -> tuple[list[EvalRecord], int]:
     """Every readable record of a results file in order, and how many lines were unreadable (a line
     cut off by a crash, say): the runner runs those cases again, the report counts them."""
-    if not path.exists():
-        return [], 0
-    records, skipped = [], 0
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        try:
-            records.append(EvalRecord.model_validate_json(line))
-        except ValueError:
-            skipped += 1
-    return records, skipped
+    read = read_results(path)
+    return read.records, len(read.unreadable_lines)

@@ -3,17 +3,31 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluation.records import EvalRecord, Outcome, PredictedCall
-from evaluation.runner import live_scorer, read_records, scoring_executor
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from evaluation.records import RESULT_LINE, EvalRecord, Outcome, PredictedCall, parse_results
+from evaluation.runner import live_scorer, scoring_executor
 from evaluation.scorer import Scorer
 from executors import DatabaseSchema, QueryDatabaseArguments, WeaviateExecutor
 from executors.ownership import CollectionNames
 from executors.vocabulary import COMPONENT_FIELDS, COMPONENT_OF_FIELD
 from fixtures.datasets import PAPER_ID_PREFIX, complexity_of, components_of, paper_case_id
 from fixtures.datasets.paper import weaviate_collection_name
+from fixtures.input_files import (
+    SHOWN_PROBLEMS,
+    InputFileError,
+    Problem,
+    decoded,
+    kind_of,
+    not_what,
+    os_problem,
+    parse_json,
+    validation_problems,
+)
 from fixtures.use_cases import database_schema_of, get_use_case, use_case_names
 
 PAPER_QUERY_FIELDS = ("collection_name", *COMPONENT_FIELDS)
@@ -21,12 +35,143 @@ PAPER_QUERY_FIELDS = ("collection_name", *COMPONENT_FIELDS)
 PAPER_USE_CASE = "paper"
 
 
+#: What `score --predictions` reads, as an error says it.
+PREDICTION_FORMATS = (
+    f"our results.jsonl ({RESULT_LINE}) or the DBGorilla paper's result JSON "
+    '({"model_name": ..., "detailed_results": [{"query_index": ..., "ground_truth_query": {...}, '
+    '"predicted_query": {...}}, ...]})'
+)
+
+
+class PredictionFileError(InputFileError):
+    """A prediction file from which nothing can be scored (or, under --strict, one with a line that cannot
+    be read): scoring nothing is not a score."""
+
+
+class PaperResult(BaseModel):
+    """One entry of the paper's `detailed_results`; other keys (its own scores) are kept, not read."""
+
+    model_config = ConfigDict(extra="allow")
+    query_index: int | None = None
+    natural_language_query: str = ""
+    ground_truth_query: dict[str, Any] | None = None
+    predicted_query: dict[str, Any] | None = None
+    error: str | None = None
+
+
+class PaperResults(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    model_name: str = "unknown"
+    detailed_results: list[Any]
+
+
+@dataclass
+class Predictions:
+    """The records a prediction file holds, and the lines (or `detailed_results` entries) skipped."""
+
+    records: list[EvalRecord]
+    format: str  # "results" (ours) | "paper"
+    skipped: list[Problem] = field(default_factory=list)
+    skipped_count: int = 0
+    #: Lines (or entries) the file holds, read or not.
+    entries: int = 0
+
+    def first_skipped(self) -> list[Problem]:
+        """The problems of the first few skipped lines, for a message."""
+        firsts = sorted({p.item for p in self.skipped if p.item is not None})[:SHOWN_PROBLEMS]
+        return [p for p in self.skipped if p.item in firsts]
+
+    def skipped_message(self, path: Path) -> str:
+        """What `score` warns of when it scores the rest: the skipped lines, the first few with why."""
+        listed = self.first_skipped()
+        more = self.skipped_count - len({p.item for p in listed})
+        what = "entries of detailed_results" if self.format == "paper" else "lines"
+        return "\n".join(
+            [
+                f"{path}: skipped {self.skipped_count} of {self.entries} {what} that are not predictions "
+                "(--strict makes this an error):",
+                *(f"  {problem}" for problem in listed),
+                *([f"  ... and {more} more"] if more else []),
+            ]
+        )
+
+
+def read_predictions(path: Path, strict: bool = False) -> Predictions:
+    """Our `results.jsonl`, or the DBGorilla result format `{"model_name", "detailed_results": [...]}`.
+
+    Lines that cannot be read are skipped and listed; `PredictionFileError` when none can be read, or
+    under `strict` when any cannot."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise PredictionFileError(path, os_problem(error)) from None
+    head = data[:100_000].decode("utf-8", errors="replace")
+    if head.lstrip("\ufeff \t\r\n").startswith("{") and '"detailed_results"' in head:
+        predictions = _read_paper_results(data, path)
+        nouns = ("entry of detailed_results", "entries of detailed_results")
+    else:
+        read = parse_results(data)
+        predictions = Predictions(read.records, "results", read.unreadable, len(read.unreadable_lines), read.lines)
+        nouns = ("line", "lines")
+    if not predictions.entries:
+        raise PredictionFileError(path, f"holds no predictions: nothing to score; expected {PREDICTION_FORMATS}")
+    if not predictions.records or (strict and predictions.skipped_count):
+        why = "--strict: every line must be read" if predictions.records else "nothing to score"
+        bad = not_what(predictions.skipped_count, predictions.entries, "a prediction", "predictions", nouns)
+        raise PredictionFileError(
+            path,
+            f"{bad} ({why}); expected {PREDICTION_FORMATS}:",
+            predictions.first_skipped(),
+            predictions.skipped_count,
+        )
+    return predictions
+
+
 def load_predictions(path: Path) -> list[EvalRecord]:
-    """Our `results.jsonl`, or the DBGorilla result format `{"model_name", "detailed_results": [...]}`."""
-    text = path.read_text(encoding="utf-8")
-    if text.lstrip().startswith("{") and '"detailed_results"' in text[:100_000]:
-        return from_paper_results(json.loads(text))
-    return read_records(path)
+    """The records of a prediction file (unreadable lines skipped; see `read_predictions`)."""
+    return read_predictions(path).records
+
+
+def _read_paper_results(data: bytes, path: Path) -> Predictions:
+    """The paper's result JSON: a malformed file or top level is an error; a malformed entry is skipped."""
+    text, problem = decoded(data)
+    payload = None
+    if problem is None:
+        payload, problem = parse_json(text or "", None, "the DBGorilla paper's result JSON")
+    if problem is not None:
+        raise PredictionFileError(path, "is not the DBGorilla paper's result JSON:", [problem])
+    if not isinstance(payload, dict):
+        summary = "is not the DBGorilla paper's result JSON:"
+        raise PredictionFileError(path, summary, [Problem("top level", kind_of(payload), "a JSON object")])
+    records, skipped = paper_results(payload, path)
+    entries = len(payload["detailed_results"])
+    return Predictions(records, "paper", skipped, len({p.item for p in skipped}), entries)
+
+
+def paper_results(payload: dict[str, Any], path: Path) -> tuple[list[EvalRecord], list[Problem]]:
+    """The records of the paper's result payload, and the problems of the entries that are not results."""
+    try:
+        results = PaperResults.model_validate(payload)
+    except ValidationError as error:
+        raise PredictionFileError(
+            path, "is not the DBGorilla paper's result JSON:", validation_problems(error, "", separator=".")
+        ) from None
+    records: list[EvalRecord] = []
+    skipped: list[Problem] = []
+    for index, entry in enumerate(results.detailed_results):
+        where = f"detailed_results[{index}]"
+        try:
+            item = PaperResult.model_validate(entry)
+            records.append(_paper_record(item, results.model_name, len(records)))
+        except ValidationError as error:
+            problems = validation_problems(error, where, index, separator=".")
+            skipped += problems or [Problem(where, kind_of(entry), "a JSON object", index)]
+    return records, skipped
+
+
+def from_paper_results(payload: dict[str, Any]) -> list[EvalRecord]:
+    """The records of a paper result payload (entries that are not results are skipped)."""
+    return paper_results(payload, Path("<paper results>"))[0]
 
 
 def _paper_arguments(query: dict[str, Any] | None, label: bool) -> dict[str, Any] | None:
@@ -44,41 +189,34 @@ def _paper_arguments(query: dict[str, Any] | None, label: bool) -> dict[str, Any
     return arguments
 
 
-def from_paper_results(payload: dict[str, Any]) -> list[EvalRecord]:
-    records = []
-    for item in payload.get("detailed_results", []):
-        truth = _paper_arguments(item.get("ground_truth_query"), label=True) or {}
-        predicted = _paper_arguments(item.get("predicted_query"), label=False)
-        try:
-            parsed = QueryDatabaseArguments.model_validate(truth)
-            complexity, components = complexity_of(parsed).value, [c.value for c in components_of(parsed)]
-        except ValueError:
-            complexity, components = "unknown", [COMPONENT_OF_FIELD[f].value for f in COMPONENT_FIELDS if truth.get(f)]
-        calls = (
-            []
-            if predicted is None
-            else [
-                PredictedCall(
-                    tool_name="query_database", raw_arguments=json.dumps(predicted), arguments=predicted, ok=True
-                )
-            ]
-        )
-        records.append(
-            EvalRecord(
-                id=paper_case_id(int(item.get("query_index", len(records)))),
-                use_case=PAPER_USE_CASE,
-                query=item.get("natural_language_query", ""),
-                complexity=complexity,
-                components=components,
-                ground_truth=truth,
-                model=str(payload.get("model_name", "unknown")),
-                tool_design=PAPER_ID_PREFIX,
-                predicted_calls=calls,
-                outcome=Outcome.NO_TOOL_CALL if predicted is None else Outcome.OK,
-                error=item.get("error"),
-            )
-        )
-    return records
+def _paper_record(item: PaperResult, model_name: str, position: int) -> EvalRecord:
+    truth = _paper_arguments(item.ground_truth_query, label=True) or {}
+    predicted = _paper_arguments(item.predicted_query, label=False)
+    try:
+        parsed = QueryDatabaseArguments.model_validate(truth)
+        complexity, components = complexity_of(parsed).value, [c.value for c in components_of(parsed)]
+    except ValueError:
+        complexity, components = "unknown", [COMPONENT_OF_FIELD[f].value for f in COMPONENT_FIELDS if truth.get(f)]
+    calls = (
+        []
+        if predicted is None
+        else [
+            PredictedCall(tool_name="query_database", raw_arguments=json.dumps(predicted), arguments=predicted, ok=True)
+        ]
+    )
+    return EvalRecord(
+        id=paper_case_id(position if item.query_index is None else item.query_index),
+        use_case=PAPER_USE_CASE,
+        query=item.natural_language_query,
+        complexity=complexity,
+        components=components,
+        ground_truth=truth,
+        model=model_name,
+        tool_design=PAPER_ID_PREFIX,
+        predicted_calls=calls,
+        outcome=Outcome.NO_TOOL_CALL if predicted is None else Outcome.OK,
+        error=item.error,
+    )
 
 
 def offline_schema(record: EvalRecord) -> DatabaseSchema | None:

@@ -17,11 +17,15 @@ from agent import ModelError, ToolDesign, ToolVariant
 from dbgorilla.config import Settings
 from dbgorilla.connection import connect
 from dbgorilla.errors import ConfigError, DbGorillaError, ExitCode, ServiceNotRunning
+from evaluation.records import ResultsFileError
 from evaluation.report import ReportError
+from evaluation.report.prices import PriceTableError
 from evaluation.runner import InfrastructureStopped, RunError
+from evaluation.scoring import PredictionFileError
 from executors import ScopeError
 from executors.index_health import IndexBroken
 from executors.ownership import NAMESPACE_ENV, InvalidNamespace, NotOurCollection, check_namespace
+from fixtures.datasets import DatasetFileError, PaperFileError
 from fixtures.loader import LoadFailed
 
 #: Width of tables written to a file or a pipe: wide enough that a leaderboard keeps its columns
@@ -50,6 +54,12 @@ EXIT_CODES: dict[type[Exception], ExitCode] = {
     IndexBroken: ExitCode.FAILURE,
     ScopeError: ExitCode.CONFIG,
     ModelError: ExitCode.FAILURE,
+    # A file the user gave is not what the command reads: the message names the file and its bad lines.
+    DatasetFileError: ExitCode.BAD_INPUT,
+    PaperFileError: ExitCode.BAD_INPUT,
+    ResultsFileError: ExitCode.BAD_INPUT,
+    PredictionFileError: ExitCode.BAD_INPUT,
+    PriceTableError: ExitCode.BAD_INPUT,  # a ReportError too, but the most specific class listed wins
 }
 
 
@@ -82,7 +92,8 @@ def exit_code_of(error: BaseException) -> ExitCode | None:
     """The exit code of an error the CLI reports as one line, or None for a bug (a traceback)."""
     if isinstance(error, DbGorillaError):
         return error.exit_code
-    return next((code for kind, code in EXIT_CODES.items() if isinstance(error, kind)), None)
+    # The most specific class listed wins (PriceTableError is a ReportError too, but bad input).
+    return next((EXIT_CODES[kind] for kind in type(error).__mro__ if kind in EXIT_CODES), None)
 
 
 @contextmanager

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -24,7 +25,7 @@ from evaluation import runner
 from evaluation.metrics import CORE_KEYS, core, summarize
 from evaluation.protocols import Protocol
 from evaluation.records import EvalRecord
-from evaluation.scoring import collection_names, load_predictions, rescore
+from evaluation.scoring import collection_names, read_predictions, rescore
 from evaluation.selection import select_abstentions, select_cases
 from evaluation.statistics import passed, rate_with_interval, repeat_summary
 from executors import WeaviateExecutor
@@ -417,10 +418,14 @@ def score(
     ] = None,
     execute: Annotated[bool, typer.Option("--execute", help="Also score execution match on the loaded data.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="A line that is not a prediction is an error.")] = False,
     namespace: NamespaceOption = "",
 ) -> None:
     """Score predictions without calling a model."""
-    records = load_predictions(predictions)
+    read = read_predictions(predictions, strict)  # nothing readable (or, --strict, a bad line): exit 10, named
+    if read.skipped_count:
+        err.print(f"[yellow]warning:[/] {escape(read.skipped_message(predictions))}", highlight=False)
+    records = read.records
     if execute:
         used = [u for u in get_use_cases() if u.name in {r.use_case for r in records}]
         names = collection_names(records, namespace)  # a DBGorilla file answers the paper set; --dataset says

@@ -33,8 +33,11 @@ def report(
     result = build_report(run_dirs, out_dir, prices)
     for run in result.runs:
         if run.skipped_lines:
+            numbers = ", ".join(map(str, run.unreadable_lines[:10])) + (", ..." if run.skipped_lines > 10 else "")
             err.print(
-                f"[yellow]warning:[/] {run.path}: skipped {run.skipped_lines} unreadable line(s)", highlight=False
+                f"[yellow]warning:[/] {run.path}: skipped {run.skipped_lines} unreadable line(s) of "
+                f"results.jsonl (line {numbers})",
+                highlight=False,
             )
         if run.cost_usd is None:
             err.print(f"[yellow]note:[/] no price for model {run.model!r}: cost n/a (see --prices)", highlight=False)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -10,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evaluation.records import EvalRecord
 from evaluation.report.errors import ReportError
+from fixtures.input_files import InputFileError, Problem, decoded, kind_of, os_problem, parse_json, validation_problems
 
 DEFAULT_PRICES = Path(__file__).with_name("prices.json")
 TOKENS_PER_PRICE_UNIT = 1_000_000
@@ -31,20 +31,41 @@ def load_prices(path: Path | None = None) -> dict[str, Price]:
     return prices
 
 
+class PriceTable(BaseModel):
+    """The file's layout; other top-level keys (a `_note`) are the editor's."""
+
+    model_config = ConfigDict(extra="allow")
+    models: dict[str, Price]
+
+
+#: The layout, as an error says it.
+PRICE_LAYOUT = '{"models": {"<model>": {"prompt": <USD per 1M tokens>, "completion": <USD per 1M tokens>}}}'
+
+
+class PriceTableError(InputFileError, ReportError):
+    """A price table that cannot be read, named with the JSON path of each bad entry."""
+
+
 def _read_prices(path: Path) -> dict[str, Price]:
     try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
     except FileNotFoundError:
-        raise ReportError(f"price table not found: {path}") from None
-    except json.JSONDecodeError as error:
-        raise ReportError(f"price table {path} is not JSON: {error}") from None
-    models = payload.get("models") if isinstance(payload, dict) else None
-    if not isinstance(models, dict):
-        raise ReportError(f'price table {path} needs {{"models": {{"<model>": {{"prompt": .., "completion": ..}}}}}}')
+        raise PriceTableError(path, f"price table not found; expected a JSON file {PRICE_LAYOUT}") from None
+    except OSError as error:
+        raise PriceTableError(path, f"price table {os_problem(error)}") from None
+    summary = f"is not a price table {PRICE_LAYOUT}:"
+    text, problem = decoded(data)
+    if problem is None:
+        payload, problem = parse_json(text or "", None, "a JSON object")
+    if problem is not None:
+        raise PriceTableError(path, summary, [problem])
+    if not isinstance(payload, dict):
+        raise PriceTableError(path, summary, [Problem("top level", kind_of(payload), "a JSON object")])
     try:
-        return {name.lower(): Price.model_validate(entry) for name, entry in models.items()}
+        table = PriceTable.model_validate(payload)
     except ValidationError as error:
-        raise ReportError(f"price table {path}: {error}") from None
+        raise PriceTableError(path, summary, validation_problems(error, "", separator=".")) from None
+    return {name.lower(): price for name, price in table.models.items()}
 
 
 def find_price(model: str, prices: dict[str, Price]) -> Price | None:

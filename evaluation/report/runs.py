@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evaluation.metrics import summarize
-from evaluation.records import EvalRecord, read_jsonl
+from evaluation.records import EvalRecord, read_results
 from evaluation.report.errors import ReportError
 from evaluation.runner import RESULTS_FILE, RUN_FILE
 
@@ -25,6 +25,8 @@ class Run:
     summary: dict[str, Any]
     skipped_lines: int = 0
     cost_usd: float | None = None
+    #: The line numbers of the unreadable lines `skipped_lines` counts.
+    unreadable_lines: list[int] = field(default_factory=list)
 
     @property
     def model(self) -> str:
@@ -43,13 +45,16 @@ def load_run(path: Path, name: str | None = None) -> Run:
     results = path / RESULTS_FILE
     if not results.is_file():
         raise ReportError(f"{path} has no {RESULTS_FILE}: is it a `dbgorilla eval` output directory?")
-    read, skipped = read_jsonl(results)
-    by_id = {record.id: record for record in read}
+    read = read_results(results)  # ResultsFileError: no line of it is a result
+    by_id = {record.id: record for record in read.records}
     if not by_id:
-        detail = f" ({skipped} unreadable lines)" if skipped else ""
+        detail = f" ({len(read.unreadable_lines)} unreadable lines)" if read.unreadable else ""
         raise ReportError(f"{results} holds no results{detail}")
     records = [by_id[key] for key in sorted(by_id)]
-    return Run(name or path.name, path, records, _read_meta(path / RUN_FILE), summarize(records), skipped)
+    lines = read.unreadable_lines
+    return Run(
+        name or path.name, path, records, _read_meta(path / RUN_FILE), summarize(records), len(lines), None, lines
+    )
 
 
 def load_runs(run_dirs: Sequence[Path]) -> list[Run]:
