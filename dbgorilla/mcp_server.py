@@ -207,7 +207,7 @@ def ask_result(response: QueryAgentResponse) -> dict[str, Any]:
 
 def ask_output_schema() -> dict[str, Any]:
     """The JSON Schema of `ask_result`: the response's own, without the trace."""
-    schema = QueryAgentResponse.model_json_schema()
+    schema = QueryAgentResponse.model_json_schema(mode="serialization")
     schema["properties"].pop("trace", None)
     schema["required"] = [name for name in schema.get("required", []) if name != "trace"]
     schema["properties"]["outcome"] = {"type": "string", "enum": list(get_args(StopReason))}
@@ -275,14 +275,14 @@ def tool_list(served: Served) -> list[types.Tool]:
             description="Retrieval only, no model: the objects closest in meaning to the query (cosine distance "
             "at most the executor's cut), closest first, from every collection offered or the one named.",
             input_schema=search_input,
-            output_schema=SearchResult.model_json_schema(),
+            output_schema=SearchResult.model_json_schema(mode="serialization"),
             annotations=READ_ONLY,
         ),
         types.Tool(
             name="query_database",
             description=query_tool["description"],
             input_schema=query_tool["parameters"],
-            output_schema=QueryResult.model_json_schema(),
+            output_schema=QueryResult.model_json_schema(mode="serialization"),
             annotations=READ_ONLY,
         ),
     ]

@@ -8,6 +8,7 @@ shows what is outside its scope, and `ask` runs our agent against a scripted cha
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from agent import build_tools
 from agent.testing import MockOpenAIServer, Reply, call, text
 from dbgorilla._process import listening_sockets
 from dbgorilla.connection import connect
+from dbgorilla.schemas import SCHEMA_DIR, open_schema
 from executors import WeaviateExecutor
 from executors.scope import parse_scope
 from tests.conftest import REPO, Stack
@@ -78,6 +80,13 @@ def test_tools_are_listed_with_their_schemas(restaurants_stack: Stack) -> None:
         assert tool.annotations is not None and tool.annotations.read_only_hint is True
         assert tool.output_schema is not None and tool.output_schema["type"] == "object"
     assert "trace" not in by_name["ask"].output_schema["properties"]
+    for name, tool in by_name.items():  # what the server advertises is the committed docs/schemas file
+        committed = json.loads((SCHEMA_DIR / f"mcp-{name.replace('_', '-')}.schema.json").read_text())
+        advertised = open_schema(tool.output_schema)
+        header = ("$schema", "$id", "title", "description")
+        assert {k: v for k, v in committed.items() if k not in header} == {
+            k: v for k, v in advertised.items() if k not in header
+        }
     assert {"final_answer", "sources", "outcome"} <= set(by_name["ask"].output_schema["properties"])
 
 
