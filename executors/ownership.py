@@ -119,14 +119,22 @@ class Conflict:
     collection: str
     logical: str
     wanted: str
+    #: The dataset its marker names; None: no marker, not the project's.
     found: str | None = None
     objects: int | None = None
+    #: Unmarked, but with exactly the schema the project would create (a version before markers?).
+    schema_is_ours: bool = False
 
     def describe(self) -> str:
         size = f" ({self.objects} objects)" if self.objects is not None else ""
         if self.found is not None:
             return f"{self.collection}{size} holds dbgorilla-live's {self.found}, not {self.wanted}"
         return f"{self.collection}{size} was not created by dbgorilla-live (no [{MARKER_TAG}: …] in its description)"
+
+    def label(self) -> str:
+        size = f" ({self.objects} objects)" if self.objects is not None else ""
+        held = f", holding {self.found}" if self.found is not None else ""
+        return f"{self.collection}{size}{held}"
 
 
 class NotOurCollection(RuntimeError):
@@ -135,21 +143,40 @@ class NotOurCollection(RuntimeError):
 
     def __init__(self, conflicts: Sequence[Conflict], *, action: str = "load into", hint: str | None = None) -> None:
         self.conflicts = list(conflicts)
-        details = "; ".join(c.describe() for c in self.conflicts)
-        super().__init__(f"refusing to {action} {', '.join(self.collections)}: {details}. {hint or self._way_out()}")
+        super().__init__(
+            f"refusing to {action} {', '.join(self.collections)}: {self.reasons()}. {hint or self._way_out()}"
+        )
 
     @property
     def collections(self) -> list[str]:
         return [c.collection for c in self.conflicts]
 
+    def reasons(self) -> str:
+        """Which collections stand in the way, and why, in one sentence."""
+        foreign = [c for c in self.conflicts if c.found is None]
+        other = [c for c in self.conflicts if c.found is not None]
+        parts = []
+        if foreign:
+            were = "was" if len(foreign) == 1 else "were"
+            parts.append(
+                f"{', '.join(c.label() for c in foreign)} {were} not created by dbgorilla-live "
+                f"(no [{MARKER_TAG}: …] at the end of the description)"
+            )
+            if all(c.schema_is_ours for c in foreign):
+                its, it = ("its", "it") if len(foreign) == 1 else ("their", "them")
+                parts.append(f"{its} schema is the project's: a dbgorilla-live from before markers may have made {it}")
+        if other:
+            parts.append(f"{', '.join(c.label() for c in other)} hold another dataset of dbgorilla-live")
+        return "; ".join(parts)
+
     def _way_out(self) -> str:
         replace = " ".join(f"--replace {c.collection}" for c in self.conflicts)
         datasets = " ".join(dict.fromkeys(load_arguments(c.wanted) for c in self.conflicts))
-        example = self.conflicts[0].logical
+        them = "it" if len(self.conflicts) == 1 else "them"
         return (
-            "It was left untouched. To keep it and put ours beside it, choose a namespace: `--namespace NAME` "
-            f"(or {NAMESPACE_ENV}=NAME), and ours live as NAME_{example}; to delete it and load ours in "
-            f"its place: `dbgorilla load {datasets} {replace}`"
+            f"Nothing was changed. To keep {them} and put ours beside {them}, choose a namespace: "
+            f"`--namespace NAME` (or {NAMESPACE_ENV}=NAME) stores ours as NAME_…; to delete {them} and load "
+            f"ours in {'its' if them == 'it' else 'their'} place: `dbgorilla load {datasets} {replace}`"
         ).replace("  ", " ")
 
 

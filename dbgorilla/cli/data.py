@@ -9,6 +9,7 @@ from typing import Annotated
 
 import openai
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from dbgorilla.cli.console import NamespaceOption, connected, err, out, progress_bar, say
@@ -102,7 +103,7 @@ def load(
             replace=replace or [],
         )
     for replaced in (c for c in report.collections if c.action == "replaced"):
-        say(f"replaced {replaced.collection}: {replaced.note}")
+        say(escape(f"replaced {replaced.collection}: {replaced.note}"))
     if as_json:
         out.print_json(json.dumps(report.model_dump(mode="json") | {"ok": report.ok}))
     else:
@@ -386,7 +387,7 @@ def _print_report(report: LoadReport) -> None:
         table.add_row(
             c.use_case,
             c.collection,
-            c.action + (f" ({c.note})" if c.note else ""),
+            c.action + (f" ({escape(c.note)})" if c.note else ""),
             f"[{colour}]{c.count}[/]",
             str(c.expected),
             str(c.trimmed),

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from dbgorilla import stack
@@ -20,8 +21,8 @@ from dbgorilla.llama_build import install_llama, llama_lib_dir, prove_llama
 from dbgorilla.model_server import DEFAULT_MODEL, MODELS, SMOLLM2, ModelService, get_model
 from dbgorilla.smoke import run_smoke
 from dbgorilla.weaviate_build import build_weaviate
-from executors.ownership import conflicts_in, namespace_from_env
-from fixtures.loader import repair_ours, targets_of
+from executors.ownership import NotOurCollection, namespace_from_env
+from fixtures.loader import conflicts_of, repair_ours
 from fixtures.use_cases import get_use_cases
 
 REQUIREMENTS_MODELS = Path(__file__).resolve().parents[2] / "requirements-models.txt"
@@ -63,8 +64,15 @@ def up(
     status = stack.up(backend, settings, echo=say, images=images)
     with connected(settings) as client:
         checked, repairs = repair_ours(client, say)  # only the project's own collections are checked
-        for conflict in conflicts_in(client, targets_of(get_use_cases(), namespace_from_env())):
-            say(f"note: {conflict.describe()}; `load` and `eval` leave it alone and refuse: see docs/collections.md")
+        conflicts = conflicts_of(client, get_use_cases(), namespace_from_env())
+        if conflicts:  # not ours: never checked or rebuilt here; the commands that would write refuse
+            reasons = NotOurCollection(conflicts).reasons()
+            say(
+                escape(
+                    f"note: {reasons}; `load`, `eval` and `audit-dataset` leave them alone and refuse (exit 12): "
+                    "choose a namespace or `load --replace`, see docs/collections.md"
+                )
+            )
     if as_json:
         index = {"collections_checked": len(checked), "rebuilt": [r.model_dump(mode="json") for r in repairs]}
         out.print_json(json.dumps(status.to_dict() | {"index_check": index}))
