@@ -132,9 +132,10 @@ class Conflict:
         return f"{self.collection}{size} was not created by dbgorilla-live (no [{MARKER_TAG}: …] in its description)"
 
     def label(self) -> str:
-        size = f" ({self.objects} objects)" if self.objects is not None else ""
-        held = f", holding {self.found}" if self.found is not None else ""
-        return f"{self.collection}{size}{held}"
+        notes = ([f"{self.objects} objects"] if self.objects is not None else []) + (
+            [f"holding {self.found}"] if self.found is not None else []
+        )
+        return f"{self.collection} ({', '.join(notes)})" if notes else self.collection
 
 
 class NotOurCollection(RuntimeError):
@@ -166,7 +167,8 @@ class NotOurCollection(RuntimeError):
                 its, it = ("its", "it") if len(foreign) == 1 else ("their", "them")
                 parts.append(f"{its} schema is the project's: a dbgorilla-live from before markers may have made {it}")
         if other:
-            parts.append(f"{', '.join(c.label() for c in other)} hold another dataset of dbgorilla-live")
+            holds = "holds" if len(other) == 1 else "hold"
+            parts.append(f"{', '.join(c.label() for c in other)} {holds} another dataset of dbgorilla-live")
         return "; ".join(parts)
 
     def _way_out(self) -> str:
