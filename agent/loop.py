@@ -3,7 +3,8 @@
 Every step is traced (raw response, parsed arguments, the Weaviate call that ran, its result or
 typed error, latency, tokens). A typed executor error goes back to the model as the tool result so
 it can correct itself; corrections are counted and bounded. Calls written as JSON text are
-recovered and flagged.
+recovered and flagged. Once the model has answered in prose, one more turn has it commit the
+answer as a typed value (`agent.answer`, `AgentConfig.commit_answer`): `AgentRun.commit`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from agent._recover import recover_tool_calls
+from agent.answer import Commit, FinalAnswer, commit_answer
 from agent.models import RESULT_OF, ModelError, ModelReply, RawToolCall, Usage
 from agent.tooldef import TOOL_NAME, ToolSet, ToolVariant
 from executors import ErrorPayload, ExecutorError, InvalidArgumentsError, QueryResult, UnknownToolError
@@ -77,9 +79,17 @@ class AgentRun(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     latency_s: float = 0.0
     error: str | None = None
+    #: The commit turn after the prose answer (None: not asked, or the loop ended without an answer).
+    #: Its tokens are counted in `usage` too.
+    commit: Commit | None = None
 
     def calls(self) -> list[ExecutedCall]:
         return [call for step in self.steps for call in step.calls]
+
+    @property
+    def answer(self) -> FinalAnswer | None:
+        """The committed answer, if the model committed one that parses."""
+        return self.commit.answer if self.commit is not None else None
 
 
 class AgentConfig(BaseModel):
@@ -90,6 +100,8 @@ class AgentConfig(BaseModel):
     later_tool_choice: str = "auto"
     system_prompt: str = SYSTEM_PROMPT
     result_max_chars: int = RESULT_MAX_CHARS
+    #: After a prose answer, ask the model to commit it as a `FinalAnswer` (one more turn).
+    commit_answer: bool = True
 
 
 class Agent:
@@ -166,6 +178,9 @@ class Agent:
             run.recovered_text_calls += len(calls) if recovered else 0
             messages += self._feedback(reply, calls, step.calls, structured)
             failed_last_step = any(not call.ok for call in step.calls)
+        if self.config.commit_answer and run.outcome in ("answered", "no_tool_call"):
+            run.commit = commit_answer(self.model, messages, None if structured else self.tools.tools)
+            run.usage = run.usage + run.commit.usage
         run.messages = messages
         run.latency_s = time.perf_counter() - started
         return run

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
@@ -24,6 +25,14 @@ T = TypeVar("T")
 ORACLE = "oracle"
 #: How the loop opens a step's results under structured output (`agent.loop`).
 RESULT_OF = "Result of call "
+#: The name the commit turn's `response_format` carries (`agent.answer`); the oracle answers it by it.
+ANSWER_SCHEMA_NAME = "FinalAnswer"
+
+
+def is_commit_request(response_format: dict[str, Any] | None) -> bool:
+    """Does this `response_format` ask for a committed answer (`agent.answer`)?"""
+    spec = (response_format or {}).get("json_schema") or {}
+    return isinstance(spec, dict) and spec.get("name") == ANSWER_SCHEMA_NAME
 
 
 class Usage(BaseModel):
@@ -62,6 +71,16 @@ class ModelReply(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     raw: dict[str, Any] = Field(default_factory=dict)
     latency_s: float = 0.0
+
+
+#: The one-token request that proves an endpoint answers before the first question
+#: (`dbgorilla.chat.prove_endpoint`, the local server's start); test servers answer it themselves.
+PROBE_MESSAGES: list[dict[str, Any]] = [{"role": "user", "content": "Say OK."}]
+
+
+def is_probe(body: dict[str, Any]) -> bool:
+    """True for the body of the proving request (its messages, one token)."""
+    return body.get("messages") == PROBE_MESSAGES and body.get("max_tokens") == 1
 
 
 class ModelError(Exception):
@@ -253,7 +272,9 @@ class OracleModel:
     """Replays known-correct arguments through the same loop: proves the pipeline, sets the ceiling.
 
     Told a multi-step question's resolved gold chain, it makes one call per step; told the
-    answer, it says it (otherwise it answers with the last result as the tool returned it)."""
+    answer, it says it (otherwise it answers with the last result as the tool returned it). Asked
+    to commit its answer (`agent.answer`), it commits the value it was told (`committed`, the
+    fields of a `FinalAnswer`), citing the objects the last result showed."""
 
     name = ORACLE
     prefers_named_tool_choice = False
@@ -263,12 +284,14 @@ class OracleModel:
         ground_truth: QueryDatabaseArguments | dict[str, Any],
         later_calls: list[dict[str, Any]] | None = None,
         answer: str | None = None,
+        committed: dict[str, Any] | None = None,
     ) -> None:
         if isinstance(ground_truth, QueryDatabaseArguments):
             ground_truth = ground_truth.to_tool_arguments()
         self.ground_truth = ground_truth
         self.later_calls = list(later_calls or [])
         self.answer = answer
+        self.committed = dict(committed or {})
 
     @classmethod
     def for_case(cls, case: Any) -> OracleModel:
@@ -277,12 +300,15 @@ class OracleModel:
 
     @classmethod
     def abstaining(cls, answer: str) -> OracleModel:
-        """The oracle of a question the tool cannot answer: no call, it says why."""
-        return cls({}, answer=answer)
+        """The oracle of a question the tool cannot answer: no call, it says why (and commits that)."""
+        return cls({}, answer=answer, committed={"cannot_answer": answer})
 
-    def knowing(self, calls: list[dict[str, Any]], answer: str | None) -> OracleModel:
-        """This oracle, told the whole gold chain (its first call is the ground truth) and the answer."""
-        return OracleModel(calls[0] if calls else self.ground_truth, calls[1:], answer)
+    def knowing(
+        self, calls: list[dict[str, Any]], answer: str | None, committed: dict[str, Any] | None = None
+    ) -> OracleModel:
+        """This oracle, told the whole gold chain (its first call is the ground truth), the answer and
+        the value to commit."""
+        return OracleModel(calls[0] if calls else self.ground_truth, calls[1:], answer, committed)
 
     def complete(
         self,
@@ -294,6 +320,10 @@ class OracleModel:
     ) -> ModelReply:
         # Native calls get "tool" messages back; structured output gets a user message per step.
         results = [m for m in messages if m.get("role") == "tool" or str(m.get("content", "")).startswith(RESULT_OF)]
+        if is_commit_request(response_format):
+            shown = _SHOWN_ID.findall(str(results[-1]["content"])) if results else []
+            committed = {"sources": list(dict.fromkeys(shown)), **self.committed}
+            return ModelReply(content=json.dumps(committed))
         chain = [self.ground_truth, *self.later_calls] if self.ground_truth else []
         if len(results) >= len(chain) or not (tools or response_format):
             answer = self.answer
@@ -309,6 +339,10 @@ class OracleModel:
         return ModelReply(
             tool_calls=[RawToolCall(id=f"oracle-{len(results) + 1}", name=name, arguments=json.dumps(arguments))]
         )
+
+
+#: An object's id as a result shows it to the model (`1. [1a2b3c4d] {...}`).
+_SHOWN_ID = re.compile(r"^\s*\d+\. \[([0-9a-f]{8})\]", re.MULTILINE)
 
 
 def _oracle_call(ground_truth: dict[str, Any], tools: list[dict[str, Any]] | None) -> tuple[str, dict[str, Any]]:

@@ -13,7 +13,10 @@ Code written against `weaviate.agents.query.QueryAgent` (`ask`, `ask_stream`, th
 `final_answer`, `searches`, `aggregations`, `sources`, `usage`, `total_time`, `is_partial_answer`,
 `missing_information`) runs against a local Weaviate with any OpenAI-compatible model. Sources are
 the objects the calls the answer rests on returned (the last step with results), not objects the
-model names: a source is always something the agent received.
+model names: a source is always something the agent received. Beyond the hosted agent, `answer`
+is the typed answer the model committed (`agent.answer.FinalAnswer`: numbers, names, a group ->
+value map, or "cannot answer" with the reason); its sources, partial flag and missing information
+are merged into the response's own (a committed source counts only if the agent received it).
 """
 
 from __future__ import annotations
@@ -26,11 +29,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from agent.answer import FinalAnswer
 from agent.citations import Citations, check_citations
 from agent.loop import Agent, AgentConfig, AgentRun, ExecutedCall
 from agent.models import Usage
 from agent.tooldef import ToolDesign, build_tools
-from executors import DatabaseSchema, UnknownCollectionError, WeaviateExecutor
+from executors import SHORT_ID_CHARS, DatabaseSchema, UnknownCollectionError, WeaviateExecutor
 
 #: Sources listed at most (the hosted agent lists the objects its answer used).
 MAX_SOURCES = 20
@@ -62,6 +66,8 @@ class QueryAgentResponse(BaseModel):
     is_partial_answer: bool = False
     missing_information: list[str] = Field(default_factory=list)
     final_answer: str = ""
+    #: Beyond the hosted agent: the typed answer the model committed (None: it committed none that parses).
+    answer: FinalAnswer | None = None
     #: The objects the answer cites by id, when it cites any the agent received; otherwise the objects
     #: the answer's calls returned.
     sources: list[Source] = Field(default_factory=list)
@@ -72,6 +78,8 @@ class QueryAgentResponse(BaseModel):
 
     def display(self) -> None:
         print(self.final_answer or "(no answer)")
+        if self.answer is not None:
+            print(f"committed: {self.answer.text()}")
         if self.is_partial_answer:
             print("partial answer; missing: " + "; ".join(self.missing_information))
         for source in self.sources:
@@ -177,7 +185,8 @@ def response_of(run: AgentRun, collection_names: list[str]) -> QueryAgentRespons
     ran = [c for c in calls if c.result is not None]
     searches = [_call_record(c) for c in ran if not (c.result and (c.result.aggregations or c.result.groups))]
     aggregations = [_call_record(c) for c in ran if c.result and (c.result.aggregations or c.result.groups)]
-    missing = _missing(run)
+    committed = run.answer
+    missing = _missing(run) + (committed.missing_information if committed is not None else [])
     cited = _citations(run)
     return QueryAgentResponse(
         original_query=run.question,
@@ -186,9 +195,10 @@ def response_of(run: AgentRun, collection_names: list[str]) -> QueryAgentRespons
         aggregations=aggregations,
         usage=run.usage,
         total_time=round(run.latency_s, 3),
-        is_partial_answer=bool(missing),
+        is_partial_answer=bool(missing) or (committed is not None and committed.is_partial_answer),
         missing_information=missing,
         final_answer=run.final_answer or "",
+        answer=committed,
         sources=_sources(run, cited),
         unreceived_citations=[c for c in cited.cited if c not in cited.received],
         trace=run,
@@ -212,7 +222,10 @@ def _objects(calls: list[ExecutedCall]) -> dict[str, Source]:
 
 
 def _citations(run: AgentRun) -> Citations:
-    return check_citations(run.final_answer, set(_objects(run.calls())))
+    """The ids the prose cites and the sources the committed answer names, checked against what was received."""
+    sources = run.answer.sources if run.answer is not None else []
+    text = " ".join([run.final_answer or "", *(f"[{s}]" if len(s) == SHORT_ID_CHARS else s for s in sources)])
+    return check_citations(text, set(_objects(run.calls())))
 
 
 def _sources(run: AgentRun, cited: Citations) -> list[Source]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from agent.answer import FinalAnswer
 from agent.citations import strip_citations
 from evaluation.answers import Verdict
 
@@ -53,3 +54,13 @@ def grade_abstention(answer: str | None, question: str) -> Verdict:
         shown = ", ".join(f"{n:g}" for n in claimed[:3])
         return Verdict(correct=False, reason=f"says it cannot, but states numbers the question did not ({shown})")
     return Verdict(correct=True, reason="says the database cannot answer this")
+
+
+def grade_committed_abstention(answer: FinalAnswer) -> Verdict:
+    """A committed answer to a question the tool cannot answer: right when it commits "cannot answer"
+    (with a reason) and no value beside it."""
+    if not answer.refuses:
+        return Verdict(correct=False, reason=f"commits an answer ({answer.text()}), not that the database cannot")
+    if answer.numbers or answer.names or answer.groups:
+        return Verdict(correct=False, reason=f"commits that it cannot, and a value too ({answer.text()})")
+    return Verdict(correct=True, reason="commits that the database cannot answer this")

@@ -1,611 +1,127 @@
-"""Is the final answer right? A key derived from executed results, and a deterministic grader.
+"""Is the final answer right? The committed answer graded exactly, the text as a fallback.
 
-The key is never typed by hand: it is read off the ground truth's result (one call) or off the
-results of a multi-step question's gold chain. What a right answer must say:
-
-- every key number, correct to the precision it is written in (`3.46` and `3.5` for 3.456, not
-  `3`; whole numbers are accepted from 10 up, so `12` for 12.4); fractions also as percentages
-  (`35%`, `35 percent`, `0.35`), thousands with commas, and numbers as words ("forty-two",
-  "one hundred and five");
-- every key name (case-insensitive, as a whole word), and at most one other value of the same
-  property, after them (a runner-up in passing, not a list of every value);
-- per group: the group's name, followed by its value before any other group is named (or the
-  values before their names, or a list of values beside a list of names in the same order:
-  "31, 27 and 12 for Spring, Fall and Summer"); every key group, and no group the data does not have.
-
-A key value counts only where it is stated plainly. Not where it is negated ("not X; it is Y"), a
-bound ("fewer than X", "at least X", "X or more"), an end of a range ("between X and Y"), one of
-alternatives ("either X or Y"), one of a list of candidates ("possible values: a, X, b"), or asked
-("X?"). An answer that admits it could not answer and then guesses ("maybe X") is wrong, and
-beyond the key's numbers (and numbers that appear in the question) an answer may state at most
-`HEDGE_NUMBERS` others. Questions whose answer is a set of objects (a listing) or a data type get
-no key: they are reported as unscored, never as right.
+A committed answer (`agent.answer.FinalAnswer`, the typed part beside the prose) is graded by
+`grade_committed`: exactly one value per part of the key (each number within the precision it is
+committed to, each name, each group's value), so a hedge cannot be written at all. `grade_answer`
+grades the committed part when there is one, and the text otherwise (`evaluation.answer_text.grade`:
+a model that ignores the contract, a results file of the paper's runs). The key itself, read off
+executed gold results, is built in `evaluation.answer_key`.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from itertools import pairwise
-from typing import Any, Protocol
+from decimal import Decimal
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from agent.citations import strip_citations
-from executors import QueryResult
+from agent.answer import FinalAnswer
+from evaluation.answer_key import (
+    PERCENT_METRICS,
+    UNKEYED_METRICS,
+    AnswerKey,
+    KeyNumber,
+    Verdict,
+    WrittenNumber,
+    chain_key,
+    key_number,
+    matches,
+    numbers_in,
+    single_call_key,
+    unique,
+    word_number,
+)
+from evaluation.answer_text import HEDGE_NUMBERS, RUNNER_UP_NAMES, grade
 from executors.results import number_text
-from executors.vocabulary import PropertyKind
-from fixtures.datasets.chains import AnswerPart
 
-#: Numbers an answer may state beyond the key's own (and the question's) before it counts as hedging.
-HEDGE_NUMBERS = 2
-#: Other values of a named property an answer may mention after the key's names.
-RUNNER_UP_NAMES = 1
-PERCENT_METRICS = frozenset({"PERCENTAGE_TRUE", "PERCENTAGE_FALSE"})
-UNKEYED_METRICS = frozenset({"TYPE"})
-
-_UNITS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
-_TEENS = ["ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
-_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-_WORD_VALUES = {
-    **{word: n for n, word in enumerate(_UNITS, start=1)},
-    **{word: n for n, word in enumerate(_TEENS, start=10)},
-    **{word: 10 * n for n, word in enumerate(_TENS, start=2)},
-    "zero": 0,
-    "none": 0,
-    "a": 1,
-}
-_BELOW_100 = rf"(?:(?:{'|'.join(_TENS)})(?:[\s-]+(?:{'|'.join(_UNITS)}))?|{'|'.join(_TEENS)}|{'|'.join(_UNITS)})"
-_BELOW_1000 = rf"(?:(?:{_BELOW_100}|a)\s+hundred(?:\s+(?:and\s+)?{_BELOW_100})?|{_BELOW_100})"
-_WORD_NUMBER = rf"(?:(?:{_BELOW_1000}|a)\s+thousand(?:,?\s+(?:and\s+)?{_BELOW_1000})?|{_BELOW_1000}|zero|none)"
-_NUMBER = re.compile(
-    r"(?<![\w.])(?P<sign>-)?(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<frac>\d+))?(?!\w)(?P<pct>\s*(?:%|percent\b))?"
-    rf"|\b(?P<word>{_WORD_NUMBER})\b(?P<wpct>\s+percent\b)?",
-    re.IGNORECASE,
-)
-
-#: Words that may sit between a qualifier and the value it qualifies ("not exactly 3.46", "is not the Italian").
-_FILLER = r"(?:[\s\"'*_(]|\b(?:exactly|quite|really|actually|just|simply|precisely|equal\s+to|be|the|a|an)\b)*"
-_NEGATED = re.compile(
-    r"(?:\bnot|n't|\bnever|\bnor|\brather\s+than|\binstead\s+of|\bother\s+than|\bexcept)" + _FILLER + r"$",
-    re.IGNORECASE,
-)
-_BOUND_BEFORE = re.compile(
-    r"\b(?:(?:fewer|less|more|greater|higher|lower|larger|smaller|bigger)\s+than|at\s+(?:least|most)|up\s+to"
-    r"|as\s+(?:many|much|few|little|high|low)\s+as|above|below|beyond|exceed(?:s|ing)?|upwards\s+of"
-    r"|in\s+excess\s+of|no\s+(?:more|less|fewer)\s+than)" + _FILLER + r"$",
-    re.IGNORECASE,
-)
-_BOUND_AFTER = re.compile(
-    r"[\s\"'*_)]*(?:\+|(?:or|and)\s+(?:more|fewer|less|higher|lower|above|below|greater|so|over|under|up)\b"
-    r"|at\s+(?:least|most)\b|plus\b)",
-    re.IGNORECASE,
-)
-_RANGE_OPEN = re.compile(r"\b(?:between|from)" + _FILLER + r"$", re.IGNORECASE)
-_RANGE_JOIN = re.compile(r"\s*(?:-|–|—|to|through|and)\s*", re.IGNORECASE)
-_DASH_JOIN = re.compile(r"\s*(?:-|–|—|to|through)\s*", re.IGNORECASE)
-#: What may join the items of a list: commas, semicolons, slashes, "and", "or", quotes and emphasis.
-_LIST_JOIN = re.compile(r"[\s\"'*_]*(?:[,;/]|\band\b|\bor\b|\bnor\b|&)[\s\"'*_]*(?:(?:and|or|nor)\s+)?[\s\"'*_]*", re.I)
-_OR = re.compile(r"\bor\b(?!\s+(?:more|fewer|less|higher|lower|above|below|greater|so|over|under)\b)", re.IGNORECASE)
-_SENTENCE_BREAK = re.compile(r"[.!?;\n]|:\s")
-_EITHER = re.compile(r"\beither" + _FILLER + r"$", re.IGNORECASE)
-_LIST_END = re.compile(r"[\s\"'*_]*(?:$|[.)\]!\n])")
-_LIST_START = re.compile(r"(?:^|[:(\[\n])[\s\"'*_]*$")
-#: An answer that lists candidates says so.
-_CANDIDATES = re.compile(
-    r"\b(?:possible|candidate|plausible|potential)\s+(?:values?|answers?|options?|results?)\b|\bcandidates?\s*:",
-    re.IGNORECASE,
-)
-#: An answer that says it could not answer ...
-_ADMITS_FAILURE = re.compile(
-    r"\b(?:could\s*n[o']?t|can\s*not|can't|unable|not\s+able|failed\s+to|did\s*n[o']?t\s+(?:find|get|return|work|manage)"
-    r"|no\s+results?|not\s+(?:sure|certain)|unsure|uncertain|do\s*n[o']?t\s+know)\b",
-    re.IGNORECASE,
-)
-#: ... and then guesses.
-_TENTATIVE = re.compile(
-    r"\b(?:maybe|perhaps|possibly|probably|presumably|likely|guess(?:ing)?|might|estimated?|assum(?:e|ing))\b|\?",
-    re.IGNORECASE,
-)
+__all__ = [
+    "HEDGE_NUMBERS",
+    "PERCENT_METRICS",
+    "RUNNER_UP_NAMES",
+    "UNKEYED_METRICS",
+    "AnswerKey",
+    "KeyNumber",
+    "Verdict",
+    "WrittenNumber",
+    "chain_key",
+    "committed_number",
+    "grade",
+    "grade_answer",
+    "grade_committed",
+    "key_number",
+    "matches",
+    "numbers_in",
+    "single_call_key",
+    "unique",
+    "word_number",
+]
 
 
-class KeyNumber(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    value: float
-    #: A fraction in [0, 1] that may be written as a percentage.
-    fraction: bool = False
+# --- committed answers -------------------------------------------------------------------------
 
 
-class AnswerKey(BaseModel):
-    """What a right answer states; `unscored` says why a question has no key."""
-
-    model_config = ConfigDict(frozen=True)
-    numbers: list[KeyNumber] = Field(default_factory=list)
-    names: list[str] = Field(default_factory=list)
-    #: Other values of the named property: naming them is how a list of everything shows.
-    other_names: list[str] = Field(default_factory=list)
-    groups: dict[str, KeyNumber] = Field(default_factory=dict)
-    other_groups: list[str] = Field(default_factory=list)
-    unscored: str | None = None
-
-    @property
-    def scored(self) -> bool:
-        return self.unscored is None
-
-    def text(self) -> str:
-        """A plain answer that states the key (what the oracle says)."""
-        parts = [", ".join(self.names)] if self.names else []
-        parts += [number_text(round(n.value, 4)) for n in self.numbers]
-        parts += [f"{name}: {number_text(round(value.value, 4))}" for name, value in self.groups.items()]
-        return "; ".join(p for p in parts if p)
+def committed_number(value: float) -> WrittenNumber:
+    """A committed number, precise to the digits it was committed with (3.46: two decimals, 12 none).
+    JSON says no more than the float: "3.50" commits as 3.5, one decimal."""
+    exponent = Decimal(repr(float(value))).as_tuple().exponent
+    whole = float(value).is_integer()
+    decimals = -exponent if isinstance(exponent, int) and exponent < 0 and not whole else 0
+    return WrittenNumber(value=float(value), decimals=decimals, percent=False, start=0, end=0)
 
 
-class Verdict(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    correct: bool | None
-    reason: str = ""
+def _assignment(numbers: list[WrittenNumber], key: list[KeyNumber]) -> bool:
+    """Can each committed number be paired with its own key number, every pair a match?"""
+    paired: dict[int, int] = {}  # key index -> committed index
 
-
-class _Number(BaseModel):
-    model_config = ConfigDict(frozen=True)
-    value: float
-    decimals: int
-    percent: bool
-    start: int
-    end: int
-
-
-def word_number(words: str) -> int:
-    """The value of a number written in words: "forty-two" 42, "one hundred and five" 105."""
-    total = current = 0
-    for token in re.findall(r"[a-z]+", words.lower()):
-        if token == "hundred":
-            current = (current or 1) * 100
-        elif token == "thousand":
-            total += (current or 1) * 1000
-            current = 0
-        elif token != "and":
-            current += _WORD_VALUES[token]
-    return total + current
-
-
-def numbers_in(text: str) -> list[_Number]:
-    """Every number written in `text` (cited ids and UUIDs removed first), with the precision it was written to."""
-    cleaned = strip_citations(text)
-    found = []
-    for match in _NUMBER.finditer(cleaned):
-        if match.group("word"):
-            value, decimals, percent = float(word_number(match.group("word"))), 0, bool(match.group("wpct"))
-        else:
-            digits = match.group("int").replace(",", "")
-            frac = match.group("frac") or ""
-            value = float(f"{digits}.{frac}" if frac else digits) * (-1 if match.group("sign") else 1)
-            decimals, percent = len(frac), bool(match.group("pct"))
-        found.append(_Number(value=value, decimals=decimals, percent=percent, start=match.start(), end=match.end()))
-    return found
-
-
-def _close(written: float, decimals: int, truth: float) -> bool:
-    if not math.isfinite(truth):
-        return False
-    if decimals == 0 and abs(truth) < 10 and not float(truth).is_integer():
-        return False
-    return abs(written - truth) <= 0.5 * 10.0**-decimals + 1e-9 * max(1.0, abs(truth))
-
-
-def matches(number: _Number, key: KeyNumber) -> bool:
-    """Does a written number state the key number, to the precision it was written?"""
-    if number.percent:
-        return key.fraction and _close(number.value, number.decimals, key.value * 100)
-    if key.fraction and _close(number.value, number.decimals, key.value * 100) and number.value > 1:
-        return True
-    return _close(number.value, number.decimals, key.value)
-
-
-def _mentions(text: str, name: str) -> list[int]:
-    pattern = r"(?<!\w)" + re.escape(name) + r"(?!\w)"
-    return [m.start() for m in re.finditer(pattern, text, re.IGNORECASE)]
-
-
-# --- how a value is stated ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Name:
-    """A name mentioned in an answer (lower-cased) and where."""
-
-    start: int
-    end: int
-    name: str
-
-
-class _Spanned(Protocol):
-    @property
-    def start(self) -> int: ...
-    @property
-    def end(self) -> int: ...
-
-
-def _runs(text: str, spans: Sequence[_Spanned]) -> list[list[int]]:
-    """Indices of spans written one after another as a list ("a, b or c"), in order."""
-    runs: list[list[int]] = []
-    for index, span in enumerate(spans):
-        if runs and _LIST_JOIN.fullmatch(text[spans[index - 1].end : span.start]):
-            runs[-1].append(index)
-        else:
-            runs.append([index])
-    return runs
-
-
-def _or_linked(text: str, spans: Sequence[_Spanned]) -> list[set[int]]:
-    """Sets of spans offered as alternatives: joined by "or" within a sentence, or a list opened by "either"."""
-    linked: list[set[int]] = []
-    for run in _runs(text, spans):
-        joins = [text[spans[a].end : spans[b].start] for a, b in pairwise(run)]
-        if len(run) > 1 and (any(_OR.search(j) for j in joins) or _EITHER.search(text[: spans[run[0]].start])):
-            linked.append(set(run))
-    for a, b in pairwise(range(len(spans))):
-        between = text[spans[a].end : spans[b].start]
-        if len(between) <= 40 and _OR.search(between) and not _SENTENCE_BREAK.search(between):
-            linked.append({a, b})
-    return linked
-
-
-def _candidate_lists(text: str, spans: Sequence[_Spanned]) -> list[set[int]]:
-    """Lists of bare values: three or more in a row, or two joined by a comma that end the sentence."""
-    lists = []
-    for run in _runs(text, spans):
-        if len(run) < 2:
-            continue
-        first, last = spans[run[0]], spans[run[-1]]
-        bare = bool(_LIST_END.match(text[last.end :])) or bool(_LIST_START.search(text[: first.start]))
-        comma = any("," in text[spans[a].end : spans[b].start] for a, b in pairwise(run))
-        if len(run) >= 3 or (bare and comma):
-            lists.append(set(run))
-    return lists
-
-
-class _Reading:
-    """An answer read once: its numbers and names, and how each is stated (plainly, or hedged)."""
-
-    def __init__(self, text: str, names: Iterable[str]) -> None:
-        self.text = strip_citations(text)
-        self.numbers = numbers_in(text)
-        named: list[_Name] = []
-        for name in sorted(set(names), key=len, reverse=True):  # longest first: "New York" before "York"
-            for at in _mentions(self.text, name):
-                if not any(s.start < at + len(name) and at < s.end for s in named):
-                    named.append(_Name(at, at + len(name), name.lower()))
-        self.names = sorted(named, key=lambda s: s.start)
-        self.number_alternatives = _or_linked(self.text, self.numbers)
-        self.name_alternatives = _or_linked(self.text, self.names)
-        self.number_lists = _candidate_lists(self.text, self.numbers)
-        self.name_lists = [run for run in _candidate_lists(self.text, self.names) if len(run) >= 3]
-
-    def _qualified(self, span: _Spanned, ranged: bool) -> str | None:
-        before, after = self.text[: span.start], self.text[span.end :]
-        if _NEGATED.search(before[-60:]):
-            return "negated"
-        if re.match(r"[\s\"'*_)]*\?", after):
-            return "as a question"
-        if isinstance(span, _Name):
-            return None
-        if _BOUND_BEFORE.search(before[-60:]) or _BOUND_AFTER.match(after):
-            return "as a bound"
-        return "as an end of a range" if ranged else None
-
-    def _ranged(self, index: int) -> bool:
-        spans = self.numbers
-        for a, b in ((index - 1, index), (index, index + 1)):
-            if a < 0 or b >= len(spans):
+    def place(index: int, tried: set[int]) -> bool:
+        for k, truth in enumerate(key):
+            if k in tried or not matches(numbers[index], truth):
                 continue
-            between = self.text[spans[a].end : spans[b].start]
-            if _DASH_JOIN.fullmatch(between) or (
-                _RANGE_JOIN.fullmatch(between) and _RANGE_OPEN.search(self.text[: spans[a].start][-40:])
-            ):
+            tried.add(k)
+            if k not in paired or place(paired[k], tried):
+                paired[k] = index
                 return True
         return False
 
-    def number_state(self, index: int, key: KeyNumber, keys: list[KeyNumber]) -> str | None:
-        """None when number `index` states `key` plainly; otherwise how it is hedged."""
-        qualified = self._qualified(self.numbers[index], self._ranged(index))
-        if qualified:
-            return qualified
-        for linked in self.number_alternatives:
-            if index in linked and any(not matches(self.numbers[i], key) for i in linked):
-                return "among alternatives"
-        for listed in self.number_lists:
-            if index in listed and any(not any(matches(self.numbers[i], k) for k in keys) for i in listed):
-                return "in a list of candidates"
-        return None
-
-    def name_state(self, index: int, names: list[str]) -> str | None:
-        """None when name `index` is stated plainly; otherwise how it is hedged."""
-        span = self.names[index]
-        qualified = self._qualified(span, False)
-        if qualified:
-            return qualified
-        for linked in self.name_alternatives:
-            if index in linked and any(self.names[i].name != span.name for i in linked):
-                return "among alternatives"
-        wanted = {n.lower() for n in names}
-        for listed in self.name_lists:
-            if index in listed and any(self.names[i].name not in wanted for i in listed):
-                return "in a list of candidates"
-        return None
-
-    def states(self, key: KeyNumber, keys: list[KeyNumber]) -> tuple[int | None, str | None]:
-        """The first number stating `key` plainly (its index), or how the matching ones are hedged."""
-        hedged = None
-        for index, number in enumerate(self.numbers):
-            if matches(number, key):
-                state = self.number_state(index, key, keys)
-                if state is None:
-                    return index, None
-                hedged = hedged or state
-        return None, hedged
+    return len(numbers) == len(key) and all(place(i, set()) for i in range(len(numbers)))
 
 
-def grade(answer: str | None, key: AnswerKey, question: str = "") -> Verdict:
-    """The verdict on one final answer's text (None when the question has no key)."""
+def _folded(name: str) -> str:
+    return name.strip().strip("\"'*").strip().casefold()
+
+
+def grade_committed(answer: FinalAnswer, key: AnswerKey) -> Verdict:
+    """The verdict on a committed answer: one value per part of the key, no more and no fewer."""
     if not key.scored:
         return Verdict(correct=None, reason=f"unscored: {key.unscored}")
-    text = (answer or "").strip()
-    if not text:
-        return Verdict(correct=False, reason="no answer")
-    if _ADMITS_FAILURE.search(text) and _TENTATIVE.search(text):
-        return Verdict(correct=False, reason="guesses after saying it could not answer")
-    if _CANDIDATES.search(text):
-        return Verdict(correct=False, reason="hedges: lists candidates")
-    reading = _Reading(text, [*key.names, *key.other_names, *key.groups, *key.other_groups])
-    for check in (_check_names, _check_groups, _check_numbers):
-        reason = check(reading, key, question)
-        if reason:
-            return Verdict(correct=False, reason=reason)
+    if answer.refuses:
+        return Verdict(correct=False, reason="commits that the database cannot answer this")
+    names, numbers, groups = list(answer.names), list(answer.numbers), dict(answer.groups)
+    if groups and not key.groups:  # "Thai": 4.12 for a name and its number
+        names, numbers, groups = [*names, *groups], [*numbers, *groups.values()], {}
+    if sorted(map(_folded, names)) != sorted(map(_folded, key.names)):
+        if len(names) > len(key.names):
+            return Verdict(correct=False, reason=f"commits {len(names)} names for {len(key.names)}: {', '.join(names)}")
+        return Verdict(correct=False, reason=f"commits names [{', '.join(names)}], not [{', '.join(key.names)}]")
+    committed = [committed_number(n) for n in numbers]
+    if len(committed) != len(key.numbers):
+        return Verdict(correct=False, reason=f"commits {len(committed)} numbers for {len(key.numbers)}")
+    if not _assignment(committed, key.numbers):
+        shown = ", ".join(number_text(round(n.value, 4)) for n in key.numbers)
+        return Verdict(correct=False, reason=f"commits {', '.join(map(number_text, numbers))}, not {shown}")
+    by_name = {_folded(name): value for name, value in groups.items()}
+    if len(by_name) != len(groups):
+        return Verdict(correct=False, reason="commits a group twice")
+    wanted = {_folded(name): (name, value) for name, value in key.groups.items()}
+    extra = [name for name in groups if _folded(name) not in wanted]
+    if extra:
+        return Verdict(correct=False, reason=f"commits groups the answer does not have: {', '.join(extra[:3])}")
+    for folded, (name, value) in wanted.items():
+        if folded not in by_name:
+            return Verdict(correct=False, reason=f"does not commit group {name!r}")
+        if not matches(committed_number(by_name[folded]), value):
+            got, truth = number_text(by_name[folded]), number_text(round(value.value, 4))
+            return Verdict(correct=False, reason=f"group {name!r}: commits {got}, not {truth}")
     return Verdict(correct=True)
 
 
-def _check_names(reading: _Reading, key: AnswerKey, question: str) -> str:
-    text = reading.text
-    firsts = []
-    for name in key.names:
-        seen = [i for i, s in enumerate(reading.names) if s.name == name.lower()]
-        if not seen:
-            return f"does not name {name!r}"
-        states = [reading.name_state(i, key.names) for i in seen]
-        plain = [i for i, state in zip(seen, states, strict=True) if state is None]
-        if not plain:
-            return f"hedges: names {name!r} only {states[0]}"
-        firsts.append(reading.names[plain[0]].start)
-    if not key.names:
-        return ""
-    named_others = {
-        other: _mentions(text, other)[0]
-        for other in key.other_names
-        if _mentions(text, other) and not any(_mentions(name, other) for name in key.names)
-    }
-    if len(named_others) > RUNNER_UP_NAMES:
-        return f"also names {', '.join(sorted(named_others))}"
-    early = [other for other, at in named_others.items() if at < max(firsts)]
-    return f"names {early[0]!r} before the answer" if early else ""
-
-
-def _check_groups(reading: _Reading, key: AnswerKey, question: str) -> str:
-    if not key.groups:
-        return ""
-    text = reading.text
-    invented = [g for g in key.other_groups if _mentions(text, g) and not any(_mentions(k, g) for k in key.groups)]
-    if invented:
-        return f"names groups the answer does not have: {', '.join(invented[:3])}"
-    missing = next((name for name in key.groups if not _mentions(text, name)), None)
-    if missing is not None:
-        return f"does not name group {missing!r}"
-    readings = (_name_first(reading, key), _values_first(reading, key), _in_parallel(reading, key))
-    if any(all(found.values()) for found in readings if found):
-        return ""
-    wrong = next(name for name, right in readings[0].items() if not right)
-    return f"group {wrong!r}: no {number_text(round(key.groups[wrong].value, 4))} after its name"
-
-
-def _group_spans(reading: _Reading, key: AnswerKey) -> list[_Name]:
-    return [s for s in reading.names if s.name in {g.lower() for g in [*key.groups, *key.other_groups]}]
-
-
-def _plain_value(reading: _Reading, index: int | None, value: KeyNumber, key: AnswerKey) -> bool:
-    if index is None:
-        return False
-    return (
-        matches(reading.numbers[index], value) and reading.number_state(index, value, list(key.groups.values())) is None
-    )
-
-
-def _name_first(reading: _Reading, key: AnswerKey) -> dict[str, bool]:
-    """Each group's name followed by its value, before the next group's name (or the line's end)."""
-    text, spans = reading.text, _group_spans(reading, key)
-    found = {}
-    for name, value in key.groups.items():
-        right = False
-        for span in (s for s in spans if s.name == name.lower()):
-            line_end = text.find("\n", span.end)
-            stop = min([s.start for s in spans if s.start >= span.end] + [line_end if line_end >= 0 else len(text)])
-            first = next((i for i, n in enumerate(reading.numbers) if span.end <= n.start < stop), None)
-            right = right or _plain_value(reading, first, value, key)
-        found[name] = right
-    return found
-
-
-def _values_first(reading: _Reading, key: AnswerKey) -> dict[str, bool] | None:
-    """ "497 days of sun, 253 days of rain": each group's value just before its name. Read so only when no
-    group name is followed by a colon or an equals sign (`sun: 497` is name first, and a name-first list
-    with its values shifted by one must not pass read the other way)."""
-    text, spans = reading.text, _group_spans(reading, key)
-    if any(re.match(r"[\"'*\s]*[:=]", text[s.end :]) for s in spans if s.name in {g.lower() for g in key.groups}):
-        return None
-    found = {}
-    for name, value in key.groups.items():
-        right = False
-        for span in (s for s in spans if s.name == name.lower()):
-            line_start = text.rfind("\n", 0, span.start) + 1
-            start = max([s.end for s in spans if s.end <= span.start] + [line_start])
-            last = next(
-                (
-                    i
-                    for i in reversed(range(len(reading.numbers)))
-                    if start <= reading.numbers[i].start and reading.numbers[i].end <= span.start
-                ),
-                None,
-            )
-            right = right or _plain_value(reading, last, value, key)
-        found[name] = right
-    return found
-
-
-#: What may stand between a list of values and the list of the groups they belong to.
-_PARALLEL_JOIN = re.compile(r"[^\d\n.;]{0,30}")
-
-
-def _in_parallel(reading: _Reading, key: AnswerKey) -> dict[str, bool] | None:
-    """ "31, 27 and 12 for Spring, Fall and Summer" (or the names first): two lists of equal length,
-    one beside the other, read in the same order."""
-    text, spans = reading.text, _group_spans(reading, key)
-    found: dict[str, bool] = {}
-    value_runs = [r for r in _runs(text, reading.numbers) if len(r) > 1]
-    name_runs = [[spans[i] for i in r] for r in _runs(text, spans) if len(r) > 1]
-    for values in value_runs:
-        for names in name_runs:
-            first_values, last_values = reading.numbers[values[0]], reading.numbers[values[-1]]
-            if len(values) != len(names):
-                continue
-            if names[0].start >= last_values.end:
-                between = text[last_values.end : names[0].start]
-            elif first_values.start >= names[-1].end:
-                between = text[names[-1].end : first_values.start]
-            else:
-                continue
-            if not _PARALLEL_JOIN.fullmatch(between):
-                continue
-            for index, span in zip(values, names, strict=True):
-                name = next((g for g in key.groups if g.lower() == span.name), None)
-                if name is not None:
-                    right = _plain_value(reading, index, key.groups[name], key)
-                    found[name] = found.get(name, False) or right
-    if set(found) != set(key.groups):
-        return None
-    return found
-
-
-def _check_numbers(reading: _Reading, key: AnswerKey, question: str) -> str:
-    used: set[int] = set()
-    for number in key.numbers:
-        index, hedged = reading.states(number, key.numbers)
-        if index is None:
-            shown = number_text(round(number.value, 4))
-            return f"hedges: states {shown} only {hedged}" if hedged else f"does not state {shown}"
-        used.add(index)
-    if key.groups or not key.numbers:
-        return ""
-    written = reading.numbers
-    asked = {n.value for n in numbers_in(question)}
-    others = {n.value for i, n in enumerate(written) if i not in used and n.value not in asked}
-    others -= {n.value for i, n in enumerate(written) if i in used}
-    others = {v for v in others if not any(matches(n, k) for n in written if n.value == v for k in key.numbers)}
-    if len(others) > HEDGE_NUMBERS:
-        return f"hedges: states {len(others)} other numbers"
-    return ""
-
-
-# --- keys -------------------------------------------------------------------------------------
-
-
-def key_number(metric: str, value: Any) -> KeyNumber | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return KeyNumber(value=float(value), fraction=metric in PERCENT_METRICS)
-
-
-def single_call_key(
-    result: QueryResult,
-    kind_of: Callable[[str], PropertyKind | None],
-    values_of: Callable[[str], list[str]],
-) -> AnswerKey:
-    """The key of a one-call question: the numbers, names or group values its result holds.
-
-    `kind_of(property)` and `values_of(property)` describe the collection (every value a text
-    property takes in it, which is how an answer listing them all is caught)."""
-    if result.groups is not None:
-        return _groups_key(result, kind_of, values_of)
-    if not result.aggregations:
-        return AnswerKey(unscored="a listing: its answer is the objects")
-    numbers: list[KeyNumber] = []
-    names: list[str] = []
-    named_property = None
-    for prop, metrics in result.aggregations.items():
-        for metric, value in metrics.items():
-            if metric in UNKEYED_METRICS:
-                return AnswerKey(unscored=f"{metric} is a data type, not a value")
-            if isinstance(value, list):
-                names += [item.value for item in value]
-                named_property = prop
-            elif value is None:
-                return AnswerKey(unscored=f"{prop} {metric} has no value")
-            else:
-                number = key_number(metric, value)
-                if number is None:
-                    return AnswerKey(unscored=f"{prop} {metric} is {value!r}")
-                numbers.append(number)
-    others = [v for v in values_of(named_property) if v not in names] if named_property else []
-    return AnswerKey(numbers=numbers, names=names, other_names=others)
-
-
-def _groups_key(
-    result: QueryResult, kind_of: Callable[[str], PropertyKind | None], values_of: Callable[[str], list[str]]
-) -> AnswerKey:
-    assert result.groups is not None and result.group_by is not None
-    if kind_of(result.group_by) is not PropertyKind.TEXT:
-        return AnswerKey(unscored=f"groups by {result.group_by}, which is not text")
-    if result.truncated:
-        return AnswerKey(unscored="more groups exist than the result lists")
-    per_group: dict[str, KeyNumber] = {}
-    for name, group in result.groups.items():
-        values = [(metric, value) for metrics in group.aggregations.values() for metric, value in metrics.items()]
-        if len(values) > 1:
-            return AnswerKey(unscored="several values per group")
-        number = key_number(*values[0]) if values else KeyNumber(value=float(group.count))
-        if number is None:
-            return AnswerKey(unscored="a group value that is not a number")
-        per_group[name] = number
-    others = [v for v in values_of(result.group_by) if v not in per_group]
-    return AnswerKey(groups=per_group, other_groups=others)
-
-
-def unique(values: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(values))
-
-
-def chain_key(
-    parts: list[AnswerPart], values: dict[str, str | float], values_of: Callable[[str, str], list[str]]
-) -> AnswerKey:
-    """The key of a multi-step question: its answer parts, read off the values its chain picked."""
-    missing = sorted({ref for part in parts for ref in part.refs if ref not in values})
-    if missing:
-        return AnswerKey(unscored=f"the chain picked no {', '.join(missing)}")
-    numbers: list[KeyNumber] = []
-    names: list[str] = []
-    universe: list[str] = []
-    for part in parts:
-        picked = [values[ref] for ref in part.refs]
-        if part.kind in ("name", "larger"):
-            if part.kind == "name":
-                names.append(str(picked[0]))
-            else:
-                first, first_value, second, second_value = picked
-                names.append(str(first if float(first_value) > float(second_value) else second))
-            if part.collection and part.property:
-                universe += values_of(part.collection, part.property)
-        elif part.kind == "number":
-            numbers.append(KeyNumber(value=float(picked[0]), fraction=part.fraction))
-        else:
-            numbers.append(KeyNumber(value=abs(float(picked[0]) - float(picked[1])), fraction=part.fraction))
-    return AnswerKey(numbers=numbers, names=names, other_names=[v for v in unique(universe) if v not in names])
+def grade_answer(text: str | None, committed: FinalAnswer | None, key: AnswerKey, question: str = "") -> Verdict:
+    """The committed answer's verdict when there is one; the text's otherwise."""
+    return grade_committed(committed, key) if committed is not None else grade(text, key, question)

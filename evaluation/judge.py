@@ -39,7 +39,7 @@ from fixtures.use_cases import UseCase, collection_schema_of, get_use_case
 #: The paper's weighted rank score: points for ranks 1 to 9; 10th and beyond earn nothing.
 POINTS = (100, 70, 50, 35, 25, 20, 15, 10, 5)
 #: Changes whenever the prompt or the reply format does: scores of two versions do not compare.
-PROMPT_VERSION = "judge-v1"
+PROMPT_VERSION = "judge-v2"
 LINES_FILE = "judge.jsonl"
 SUMMARY_FILE = "judge.json"
 #: Long answers and error messages are cut: the judge ranks queries, and a 2-core CPU pays per token.
@@ -50,7 +50,8 @@ SYSTEM_PROMPT = (
     "You judge database queries. A user asked a question of a database that is queried through a "
     "`query_database` tool (a search, filters, an aggregation and a group-by, on one collection per call). "
     "Several anonymous assistants answered it; each prediction lists the tool calls it made, in order, "
-    "whether each ran or failed, and the final answer it gave.\n\n"
+    "whether each ran or failed, the final answer it gave and, where it committed one, the typed answer it "
+    "committed to.\n\n"
     "Rank the predictions from best (rank 1) to worst: prefer calls that retrieve exactly what the question "
     "asks for (the right collection, search, filters, aggregation and grouping, and nothing it did not ask "
     "for) and an answer that answers the question from their results. Predictions of equal quality share a "
@@ -89,6 +90,8 @@ class Prediction(BaseModel):
 
     calls: list[ShownCall] = Field(default_factory=list)
     answer: str | None = None
+    #: The typed answer the run committed (`agent.answer.FinalAnswer.text`), what its answer was graded on.
+    committed: str | None = None
 
     @classmethod
     def of(cls, record: EvalRecord) -> Prediction:
@@ -101,7 +104,12 @@ class Prediction(BaseModel):
             for call in record.predicted_calls
         ]
         answer = (record.final_answer or "").strip()
-        return cls(calls=calls, answer=_cut(answer, MAX_ANSWER_CHARS) if answer else None)
+        committed = record.committed_answer
+        return cls(
+            calls=calls,
+            answer=_cut(answer, MAX_ANSWER_CHARS) if answer else None,
+            committed=_cut(committed.text(), MAX_ANSWER_CHARS) if committed is not None else None,
+        )
 
     def key(self) -> str:
         return self.model_dump_json()
@@ -115,6 +123,8 @@ class Prediction(BaseModel):
         if not self.calls:
             lines.append("- no tool call")
         lines.append(f"- final answer: {self.answer}" if self.answer else "- no final answer")
+        if self.committed:
+            lines.append(f"- committed answer: {self.committed}")
         return "\n".join(lines)
 
 

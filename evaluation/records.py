@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from agent import AgentRun
+from agent.answer import Commit, FinalAnswer
 from evaluation.answers import AnswerKey
 from executors import Blame, codes_blaming
 from fixtures.datasets import AbstentionCase, Case
@@ -99,6 +100,13 @@ class Scores(BaseModel):
     answer_reason: str | None = None
     #: Of the gold calls (one, or a chain's), the share whose exact result some call of the run got.
     gold_calls_reached: float | None = None
+    #: Which part of the answer `answer` (or `abstained`) graded: the committed value, or the text
+    #: (the model committed none). None: nothing was graded.
+    answer_graded: Literal["committed", "text"] | None = None
+    #: The text grader's verdict on the prose answer, committed value or not: the score without the
+    #: contract (`abstained_text` for a question the tool cannot answer).
+    answer_text: bool | None = None
+    abstained_text: bool | None = None
     #: An abstention question: the answer said the database cannot answer it (`evaluation.abstention`).
     abstained: bool | None = None
     #: An answerable question: the answer said the database cannot answer it (a false abstention).
@@ -138,6 +146,8 @@ class EvalRecord(BaseModel):
     tool_design: str
     predicted_calls: list[PredictedCall] = Field(default_factory=list)
     final_answer: str | None = None
+    #: The commit turn after the prose answer: the typed answer it committed, or why none (`agent.answer`).
+    commit: Commit | None = None
     raw_output: list[dict[str, Any]] = Field(default_factory=list)
     outcome: Outcome
     error: str | None = None
@@ -179,6 +189,11 @@ class EvalRecord(BaseModel):
         if self.expected == "abstain":
             return "unanswerable"
         return "multi-step" if len(self.chain) > 1 else "single-step"
+
+    @property
+    def committed_answer(self) -> FinalAnswer | None:
+        """The typed answer the model committed (None: it committed none that parses)."""
+        return self.commit.answer if self.commit is not None else None
 
     @property
     def first_arguments(self) -> dict[str, Any] | None:

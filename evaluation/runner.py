@@ -51,6 +51,7 @@ def build_record(case: Case | AbstentionCase, run: AgentRun, model: str, design:
         tool_design=design,
         predicted_calls=calls,
         final_answer=run.final_answer,
+        commit=run.commit,
         raw_output=raw_output(run),
         outcome=outcome_of(run),
         error=run.error,
@@ -178,7 +179,9 @@ def _informed_oracle(oracle: OracleModel, case: Case, context: RunContext) -> Or
     gold = truths.gold(EvalRecord.for_case(case, model=ORACLE, tool_design="", outcome=Outcome.OK))
     if isinstance(gold, ExecutorError):
         return oracle
-    return oracle.knowing(gold.calls, gold.key.text() if gold.key.scored else None)
+    if not gold.key.scored:
+        return oracle.knowing(gold.calls, None)
+    return oracle.knowing(gold.calls, gold.key.text(), gold.key.committed().model_dump())
 
 
 def run_cases(

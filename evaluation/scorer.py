@@ -14,8 +14,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from agent.citations import check_citations, received_uuids
-from evaluation.abstention import grade_abstention, refuses
-from evaluation.answers import AnswerKey, chain_key, grade, single_call_key
+from evaluation.abstention import grade_abstention, grade_committed_abstention, refuses
+from evaluation.answers import AnswerKey, chain_key, grade, grade_committed, single_call_key
 from evaluation.argument_match import (
     Canonical,
     exact_as_written,
@@ -28,6 +28,7 @@ from evaluation.execution_match import compare, vacuity
 from evaluation.protocols import PROTOCOLS, Protocol, protocol_calls
 from evaluation.records import EvalRecord, ProtocolScores, Scores
 from executors import (
+    SHORT_ID_CHARS,
     Blame,
     CollectionSchema,
     DatabaseSchema,
@@ -137,6 +138,13 @@ class GroundTruthCache:
         return size
 
 
+def _cited_text(record: EvalRecord) -> str:
+    """The prose answer and the committed sources: everything the answer cites."""
+    committed = record.committed_answer
+    sources = " ".join(f"[{s}]" if len(s) == SHORT_ID_CHARS else s for s in committed.sources) if committed else ""
+    return f"{record.final_answer or ''} {sources}".strip()
+
+
 def _kind(schema: DatabaseSchema, collection: str, prop: str) -> PropertyKind | None:
     found = schema.get(collection)
     found_property = found.get_property(prop) if found is not None else None
@@ -179,11 +187,17 @@ class Scorer:
         self.truths = truths
 
     def score(self, record: EvalRecord) -> EvalRecord:
-        cited = check_citations(record.final_answer, received_uuids(c.result for c in record.predicted_calls))
+        committed = record.committed_answer
+        cited = check_citations(_cited_text(record), received_uuids(c.result for c in record.predicted_calls))
         if record.expected == "abstain":  # no ground truth to run: the answer alone is graded
-            verdict = grade_abstention(record.final_answer, record.query)
+            by_text = grade_abstention(record.final_answer, record.query)
+            verdict = grade_committed_abstention(committed) if committed is not None else by_text
             scores = Scores(
-                calls_made=len(record.predicted_calls), abstained=verdict.correct, answer_reason=verdict.reason
+                calls_made=len(record.predicted_calls),
+                abstained=verdict.correct,
+                answer_reason=verdict.reason,
+                answer_graded="committed" if committed is not None else "text",
+                abstained_text=by_text.correct,
             )
             scores.citations, scores.citations_received = len(cited.cited), len(cited.received)
             scores.citation_precision = cited.precision
@@ -200,7 +214,9 @@ class Scorer:
                 record.ground_truth.get("search_query"), (first_call or {}).get("search_query")
             ),
             calls_made=len(record.predicted_calls),
-            refused=refuses(record.final_answer) if record.final_answer else None,
+            refused=committed.refuses
+            if committed is not None
+            else (refuses(record.final_answer) if record.final_answer else None),
             citations=len(cited.cited),
             citations_received=len(cited.received),
             citation_precision=cited.precision,
@@ -240,8 +256,13 @@ class Scorer:
         if isinstance(gold, ExecutorError):
             scores.answer_reason = f"no key: {gold.code}: {gold.message}"
             return record
-        verdict = grade(record.final_answer, gold.key, record.query)
+        by_text = grade(record.final_answer, gold.key, record.query)
+        committed = record.committed_answer
+        verdict = grade_committed(committed, gold.key) if committed is not None else by_text
         scores.answer, scores.answer_reason = verdict.correct, verdict.reason or None
+        scores.answer_text = by_text.correct
+        if verdict.correct is not None:
+            scores.answer_graded = "committed" if committed is not None else "text"
         reached = sum(any(compare(result, r).exact for r in got) for result in gold.results)
         scores.gold_calls_reached = round(reached / len(gold.results), 6) if gold.results else None
         return record.model_copy(update={"gold_calls": gold.calls, "answer_key": gold.key})

@@ -6,6 +6,7 @@ import json
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
@@ -101,6 +102,10 @@ def show_run(run: AgentRun, collection_names: list[str]) -> None:
     out.print(
         Panel(run.final_answer or f"(no answer: {run.outcome}{': ' + run.error if run.error else ''})", title="answer")
     )
+    if response.answer is not None:
+        out.print(f"[bold]committed:[/] {escape(response.answer.text())}", highlight=False)
+    elif run.commit is not None:
+        out.print(f"[yellow]no committed answer:[/] {escape(run.commit.error or '')}", highlight=False)
     if response.sources:
         shown = ", ".join(f"{s.collection} {s.object_id}" for s in response.sources[:5])
         more = f" and {len(response.sources) - 5} more" if len(response.sources) > 5 else ""

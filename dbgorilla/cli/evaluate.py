@@ -22,7 +22,7 @@ from dbgorilla.chat import resolve_model, token_counter
 from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, err, out, say
 from dbgorilla.errors import ConfigError, InfrastructureFailure
 from evaluation import runner
-from evaluation.metrics import CORE_KEYS, core, summarize
+from evaluation.metrics import CORE_KEYS, contract_note, core, summarize
 from evaluation.protocols import Protocol
 from evaluation.records import EvalRecord
 from evaluation.scoring import collection_names, read_predictions, rescore
@@ -99,6 +99,7 @@ def evaluate(
         float, typer.Option(min=0.0, help="Sampling temperature (repeats differ only above 0).")
     ] = 0.0,
     namespace: NamespaceOption = "",
+    commit: Annotated[bool, typer.Option("--commit/--no-commit", help="Commit a typed answer after the prose.")] = True,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
 ) -> None:
     """Run a model over the benchmark through the live loop; score by arguments and by execution."""
@@ -116,6 +117,7 @@ def evaluate(
         ensure_loaded(client, chosen.needed, echo=say, namespace=namespace)
         executor = WeaviateExecutor(client, names=names_of(chosen.needed, namespace))
         context = run_context(client, executor, chosen, design, driver)
+        context.config = context.config.model_copy(update={"commit_answer": commit})
         summaries, runs = run_repeats(
             context, chosen, driver, list(zip(repeat_dirs, done, strict=True)), seed, base_url, concurrency
         )
@@ -350,7 +352,7 @@ def show_summary(summary: dict[str, Any], run_dir: Path | None = None) -> None:
         out.print(
             f"final answer right: {answers['accuracy']:.3f} of {answers['keyed_cases']} questions with an answer key "
             f"({answers['unscored_cases']} listings and the like have none); every gold call's result reached: "
-            f"{answers['all_gold_calls_reached']:.3f}",
+            f"{answers['all_gold_calls_reached']:.3f}" + contract_note(summary),
             highlight=False,
         )
     diagnostics = summary.get("diagnostics") or {}

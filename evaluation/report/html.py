@@ -79,6 +79,8 @@ def _failure(run: Run, record: EvalRecord, reasons: list[str]) -> dict[str, Any]
         score_line += f" · answer: {_yes(s.answer) if s.answer is not None else 'no key'}" + (
             f" ({s.answer_reason})" if s.answer_reason else ""
         )
+        if s.answer_graded:
+            score_line += f", the {s.answer_graded} part graded"
     score_line += (
         (f" · vacuous ground truth: {s.ground_truth_vacuous}" if s.ground_truth_vacuous else "")
         + f" · {s.calls_made} call(s), {record.steps} step(s), {record.corrections} correction(s), "
@@ -110,7 +112,21 @@ def _failure(run: Run, record: EvalRecord, reasons: list[str]) -> dict[str, Any]
         ],
         "calls": _shown([_call(c) for c in calls]) if shown_calls else None,
         "final_answer": record.final_answer,
+        "committed_answer": _committed(record),
     }
+
+
+def _committed(record: EvalRecord) -> str | None:
+    """The typed answer the model committed, as the grader read it, or why it committed none."""
+    if record.commit is None:
+        return None
+    if record.commit.answer is None:
+        return f"none: {record.commit.error}"
+    answer = record.commit.answer
+    extra = [f"sources {', '.join(answer.sources)}"] if answer.sources else []
+    if answer.is_partial_answer or answer.missing_information:
+        extra.append(f"partial, missing: {'; '.join(answer.missing_information) or 'unsaid'}")
+    return answer.text() + "".join(f"\n{line}" for line in extra)
 
 
 def _yes(value: bool | None) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from agent import Agent, AgentConfig, OpenAIChatModel, OracleModel, ToolDesign, ToolVariant, build_tools
+from agent.models import is_commit_request
 from agent.testing import MockOpenAIServer, Reply, call, text
 from agent.tokens import estimate_counter
 from dbgorilla.smoke import SMOKE_OBJECTS, create_smoke_collection
@@ -71,6 +72,33 @@ def test_single_call_then_answer(executor: WeaviateExecutor) -> None:
     )
     assert "Taco Loco" in tool_messages(second)[0]["content"]
     assert run.usage.prompt_tokens > 0 and len(run.steps) == 2
+
+
+def test_the_model_commits_its_answer_over_http(executor: WeaviateExecutor) -> None:
+    """The commit turn: the same tools (so the server's cached prefix holds), tool_choice none, and the
+    answer's schema as response_format; a server that refuses json_schema gets it as json_object."""
+    arguments = {"collection_name": NAME, "search_query": "tacos"}
+    committed = {"numbers": [], "names": ["Taco Loco"], "groups": {}, "cannot_answer": "", "sources": [],
+                 "is_partial_answer": False, "missing_information": []}  # fmt: skip
+    replies = iter([call("query_database", arguments), text("Taco Loco."), text(json.dumps(committed))])
+
+    def refuses_json_schema(body: dict[str, Any], index: int) -> Reply:
+        if (body.get("response_format") or {}).get("type") == "json_schema":
+            return Reply(status=500, error_message="response_format.type: Input should be 'text' or 'json_object'")
+        return next(replies)
+
+    with MockOpenAIServer(refuses_json_schema) as server:
+        run = agent_for(server, executor).run("Where are the tacos?")
+    assert run.final_answer == "Taco Loco." and run.answer is not None and run.answer.names == ["Taco Loco"]
+    refused, commit = server.requests[2:]
+    assert (
+        commit["response_format"]["type"] == "json_object"
+        and "cannot_answer" in commit["response_format"]["schema"]["properties"]
+    )
+    assert commit["tools"] == server.requests[0]["tools"] and commit["tool_choice"] == "none"
+    assert commit["messages"][:-1] == [*server.requests[1]["messages"], {"role": "assistant", "content": "Taco Loco."}]
+    assert refused["response_format"]["type"] == "json_schema" and len(server.requests) == 4
+    assert run.commit is not None and run.commit.usage.prompt_tokens > 0
 
 
 def test_multi_step_chain_uses_an_earlier_result(executor: WeaviateExecutor) -> None:
@@ -184,7 +212,7 @@ def test_429_is_retried_then_succeeds(executor: WeaviateExecutor) -> None:
         text("ok"),
     ]
     with MockOpenAIServer(script) as server:
-        run = agent_for(server, executor, retries=2).run("list them")
+        run = agent_for(server, executor, retries=2, commit_answer=False).run("list them")
     assert run.outcome == "answered" and len(server.requests) == 3
     assert run.calls()[0].ok and len(run.calls()[0].result.objects) == len(SMOKE_OBJECTS)
 
@@ -264,7 +292,8 @@ def test_structured_output_falls_back_to_json_object_where_json_schema_is_refuse
         return next(replies)
 
     with MockOpenAIServer(refuses_json_schema) as server:
-        agent = agent_for(server, executor, tools=tools_for(executor, ToolDesign(structured_output=True)))
+        design = ToolDesign(structured_output=True)
+        agent = agent_for(server, executor, tools=tools_for(executor, design), commit_answer=False)
         run = agent.run("tacos?")
     kinds = [request["response_format"]["type"] for request in server.requests]
     assert kinds == ["json_schema", "json_object", "json_object"]
@@ -290,6 +319,20 @@ def test_oracle_replays_the_ground_truth_through_the_loop(executor: WeaviateExec
     assert run.outcome == "answered"
 
 
+def bar_script(arguments: dict[str, Any]) -> Any:
+    """The call, then the answer, then its commitment, read off the conversation (a request without
+    tools, such as a check that the endpoint answers, gets a word)."""
+
+    def script(body: dict[str, Any], index: int) -> Reply:
+        if "tools" not in body:
+            return text("ok")
+        if is_commit_request(body.get("response_format")):
+            return text(json.dumps({"names": ["Sakura Bar"]}))
+        return text("Sakura Bar is the one.") if tool_messages(body) else call("query_database", arguments)
+
+    return script
+
+
 def test_ask_command_shows_the_trace_and_never_prints_the_key(executor: WeaviateExecutor, weaviate_stack: Any) -> None:
     from tests.conftest import run_cli
 
@@ -299,10 +342,7 @@ def test_ask_command_shows_the_trace_and_never_prints_the_key(executor: Weaviate
         "text_property_filter": {"property_name": "name", "operator": "LIKE", "value": "*Bar*"},
     }
 
-    def script(body: dict[str, Any], index: int) -> Reply:
-        return call("query_database", arguments) if index % 2 == 0 else text("Sakura Bar is the one.")
-
-    with MockOpenAIServer(script) as server:
+    with MockOpenAIServer(bar_script(arguments)) as server:
         env = {**weaviate_stack.env, "OPENAI_API_KEY": secret}
         readable = run_cli("ask", "Which places are bars?", "--base-url", server.base_url, "--model", "mock", env=env)
         traced = run_cli(
@@ -311,8 +351,10 @@ def test_ask_command_shows_the_trace_and_never_prints_the_key(executor: Weaviate
     assert readable.returncode == 0, readable.stderr
     assert "weaviate:" in readable.stdout and "Sakura Bar is the one." in readable.stdout
     assert "Filter.by_property('name').like('*Bar*')" in readable.stdout
+    assert "committed: Sakura Bar" in readable.stdout
     trace = json.loads(traced.stdout)
     assert trace["outcome"] == "answered" and trace["steps"][0]["calls"][0]["arguments"] == arguments
+    assert trace["commit"]["answer"]["names"] == ["Sakura Bar"]
     for output in (readable.stdout, readable.stderr, traced.stdout, traced.stderr):
         assert secret not in output
 
@@ -329,9 +371,10 @@ def test_ask_on_collections_of_your_own_streams_calls_then_the_answer_and_its_so
     bars = {r.uuid for r in executor.execute(arguments).objects}
 
     def script(body: dict[str, Any], index: int) -> Reply:
-        offered = [t["function"]["parameters"]["properties"]["collection_name"]["enum"] for t in body["tools"]]
-        assert offered == [[NAME]]  # only the collection asked for is offered
-        return call("query_database", arguments) if index % 2 == 0 else text("Sakura Bar is the one.")
+        if "tools" in body:
+            offered = [t["function"]["parameters"]["properties"]["collection_name"]["enum"] for t in body["tools"]]
+            assert offered == [[NAME]]  # only the collection asked for is offered
+        return bar_script(arguments)(body, index)
 
     with MockOpenAIServer(script) as server:
         shown = run_cli(

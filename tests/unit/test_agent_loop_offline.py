@@ -23,10 +23,13 @@ from agent import (
     ToolVariant,
     build_tools,
 )
+from agent.answer import COMMIT_PROMPT, FinalAnswer, is_commit_request
+from agent.models import Usage
 from agent.testing import FunctionModel, tool_reply
 from agent.tokens import estimate_counter
 from agent.tooldef import tool_function_name
 from executors import DatabaseSchema, QueryDatabaseArguments, ReferenceExecutor
+from executors.results import LLM_MAX_OBJECTS
 from executors.testing import sample_objects, sample_schema
 
 NAME = "Offline"
@@ -44,6 +47,8 @@ def scripted(replies: Script) -> FunctionModel:
     queue = list(replies)
 
     def reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> ModelReply:
+        if not queue:  # the commit turn of a script that ends with the prose answer
+            raise ModelError("the script has no reply left")
         item = queue.pop(0)
         if isinstance(item, Exception):
             raise item
@@ -180,3 +185,68 @@ def test_a_per_collection_tool_keeps_its_own_collection() -> None:
     [call] = result.calls()
     assert call.arguments is not None and call.arguments["collection_name"] == NAME
     assert call.result is not None and call.result.collection == NAME and call.result.objects
+
+
+# --- the committed answer (`agent.answer`) ------------------------------------------------------
+
+COMMITTED = {
+    "numbers": [12],
+    "names": [],
+    "groups": {},
+    "cannot_answer": "",
+    "sources": [],
+    "is_partial_answer": False,
+    "missing_information": [],
+}
+
+
+def test_after_the_prose_the_model_commits_a_typed_answer() -> None:
+    model = scripted(
+        [
+            tool_reply("query_database", OPEN_LATE),
+            ModelReply(content="Twelve places."),
+            ModelReply(content=json.dumps(COMMITTED), usage=Usage(prompt_tokens=900, completion_tokens=40)),
+        ]
+    )
+    result = run(model)
+    assert result.final_answer == "Twelve places." and result.outcome == "answered"
+    assert result.answer == FinalAnswer(numbers=[12]) and result.commit.error is None
+    asked = model.calls[-1]
+    assert is_commit_request(asked["response_format"]) and asked["tool_choice"] == "none"
+    assert asked["messages"][-1] == {"role": "user", "content": COMMIT_PROMPT}
+    assert asked["messages"][-2] == {"role": "assistant", "content": "Twelve places."}
+    assert result.usage.completion_tokens == 40 and result.commit.usage.prompt_tokens == 900  # counted in the run's
+
+
+def test_a_commit_that_does_not_parse_is_recorded_and_the_prose_stands() -> None:
+    result = run(
+        scripted([tool_reply("query_database", OPEN_LATE), ModelReply(content="12."), ModelReply(content="12")])
+    )
+    assert result.outcome == "answered" and result.final_answer == "12."
+    assert result.answer is None and "not a JSON object" in (result.commit.error or "")
+
+
+def test_a_failed_commit_request_ends_nothing() -> None:
+    result = run(scripted([tool_reply("query_database", OPEN_LATE), ModelReply(content="12."), ModelError("down")]))
+    assert result.outcome == "answered" and result.answer is None and "down" in (result.commit.error or "")
+
+
+def test_without_the_contract_there_is_no_commit_turn() -> None:
+    model = scripted([tool_reply("query_database", OPEN_LATE), ModelReply(content="12.")])
+    result = run(model, commit_answer=False)
+    assert result.commit is None and len(model.calls) == 2
+
+
+def test_the_loop_commits_nothing_when_it_stopped_without_an_answer() -> None:
+    result = run(scripted([tool_reply("query_database", OPEN_LATE)] * 3), max_steps=2)
+    assert result.outcome == "max_steps" and result.commit is None
+
+
+def test_the_oracle_commits_what_it_was_told_and_cites_what_it_was_shown() -> None:
+    oracle = OracleModel(OPEN_LATE).knowing([OPEN_LATE], "Twelve.", {"numbers": [12]})
+    result = run(oracle)
+    assert result.answer is not None and result.answer.numbers == [12]
+    shown = [uuid[:8] for uuid in open_late_uuids()[:LLM_MAX_OBJECTS]]  # the objects the result showed
+    assert result.answer.sources == shown
+    refusing = run(OracleModel.abstaining("The database has no calorie property."))
+    assert refusing.answer is not None and refusing.answer.refuses and not refusing.calls()

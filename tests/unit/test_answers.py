@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.answers import AnswerKey, KeyNumber, chain_key, grade, numbers_in, single_call_key
+from agent.answer import CommitError, FinalAnswer, parse_answer
+from evaluation.abstention import grade_committed_abstention
+from evaluation.answers import (
+    AnswerKey,
+    KeyNumber,
+    chain_key,
+    grade,
+    grade_answer,
+    grade_committed,
+    numbers_in,
+    single_call_key,
+)
 from executors import QueryResult
 from executors.results import GroupResult, TopOccurrence
 from executors.vocabulary import PropertyKind
@@ -210,3 +221,89 @@ def test_chain_keys_name_the_larger_and_the_difference() -> None:
     assert grade("Italian, higher by 0.15.", key).correct
     assert not grade("Chinese, higher by 0.15.", key).correct
     assert "picked no" in (chain_key(parts, {"a": "Italian"}, lambda _c, _p: []).unscored or "")
+
+
+# --- committed answers: one value per part of the key -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "committed"),
+    [
+        (MEAN, FinalAnswer(numbers=[3.46])),
+        (MEAN, FinalAnswer(numbers=[3.5])),
+        (MEAN, FinalAnswer(numbers=[3.456])),
+        (SHARE, FinalAnswer(numbers=[35.6])),
+        (SHARE, FinalAnswer(numbers=[0.356])),
+        (COUNT, FinalAnswer(numbers=[1234])),
+        (AnswerKey(numbers=[KeyNumber(value=12.4)]), FinalAnswer(numbers=[12])),  # whole numbers from 10 up
+        (TOP, FinalAnswer(names=["italian"])),
+        (NAME_AND_NUMBER, FinalAnswer(names=["Thai"], numbers=[4.12])),
+        (NAME_AND_NUMBER, FinalAnswer(groups={"Thai": 4.12})),  # a name and its number as one pair
+        (GROUPS, FinalAnswer(groups={"Chinese": 11, "Italian": 27})),
+        (SEASONS, FinalAnswer(groups={"spring": 31, "Fall": 27, "Summer": 12}, sources=["1a2b3c4d"])),
+        (AnswerKey(numbers=[KeyNumber(value=27), KeyNumber(value=4.12)]), FinalAnswer(numbers=[4.12, 27])),
+    ],
+)
+def test_right_committed_answers_pass(key: AnswerKey, committed: FinalAnswer) -> None:
+    verdict = grade_committed(committed, key)
+    assert verdict.correct, verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("key", "committed", "reason"),
+    [
+        (MEAN, FinalAnswer(), "commits 0 numbers for 1"),
+        (MEAN, FinalAnswer(numbers=[3]), "commits 3, not 3.456"),  # too coarse below 10
+        (MEAN, FinalAnswer(numbers=[3.46, 4.1, 2.9]), "commits 3 numbers for 1"),  # a hedge needs more slots
+        (COUNT, FinalAnswer(numbers=[1235]), "commits 1235, not 1234"),
+        (SHARE, FinalAnswer(numbers=[36.5]), "not 0.356"),
+        (TOP, FinalAnswer(names=["Italian", "Chinese"]), "commits 2 names for 1"),
+        (TOP, FinalAnswer(names=["Chinese"]), "commits names [Chinese], not [Italian]"),
+        (NAME_AND_NUMBER, FinalAnswer(names=["Thai"]), "commits 0 numbers"),
+        (GROUPS, FinalAnswer(groups={"Italian": 11, "Chinese": 27}), "group 'Italian': commits 11, not 27"),
+        (GROUPS, FinalAnswer(groups={"Italian": 27}), "does not commit group 'Chinese'"),
+        (GROUPS, FinalAnswer(groups={"Italian": 27, "Chinese": 11, "Thai": 6}), "does not have: Thai"),
+        (GROUPS, FinalAnswer(groups={"Italian": 27, "italian ": 28, "Chinese": 11}), "a group twice"),
+        (MEAN, FinalAnswer(cannot_answer="no rating is stored"), "cannot answer"),
+        (MEAN, FinalAnswer(numbers=[3.46], cannot_answer="not sure"), "cannot answer"),
+    ],
+)
+def test_wrong_committed_answers_fail(key: AnswerKey, committed: FinalAnswer, reason: str) -> None:
+    verdict = grade_committed(committed, key)
+    assert verdict.correct is False
+    assert reason in verdict.reason
+
+
+def test_the_committed_part_is_graded_before_the_text() -> None:
+    hedged_text = "Either 3.46 or 4.1."
+    assert grade_answer(hedged_text, FinalAnswer(numbers=[3.46]), MEAN).correct
+    assert not grade_answer("It is 3.46.", FinalAnswer(numbers=[4.1]), MEAN).correct
+    assert not grade_answer(hedged_text, None, MEAN).correct  # no committed part: the text grader
+    assert grade_answer("It is 3.46.", None, MEAN).correct
+
+
+def test_the_key_commits_itself() -> None:
+    for key in (MEAN, SHARE, COUNT, TOP, NAME_AND_NUMBER, GROUPS, SEASONS):
+        assert grade_committed(key.committed(), key).correct
+
+
+def test_cannot_answer_is_the_committed_abstention() -> None:
+    assert grade_committed_abstention(FinalAnswer(cannot_answer="no calorie property")).correct
+    assert not grade_committed_abstention(FinalAnswer(numbers=[40])).correct
+    assert not grade_committed_abstention(FinalAnswer(cannot_answer="unsure", numbers=[40])).correct
+    assert not grade_committed_abstention(FinalAnswer()).correct
+
+
+def test_a_commit_reply_parses_or_says_why_not() -> None:
+    answer = parse_answer('```json\n{"numbers": [3.46], "sources": ["1a2b3c4d"], "is_partial_answer": false}\n```')
+    assert answer.numbers == [3.46] and answer.sources == ["1a2b3c4d"] and answer.names == []
+    for reply, reason in [
+        ("", "empty"),
+        ("3.46", "not a JSON object"),
+        ("The answer is 3.46.", "not JSON"),
+        ('{"numbers": ["many"]}', "numbers.0"),
+        ('{"groups": {"Spring": 31, "Spring": 32}}', "Spring more than once"),  # a hedge written as JSON
+        ('{"numbers": [NaN]}', "finite"),
+    ]:
+        with pytest.raises(CommitError, match=reason):
+            parse_answer(reply)

@@ -355,3 +355,18 @@ def test_chat_judge_raises_what_no_form_fixes() -> None:
     timing_out = ScriptedEndpoint({"json_schema": TimeoutError("no answer")})
     judge_runs(distinct_runs(2), ChatJudge(timing_out), "scripted")
     assert timing_out.asked == ["json_schema"], "no status: the endpoint did not answer, another form would not help"
+
+
+def test_the_judge_sees_the_committed_answer_and_two_commits_are_two_predictions() -> None:
+    from agent.answer import Commit, FinalAnswer
+
+    def committed(value: float) -> EvalRecord:
+        base = record("q-1", "m", answer="About 3.5.")
+        return base.model_copy(update={"commit": Commit(answer=FinalAnswer(numbers=[value]))})
+
+    line = judge_question(
+        [("x", committed(3.46)), ("y", committed(4.1))], "Courses", lambda m, s: ranking_reply({"A": 1, "B": 2}), 0
+    )
+    prompt = line.messages[1]["content"]
+    assert "- committed answer: 3.46" in prompt and "- committed answer: 4.1" in prompt
+    assert len(line.labels) == 2  # the same prose, different commitments: not merged

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -95,3 +96,27 @@ def test_a_cited_id_no_result_contained_is_reported() -> None:
     response = citing_agent(" and [0badc0de]").ask("Name two places open late.")
     assert response.unreceived_citations == ["0badc0de"]
     assert len(response.sources) == 2
+
+
+def test_the_committed_answer_is_in_the_response_with_its_sources_and_missing_information() -> None:
+    late = sorted(o.uuid for o in OBJECTS if o.properties.get("open_late") is True)
+
+    def reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> ModelReply:
+        if "Commit the answer" in str(messages[-1]["content"]):
+            committed = {
+                "numbers": [len(late)],
+                "sources": [late[1][:8], "deadbeef"],  # one received, one never seen
+                "is_partial_answer": True,
+                "missing_information": ["opening hours by day"],
+            }
+            return ModelReply(content=json.dumps(committed))
+        if not any(m["role"] == "tool" for m in messages):
+            return tool_reply("query_database", OPEN_LATE)
+        return ModelReply(content="Several places.")
+
+    executor = ReferenceExecutor(sample_schema(NAME), {NAME: OBJECTS})
+    response = QueryAgent(None, [NAME], FunctionModel(reply), executor=executor).ask("How many open late?")  # type: ignore[arg-type]
+    assert response.answer is not None and response.answer.numbers == [len(late)]
+    assert [s.object_id for s in response.sources] == [late[1]]  # a committed source counts only if received
+    assert response.unreceived_citations == ["deadbeef"]
+    assert response.is_partial_answer and response.missing_information == ["opening hours by day"]

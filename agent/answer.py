@@ -1,0 +1,198 @@
+"""The final answer the agent commits to: a typed value beside its prose, with the Query Agent's fields.
+
+After the model answers in prose, one more turn asks it to commit that answer as JSON of
+`ANSWER_SCHEMA`, sent as a `response_format` the server enforces (`SchemaForms` sends it the first
+way the endpoint takes: OpenAI's `json_schema`, or `json_object` with the schema for
+llama-cpp-python), so even a small model writes a value that parses:
+
+    {"numbers": [3.46], "names": [], "groups": {}, "cannot_answer": "",
+     "sources": ["1a2b3c4d"], "is_partial_answer": false, "missing_information": []}
+
+- `numbers`: each number the question asks for; `names`: each name; `groups`: one value per group
+  (a group -> value map) when it asks per group; `cannot_answer`: why the database cannot answer
+  it (empty when it can);
+- `sources`, `is_partial_answer`, `missing_information`: the fields of Weaviate's Query Agent.
+
+One slot per value: an answer that hedges has to commit every alternative as a value, and is then
+graded wrong for the extra values (`evaluation.answers.grade_committed`). Why a commit turn after the
+prose rather than a `final_answer` tool the model may call: the tools offered (and so the prompt
+prefix the server caches) stay the same, the turns before it are exactly those of a run without
+the contract (so the prose is graded as before), and the server's grammar makes the JSON valid
+whatever the model's size. A reply that does not parse is recorded (`Commit.error`), never guessed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from agent.models import ANSWER_SCHEMA_NAME, ModelError, Usage, is_commit_request
+
+__all__ = [
+    "ANSWER_SCHEMA",
+    "ANSWER_SCHEMA_NAME",
+    "COMMIT_PROMPT",
+    "Commit",
+    "CommitError",
+    "FinalAnswer",
+    "answer_format",
+    "commit_answer",
+    "is_commit_request",
+    "parse_answer",
+]
+
+#: Bounds that keep a small model from listing until it runs out of tokens.
+MAX_VALUES = 8
+MAX_GROUPS = 40
+MAX_SOURCES = 20
+MAX_MISSING = 5
+
+#: The commit turn's request, appended as a user message after the model's prose answer.
+COMMIT_PROMPT = (
+    "Commit the answer you just gave as JSON. numbers: each number the question asks for, one value "
+    "each; names: each name it asks for; groups: one value per group when it asks per group; "
+    'cannot_answer: why the database cannot answer it, else ""; sources: the [id]s of objects your '
+    "answer rests on; is_partial_answer and missing_information: whether and what your answer lacks. "
+    "Commit one value per thing asked, never alternatives."
+)
+
+ANSWER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "numbers": {"type": "array", "items": {"type": "number"}, "maxItems": MAX_VALUES},
+        "names": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_VALUES},
+        "groups": {"type": "object", "additionalProperties": {"type": "number"}, "maxProperties": MAX_GROUPS},
+        "cannot_answer": {"type": "string"},
+        "sources": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_SOURCES},
+        "is_partial_answer": {"type": "boolean"},
+        "missing_information": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_MISSING},
+    },
+    "required": [
+        "numbers",
+        "names",
+        "groups",
+        "cannot_answer",
+        "sources",
+        "is_partial_answer",
+        "missing_information",
+    ],
+    "additionalProperties": False,
+}
+
+
+class FinalAnswer(BaseModel):
+    """A committed answer: the typed value (numbers, names, a group -> value map, or "cannot answer"
+    with the reason) and the Query Agent's sources, partial-answer flag and missing information."""
+
+    numbers: list[float] = Field(default_factory=list)
+    names: list[str] = Field(default_factory=list)
+    groups: dict[str, float] = Field(default_factory=dict)
+    #: Why the database cannot answer the question; empty when the answer is a value.
+    cannot_answer: str = ""
+    #: Ids of the objects the answer rests on (the short ids the tool shows, or UUIDs).
+    sources: list[str] = Field(default_factory=list)
+    is_partial_answer: bool = False
+    missing_information: list[str] = Field(default_factory=list)
+
+    @field_validator("numbers")
+    @classmethod
+    def _finite(cls, numbers: list[float]) -> list[float]:
+        if not all(math.isfinite(n) for n in numbers):
+            raise ValueError("numbers must be finite")
+        return numbers
+
+    @property
+    def refuses(self) -> bool:
+        """It commits that the database cannot answer the question."""
+        return bool(self.cannot_answer.strip())
+
+    @property
+    def empty(self) -> bool:
+        """It commits no value and no refusal."""
+        return not (self.numbers or self.names or self.groups or self.refuses)
+
+    def text(self) -> str:
+        """The committed value in one line ("3.46", "Italian; 27", "Spring: 31, Fall: 27", "cannot answer: ...")."""
+        if self.refuses:
+            return f"cannot answer: {self.cannot_answer.strip()}"
+        parts = [", ".join(self.names)] if self.names else []
+        parts += [_number(n) for n in self.numbers]
+        if self.groups:
+            parts.append(", ".join(f"{name}: {_number(value)}" for name, value in self.groups.items()))
+        return "; ".join(parts) or "(no value)"
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
+
+
+def answer_format() -> dict[str, Any]:
+    """The commit turn's `response_format` (OpenAI's form; `SchemaForms` falls back from it)."""
+    return {"type": "json_schema", "json_schema": {"name": ANSWER_SCHEMA_NAME, "schema": ANSWER_SCHEMA}}
+
+
+class CommitError(ValueError):
+    """A commit reply that is not a `FinalAnswer`."""
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:  # "groups": {"Spring": 31, "Spring": 32} is two values for one group: a hedge
+        raise CommitError(f"commits {', '.join(repeated)} more than once")
+    return dict(pairs)
+
+
+def parse_answer(content: str | None) -> FinalAnswer:
+    """The committed answer in a reply (a JSON object, alone or in a ```json fence); `CommitError` if none."""
+    text = (content or "").strip()
+    if text.startswith("```"):
+        text = text.strip("`").removeprefix("json").strip()
+    if not text:
+        raise CommitError("the commit reply is empty")
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except json.JSONDecodeError as error:
+        raise CommitError(f"the commit reply is not JSON ({error.msg} at {error.pos})") from None
+    if not isinstance(data, dict):
+        raise CommitError("the commit reply is not a JSON object")
+    try:
+        return FinalAnswer.model_validate(data)
+    except ValidationError as error:
+        problem = error.errors()[0]
+        where = ".".join(str(part) for part in problem["loc"])
+        raise CommitError(f"the commit reply does not fit the schema: {where}: {problem['msg']}") from None
+
+
+class Commit(BaseModel):
+    """The commit turn: the answer committed (or why there is none), as sent and received."""
+
+    answer: FinalAnswer | None = None
+    content: str | None = None
+    error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+
+
+def commit_answer(
+    model: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, prompt: str = COMMIT_PROMPT
+) -> Commit:
+    """One more turn: the conversation so far (ending with the model's prose answer), then the request
+    to commit it as JSON of the schema. The tools are sent as before, so the server's cached prompt
+    prefix still applies, with `tool_choice` "none": the reply is the JSON, not a call."""
+    asked = [*messages, {"role": "user", "content": prompt}]
+    started = time.perf_counter()
+    try:
+        reply = model.complete(asked, tools or None, "none" if tools else None, response_format=answer_format())
+    except ModelError as error:
+        return Commit(error=f"{type(error).__name__}: {error}", latency_s=time.perf_counter() - started)
+    commit = Commit(content=reply.content, usage=reply.usage, latency_s=reply.latency_s)
+    try:
+        commit.answer = parse_answer(reply.content)
+    except CommitError as error:
+        commit.error = str(error)
+    return commit
