@@ -20,7 +20,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from agent.models import ModelReply, RawToolCall
+from agent.models import ModelReply, RawToolCall, is_probe
 
 
 @dataclass
@@ -78,6 +78,8 @@ class MockOpenAIServer:
         self.script = script
         self.model = model
         self.requests: list[dict[str, Any]] = []
+        #: Proving requests answered (`agent.models.is_probe`), kept out of `requests` and the script.
+        self.probes = 0
         self.authorizations: list[str | None] = []
         self.port = _free_port()
         self._server: uvicorn.Server | None = None
@@ -88,6 +90,9 @@ class MockOpenAIServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def _next(self, body: dict[str, Any]) -> Reply:
+        if is_probe(body):  # the check before the first question: answered like any endpoint, not scripted
+            self.probes += 1
+            return Reply(content="OK")
         index = len(self.requests)
         self.requests.append(body)
         if callable(self.script):

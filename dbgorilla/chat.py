@@ -10,6 +10,7 @@ import os
 from typing import Any
 
 from agent import ModelError, OpenAIChatModel
+from agent.models import PROBE_MESSAGES
 from agent.tokens import TokenCounter, estimate_counter, gguf_counter
 from dbgorilla.config import Settings
 from dbgorilla.errors import ConfigError, InfrastructureFailure
@@ -55,7 +56,7 @@ def prove_endpoint(chat: OpenAIChatModel) -> OpenAIChatModel:
     report, never a run of questions that each score 0. (The local server proves itself on start.)"""
     limit, chat.max_tokens = chat.max_tokens, 1
     try:
-        chat.complete([{"role": "user", "content": "Say OK."}], None, None)
+        chat.complete(PROBE_MESSAGES, None, None)
     except ModelError as error:
         where = chat.base_url or "the OpenAI API"
         raise InfrastructureFailure(f"the model endpoint at {where} did not answer one token: {error}") from None

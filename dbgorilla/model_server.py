@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 
 from agent.llama_cpu import CPU_VARIANT_ENV, cpu_libraries, proven_variant
+from agent.models import PROBE_MESSAGES
 from dbgorilla.config import Settings, cache_dir
 from dbgorilla.errors import ConfigError, InfrastructureFailure, MissingDependency
 from dbgorilla.llama_build import prove_llama
@@ -199,7 +200,7 @@ class ModelService(LocalService):
         """One real completion of one token; a failure names the cause and ends with the server's log."""
         request = {
             "model": self.model.name,
-            "messages": [{"role": "user", "content": "Say OK."}],
+            "messages": PROBE_MESSAGES,
             "max_tokens": 1,
             "temperature": 0.0,
         }
