@@ -48,8 +48,12 @@ __all__ = [
 #: Bounds that keep a small model from listing until it runs out of tokens.
 MAX_VALUES = 8
 MAX_GROUPS = 40
-MAX_SOURCES = 20
-MAX_MISSING = 5
+MAX_SOURCES = 10
+MAX_MISSING = 3
+#: Characters of a name, and of a reason (`cannot_answer`, `missing_information`): a small model
+#: otherwise fills a string until it runs out of tokens (SmolLM2 did, under the grammar).
+MAX_NAME = 60
+MAX_REASON = 120
 
 #: The commit turn's request, appended as a user message after the model's prose answer.
 COMMIT_PROMPT = (
@@ -64,12 +68,16 @@ ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "numbers": {"type": "array", "items": {"type": "number"}, "maxItems": MAX_VALUES},
-        "names": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_VALUES},
+        "names": {"type": "array", "items": {"type": "string", "maxLength": MAX_NAME}, "maxItems": MAX_VALUES},
         "groups": {"type": "object", "additionalProperties": {"type": "number"}, "maxProperties": MAX_GROUPS},
-        "cannot_answer": {"type": "string"},
-        "sources": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_SOURCES},
+        "cannot_answer": {"type": "string", "maxLength": MAX_REASON},
+        "sources": {"type": "array", "items": {"type": "string", "pattern": "^[0-9a-f]{8}$"}, "maxItems": MAX_SOURCES},
         "is_partial_answer": {"type": "boolean"},
-        "missing_information": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_MISSING},
+        "missing_information": {
+            "type": "array",
+            "items": {"type": "string", "maxLength": MAX_REASON},
+            "maxItems": MAX_MISSING,
+        },
     },
     "required": [
         "numbers",
