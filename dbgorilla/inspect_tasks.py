@@ -153,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         for result in log.results.scores if log.results else []:
             shown = ", ".join(f"{name} {metric.value:.3f}" for name, metric in result.metrics.items())
             print(f"{log.eval.task} {result.name}/{result.reducer or 'mean'}: {shown}")
-        print(f"log: {log.location}  status: {log.status}")
+        samples = log.results.completed_samples if log.results else 0
+        print(f"log: {log.location}  status: {log.status}  samples: {samples}")
     return 0 if all(log.status == "success" for log in logs) else 1
 
 

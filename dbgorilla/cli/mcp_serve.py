@@ -12,10 +12,12 @@ from agent.tooldef import DEFAULT_TOKEN_BUDGET
 from dbgorilla._process import port_is_free
 from dbgorilla.chat import resolve_model, token_counter
 from dbgorilla.cli.ask import schema_for
-from dbgorilla.cli.console import connected, design_from_flags, say
+from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, say
 from dbgorilla.errors import ConfigError, PortInUse
 from executors import WeaviateExecutor
 from executors.scope import parse_scope
+from fixtures.loader import check_ours
+from fixtures.use_cases import get_use_case
 
 
 def register(app: typer.Typer) -> None:
@@ -40,6 +42,7 @@ def serve(
             "hidden. E.g. Restaurants.city=Lisbon"
         ),
     ] = None,
+    namespace: NamespaceOption = "",
 ) -> None:
     """Serve the agent (`ask`), retrieval (`search`) and the tool (`query_database`) over MCP, read-only."""
     from dbgorilla import mcp_server  # the SDK costs half a second: only this command pays it
@@ -52,8 +55,15 @@ def serve(
     if transport == "http" and not port_is_free(mcp_server.HOST, port):
         raise PortInUse(f"port {port} on {mcp_server.HOST} is taken; pass --port")
     design = design_from_flags("unified", False, None, False, token_budget)
+    try:  # as `ask`: a use case's collections live under the namespace and must be ours
+        chosen = get_use_case(use_case) if use_case else None
+    except KeyError as error:
+        raise ConfigError(str(error.args[0])) from None
     with connected() as client:
-        executor = WeaviateExecutor(client, scope=parse_scope(scope or []))
+        if chosen is not None:
+            check_ours(client, [chosen], namespace)
+        names = chosen.names(namespace) if chosen is not None else None
+        executor = WeaviateExecutor(client, scope=parse_scope(scope or []), names=names)
         named = [name.strip() for name in collections.split(",") if name.strip()] if collections else None
         schema = schema_for(executor.schema, use_case, named)
         served = mcp_server.Served(

@@ -22,6 +22,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from agent import build_tools
+from agent.models import is_commit_request
 from agent.testing import MockOpenAIServer, Reply, call, text
 from dbgorilla._process import listening_sockets
 from dbgorilla.connection import connect
@@ -180,20 +181,31 @@ def test_a_scoped_server_never_leaves_its_scope(restaurants_stack: Stack) -> Non
     assert set(found.structured_content["matched"]) == {"Restaurants"}
 
 
+COMMITTED = {
+    "numbers": [],
+    "names": ["Italian"],
+    "groups": {},
+    "cannot_answer": "",
+    "sources": [],
+    "is_partial_answer": False,
+    "missing_information": [],
+}
+
+
 def scripted(*replies: Reply) -> Callable[[dict[str, Any], int], Reply]:
-    """The replies in order to the agent's requests; the one-token probe an endpoint gets first is answered OK."""
+    """The replies in order to the agent's turns; its commit turn (`agent.answer`) commits COMMITTED."""
     queue = list(replies)
 
     def reply(body: dict[str, Any], _index: int) -> Reply:
-        if "tools" not in body:
-            return text("OK")
+        if is_commit_request(body.get("response_format")):
+            return text(json.dumps(COMMITTED))
         return queue.pop(0) if queue else Reply(status=500, error_message="script exhausted")
 
     return reply
 
 
 def test_ask_runs_the_agent_against_a_chat_endpoint(restaurants_stack: Stack) -> None:
-    question = "How many restaurants are there per cuisine?"
+    question = "Which cuisine has the most restaurants?"
     with MockOpenAIServer(scripted(call("query_database", GROUP_BY_CUISINE), text("Italian leads."))) as mock:
         args = ("--use-case", "restaurants", "--model", "mock-model", "--base-url", mock.base_url)
         answered = talk(stdio(restaurants_stack, *args), lambda c: c.call_tool("ask", {"question": question}))
@@ -201,11 +213,12 @@ def test_ask_runs_the_agent_against_a_chat_endpoint(restaurants_stack: Stack) ->
     assert not answered.is_error, answered.content
     result = answered.structured_content
     assert result["final_answer"] == "Italian leads."
-    assert result["outcome"] == "answered" and result["steps"] == 2 and result["original_query"] == question
+    assert result["outcome"] == "answered" and result["original_query"] == question
     assert result["collection_names"] == RESTAURANTS and not result["is_partial_answer"]
     assert result["aggregations"][0]["arguments"] == GROUP_BY_CUISINE
     assert result["sources"] and {s["collection"] for s in result["sources"]} == {"Restaurants"}
-    assert len(sent_tools) == 2 and [t["function"]["name"] for t in sent_tools[0]] == ["query_database"]
+    assert result["answer"]["names"] == ["Italian"]  # the typed answer the agent committed, served as is
+    assert [t["function"]["name"] for t in sent_tools[0]] == ["query_database"]
     assert sent_tools[0][0]["function"]["parameters"]["properties"]["collection_name"]["enum"] == RESTAURANTS
 
     with MockOpenAIServer(scripted(Reply(status=400, error_message="model overloaded"))) as mock:
@@ -214,9 +227,9 @@ def test_ask_runs_the_agent_against_a_chat_endpoint(restaurants_stack: Stack) ->
     assert failed.is_error and failed.structured_content["error"]["code"] == "model_error"
     assert "model overloaded" in failed.structured_content["error"]["message"]
 
-    with MockOpenAIServer([Reply(status=401, error_message="bad key")]) as mock:
-        args = ("--use-case", "restaurants", "--model", "mock-model", "--base-url", mock.base_url)
-        unproved = talk(stdio(restaurants_stack, *args), lambda c: c.call_tool("ask", {"question": question}))
+    closed = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens: the endpoint's one-token proof fails
+    args = ("--use-case", "restaurants", "--model", "mock-model", "--base-url", closed)
+    unproved = talk(stdio(restaurants_stack, *args), lambda c: c.call_tool("ask", {"question": question}))
     assert unproved.is_error and unproved.structured_content["error"]["code"] == "model_unavailable"
     assert "did not answer one token" in unproved.structured_content["error"]["message"]
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from agent.models import is_commit_request
 from agent.testing import MockOpenAIServer, Reply, call, text
 from dbgorilla.schemas import SCHEMA_DIR
 from tests.conftest import Stack, run_cli
@@ -62,8 +63,8 @@ def test_ask_use_cases_load_and_audit_outputs(restaurants_stack: Stack, tmp_path
     }
 
     def reply(body: dict[str, Any], _index: int) -> Reply:
-        if "tools" not in body:  # the one-token probe of the endpoint
-            return text("OK")
+        if is_commit_request(body.get("response_format")):  # the commit turn (agent.answer)
+            return text(json.dumps({"numbers": [14], "names": [], "groups": {}, "cannot_answer": ""}))
         return (
             call("query_database", gold)
             if not any(m["role"] == "tool" for m in body["messages"])
