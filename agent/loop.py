@@ -82,6 +82,10 @@ class AgentRun(BaseModel):
     #: The commit turn after the prose answer (None: not asked, or the loop ended without an answer).
     #: Its tokens are counted in `usage` too.
     commit: Commit | None = None
+    #: The agent strategy that ran (`agent.strategies`, e.g. "react", "examples+grounded").
+    strategy: str = "react"
+    #: What the strategy adds to the trace (the examples it showed, the values it grounded, its verify step).
+    strategy_notes: dict[str, Any] = Field(default_factory=dict)
 
     def calls(self) -> list[ExecutedCall]:
         return [call for step in self.steps for call in step.calls]
@@ -102,6 +106,9 @@ class AgentConfig(BaseModel):
     result_max_chars: int = RESULT_MAX_CHARS
     #: After a prose answer, ask the model to commit it as a `FinalAnswer` (one more turn).
     commit_answer: bool = True
+    #: Text put before the question in the user turn (after the stable system prompt and tools, so the
+    #: server's prompt cache still reuses them): a strategy's solved examples, for instance.
+    question_preamble: str = ""
 
 
 class Agent:
@@ -128,7 +135,8 @@ class Agent:
         system = self.config.system_prompt
         if structured:
             system += "\n\n" + _structured_instructions(self.tools)
-        messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": question}]
+        asked = f"{self.config.question_preamble}{question}" if self.config.question_preamble else question
+        messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": asked}]
         run = AgentRun(
             question=question, model=self.model.name, tool_design=self.tools.design.label(), outcome="max_steps"
         )

@@ -8,6 +8,7 @@ Failures surface as `ModelError` subclasses with an `outcome` the evaluation rec
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import time
@@ -27,6 +28,8 @@ ORACLE = "oracle"
 RESULT_OF = "Result of call "
 #: The name the commit turn's `response_format` carries (`agent.answer`); the oracle answers it by it.
 ANSWER_SCHEMA_NAME = "FinalAnswer"
+#: The name of the `grounded` strategy's commit schema (`agent.strategies.grounded`): ids of values, not values.
+GROUNDED_SCHEMA_NAME = "GroundedAnswer"
 
 
 def is_commit_request(response_format: dict[str, Any] | None) -> bool:
@@ -320,6 +323,8 @@ class OracleModel:
     ) -> ModelReply:
         # Native calls get "tool" messages back; structured output gets a user message per step.
         results = [m for m in messages if m.get("role") == "tool" or str(m.get("content", "")).startswith(RESULT_OF)]
+        if _schema_name(response_format) == GROUNDED_SCHEMA_NAME:
+            return ModelReply(content=json.dumps(_point_at(self.committed, str(messages[-1].get("content", "")))))
         if is_commit_request(response_format):
             shown = _SHOWN_ID.findall(str(results[-1]["content"])) if results else []
             committed = {"sources": list(dict.fromkeys(shown)), **self.committed}
@@ -343,6 +348,43 @@ class OracleModel:
 
 #: An object's id as a result shows it to the model (`1. [1a2b3c4d] {...}`).
 _SHOWN_ID = re.compile(r"^\s*\d+\. \[([0-9a-f]{8})\]", re.MULTILINE)
+
+
+def _schema_name(response_format: dict[str, Any] | None) -> str | None:
+    spec = (response_format or {}).get("json_schema") or {}
+    return spec.get("name") if isinstance(spec, dict) else None
+
+
+#: A value as the grounded commit turn lists it: `c1.price.mean = 23.5`.
+_FACT_LINE = re.compile(r"^(c\d+\.\S+) = (.*)$", re.MULTILINE)
+
+
+def _point_at(committed: dict[str, Any], prompt: str) -> dict[str, Any]:
+    """The oracle's grounded commit: for each value it knows, the id of a listed value equal to it."""
+    facts = _FACT_LINE.findall(prompt)
+
+    def number_id(target: float) -> str | None:
+        for fact_id, text in facts:
+            try:
+                if math.isclose(float(text), target, rel_tol=1e-9, abs_tol=1e-9):
+                    return str(fact_id)
+            except ValueError:
+                continue
+        return None
+
+    numbers = [found for n in committed.get("numbers", []) if (found := number_id(float(n))) is not None]
+    names = [next((i for i, text in facts if text == name), "") for name in committed.get("names", [])]
+    groups = ""
+    wanted = list((committed.get("groups") or {}).items())[:3]
+    if wanted:
+        shown = [f"{k}: {int(v) if float(v).is_integer() else v}" for k, v in wanted]
+        groups = next((i for i, text in facts if text.startswith("per group") and all(s in text for s in shown)), "")
+    return {
+        "numbers": numbers,
+        "names": [n for n in names if n],
+        "groups": groups,
+        "cannot_answer": str(committed.get("cannot_answer", "")),
+    }
 
 
 def _oracle_call(ground_truth: dict[str, Any], tools: list[dict[str, Any]] | None) -> tuple[str, dict[str, Any]]:

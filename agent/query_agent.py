@@ -24,15 +24,16 @@ from __future__ import annotations
 import json
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from agent.answer import FinalAnswer
 from agent.citations import Citations, check_citations
-from agent.loop import Agent, AgentConfig, AgentRun, ExecutedCall
+from agent.loop import AgentConfig, AgentRun, ExecutedCall
 from agent.models import Usage
+from agent.strategies import DEFAULT_STRATEGY, ExampleRetriever, build_strategy
 from agent.tooldef import ToolDesign, build_tools
 from executors import SHORT_ID_CHARS, DatabaseSchema, UnknownCollectionError, WeaviateExecutor
 
@@ -97,7 +98,11 @@ class QueryAgent:
         config: AgentConfig | None = None,
         design: ToolDesign | None = None,
         executor: WeaviateExecutor | None = None,
+        strategy: str = DEFAULT_STRATEGY,
+        retriever: ExampleRetriever | None = None,
     ) -> None:
+        """`strategy` names an agent strategy (`agent.strategies`, e.g. "examples+grounded"); `examples`
+        needs `retriever`, e.g. `fixtures.examples.ExampleMemory(client)`."""
         if model is None:
             raise ValueError("QueryAgent needs a chat model, e.g. OpenAIChatModel(name, base_url=...)")
         self.executor = executor or WeaviateExecutor(client)
@@ -105,14 +110,21 @@ class QueryAgent:
         self.model = model
         self.config = config or AgentConfig()
         self.design = design or ToolDesign()
+        self.strategy = build_strategy(strategy, retriever=retriever)
 
-    def _agent(self) -> tuple[Agent, list[str]]:
+    def _agent(self) -> tuple[Callable[..., AgentRun], list[str]]:
+        """A function of (question, on_call) running the strategy, and the collections offered."""
         schema = narrowed(self.executor.schema, self.collections)
-        return Agent(self.model, self.executor, build_tools(schema, self.design), self.config), schema.names()
+        tools = build_tools(schema, self.design)
+
+        def run(query: str, on_call: Callable[[int, ExecutedCall], None] | None = None) -> AgentRun:
+            return self.strategy.run(self.model, self.executor, tools, self.config, query, on_call)
+
+        return run, schema.names()
 
     def ask(self, query: str) -> QueryAgentResponse:
         agent, names = self._agent()
-        return response_of(agent.run(query), names)
+        return response_of(agent(query), names)
 
     def ask_stream(
         self, query: str, include_progress: bool = True, include_final_state: bool = True
@@ -123,7 +135,7 @@ class QueryAgent:
 
         def work() -> None:
             try:
-                events.put(agent.run(query, on_call=lambda step, call: events.put(progress_of(step, call))))
+                events.put(agent(query, on_call=lambda step, call: events.put(progress_of(step, call))))
             except BaseException as error:  # handed to the caller's thread, raised there
                 events.put(error)
 

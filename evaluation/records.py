@@ -144,6 +144,9 @@ class EvalRecord(BaseModel):
     answer_key: AnswerKey | None = None
     model: str
     tool_design: str
+    #: The agent strategy (`agent.strategies`): "react" (the loop as it was; files written before
+    #: strategies existed read as that), "examples", "examples+grounded", …
+    strategy: str = "react"
     predicted_calls: list[PredictedCall] = Field(default_factory=list)
     final_answer: str | None = None
     #: The commit turn after the prose answer: the typed answer it committed, or why none (`agent.answer`).

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agent import ORACLE, Agent, AgentConfig, AgentRun, OracleModel, ToolDesign, ToolSet, build_tools
+from agent import ORACLE, AgentConfig, AgentRun, OracleModel, ToolDesign, ToolSet, build_tools
+from agent.strategies import ExampleRetriever, build_strategy
 from agent.tokens import TokenCounter
 from evaluation.execution_match import SCORING_OPTIONS
 from evaluation.metrics import infrastructure_failed
@@ -61,6 +62,7 @@ def build_record(case: Case | AbstentionCase, run: AgentRun, model: str, design:
         latency_s=round(run.latency_s, 4),
         steps=len(run.steps),
         corrections=run.corrections,
+        strategy=run.strategy,
     )
 
 
@@ -134,6 +136,12 @@ class RunContext:
     model_name: str
     config: AgentConfig
     design: ToolDesign
+    #: The agent strategy by name (`agent.strategies`), and, for `examples`, the query memory of a
+    #: use case: it must never return that use case's own examples (cross-domain).
+    strategy: str = "react"
+    retriever_for: Callable[[str], ExampleRetriever] | None = None
+    #: What run.json records about the strategy (the memory, that it is cross-domain).
+    strategy_setup: dict[str, Any] = field(default_factory=dict)
     scorer: Scorer = field(init=False)
 
     def __post_init__(self) -> None:
@@ -150,14 +158,16 @@ def run_case(case: Case | AbstentionCase, context: RunContext) -> EvalRecord:
         model = context.model_for(case)
         if isinstance(model, OracleModel) and isinstance(case, Case):
             model = _informed_oracle(model, case, context)
-        agent = Agent(model, context.executor, tools, context.config)
-        run = agent.run(case.query)
+        retriever = context.retriever_for(case.use_case) if context.retriever_for is not None else None
+        strategy = build_strategy(context.strategy, retriever=retriever)
+        run = strategy.run(model, context.executor, tools, context.config, case.query)
         return context.scorer.score(build_record(case, run, context.model_name, context.design.label()))
     except Exception as error:  # the run must go on: record the failure with its type
         return EvalRecord.for_case(
             case,
             model=context.model_name,
             tool_design=context.design.label(),
+            strategy=context.strategy,
             outcome=Outcome.MODEL_ERROR,
             error=f"{type(error).__name__}: {error}",
             latency_s=time.perf_counter() - started,

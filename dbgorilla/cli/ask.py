@@ -10,12 +10,15 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from agent import ORACLE, Agent, AgentConfig, AgentRun, ExecutedCall, build_tools
+from agent import ORACLE, AgentConfig, AgentRun, ExecutedCall, build_tools
 from agent.query_agent import narrowed, response_of
+from agent.strategies import build_strategy, canonical
 from agent.tooldef import DEFAULT_TOKEN_BUDGET
 from dbgorilla.chat import resolve_model, token_counter
 from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, out, say
+from dbgorilla.cli.strategy_options import DEFAULT_STRATEGY, StrategyOption, check_strategy
 from dbgorilla.errors import ConfigError
+from evaluation.strategies import prepare_strategy
 from executors import DatabaseSchema, QueryResult, UnknownCollectionError, WeaviateExecutor
 from executors.scope import parse_scope
 from fixtures.loader import check_ours
@@ -64,12 +67,14 @@ def ask(
         ),
     ] = None,
     namespace: NamespaceOption = "",
+    strategy: StrategyOption = DEFAULT_STRATEGY,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole trace as JSON.")] = False,
 ) -> None:
     """Ask a question: the model queries Weaviate through query_database until it can answer."""
     if model == ORACLE:
         raise ConfigError("the oracle replays ground truth: use it with `dbgorilla eval --model oracle`")
     design = design_from_flags(variant, rationale, parallel, structured, token_budget)
+    check_strategy(strategy)
     try:  # a use case's collections live under the namespace and must be ours; --collections names yours
         chosen = get_use_case(use_case) if use_case else None
     except KeyError as error:
@@ -85,11 +90,13 @@ def ask(
         chat = resolve_model(model, base_url, echo=say)
         if not as_json:
             out.print(
-                f"[bold]{question}[/]  [dim]model={chat.name} tools={tools.design.label()} "
-                f"description={tools.description_tokens}/{design.token_budget} tokens[/]"
+                f"[bold]{question}[/]  [dim]model={chat.name} strategy={canonical(strategy)} "
+                f"tools={tools.design.label()} description={tools.description_tokens}/{design.token_budget} tokens[/]"
             )
-        agent = Agent(chat, executor, tools, AgentConfig(max_steps=max_steps))
-        run = agent.run(question, on_call=None if as_json else show_call)  # each call shown as it finishes
+        name, retriever_for, _ = prepare_strategy(client, strategy, namespace, echo=say, cross_domain=False)
+        agent = build_strategy(name, retriever=retriever_for("") if retriever_for is not None else None)
+        config = AgentConfig(max_steps=max_steps)
+        run = agent.run(chat, executor, tools, config, question, None if as_json else show_call)  # shown as they finish
     if as_json:
         print(run.model_dump_json(indent=2))
     else:

@@ -14,20 +14,22 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from agent import ORACLE, AgentConfig, OpenAIChatModel, ToolDesign
 from agent.tooldef import DEFAULT_TOKEN_BUDGET
 from dbgorilla.chat import resolve_model, token_counter
-from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, err, out, say
+from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, err, say
+from dbgorilla.cli.eval_output import show_repeats, show_summary
+from dbgorilla.cli.strategy_options import DEFAULT_STRATEGY, StrategyOption, check_strategy
 from dbgorilla.errors import ConfigError, InfrastructureFailure
 from evaluation import runner
-from evaluation.metrics import CORE_KEYS, contract_note, core, summarize
+from evaluation.metrics import core, summarize
 from evaluation.protocols import Protocol
 from evaluation.records import EvalRecord
 from evaluation.scoring import collection_names, read_predictions, rescore
 from evaluation.selection import select_abstentions, select_cases
 from evaluation.statistics import passed, rate_with_interval, repeat_summary
+from evaluation.strategies import use_strategy
 from executors import WeaviateExecutor
 from executors.index_health import repair_broken
 from fixtures.datasets import Dataset, read_dataset
@@ -100,12 +102,14 @@ def evaluate(
     ] = 0.0,
     namespace: NamespaceOption = "",
     commit: Annotated[bool, typer.Option("--commit/--no-commit", help="Commit a typed answer after the prose.")] = True,
+    strategy: StrategyOption = DEFAULT_STRATEGY,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
 ) -> None:
     """Run a model over the benchmark through the live loop; score by arguments and by execution."""
     if resume and overwrite:
         raise ConfigError("choose --resume or --overwrite, not both")
     design = design_from_flags(variant, rationale, parallel, structured, token_budget)
+    check_strategy(strategy)
     chosen = select_questions(dataset, use_case, limit, case_id, max_steps)
     model_label = model or "offline-default"
     run_dir = out_dir or Path("runs") / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', model_label)}-{datetime.now():%Y%m%d-%H%M%S}"
@@ -118,6 +122,7 @@ def evaluate(
         executor = WeaviateExecutor(client, names=names_of(chosen.needed, namespace))
         context = run_context(client, executor, chosen, design, driver)
         context.config = context.config.model_copy(update={"commit_answer": commit})
+        use_strategy(context, client, strategy, namespace, echo=say)
         summaries, runs = run_repeats(
             context, chosen, driver, list(zip(repeat_dirs, done, strict=True)), seed, base_url, concurrency
         )
@@ -241,6 +246,8 @@ def run_repeats(
                 "model": driver.name,
                 "base_url": base_url,
                 "tool_design": context.design.label(),
+                "strategy": context.strategy,
+                "strategy_setup": context.strategy_setup,
                 "dataset": chosen.source.source,
                 "cases": len(chosen.cases),
                 "concurrency": concurrency,
@@ -301,101 +308,6 @@ def _run_with_progress(todo: list[Any], context: runner.RunContext, run_dir: Pat
                 )
 
         runner.run_cases(todo, context, run_dir, concurrency, on_record)
-
-
-def show_repeats(repeated: dict[str, Any], run_dir: Path) -> None:
-    """pass@1 and pass^k with their intervals, each run, and the questions whose verdict flipped."""
-    table = Table("run", "pass rate", "95% interval", title=f"{repeated['repeats']} repeats in {run_dir}")
-    for index, run in enumerate(repeated["runs"], start=1):
-        low, high = run["interval"] or (0.0, 0.0)
-        table.add_row(f"repeat {index}", f"{run['rate']:.3f}", f"[{low:.3f}, {high:.3f}] (width {run['width']:.3f})")
-    every = repeated["pass^k"]
-    low, high = every["interval"] or (0.0, 0.0)
-    table.add_row("pass^k", f"{every['rate']:.3f}", f"[{low:.3f}, {high:.3f}] (width {every['width']:.3f})")
-    out.print(table)
-    out.print(f"pass@1 {repeated['pass@1']:.3f} over {repeated['questions']} questions", highlight=False)
-    flaky = repeated["flaky"]
-    out.print(f"flaky ({len(flaky)}): {', '.join(flaky) if flaky else 'none'}", highlight=False)
-
-
-def show_summary(summary: dict[str, Any], run_dir: Path | None = None) -> None:
-    """The headline numbers, one column per protocol (first: the first call; final: the answer's calls)."""
-    protocols = summary["protocols"]
-    table = Table(
-        "metric", *protocols, title=f"results{f' in {run_dir}' if run_dir else ''} ({summary['cases']} cases)"
-    )
-    for key in CORE_KEYS:
-        values = [protocols[p].get(key) for p in protocols]
-        if any(v is not None for v in values):
-            table.add_row(key, *("n/a" if v is None else f"{v:.3f}" for v in values))
-    out.print(table)
-    for key in ("no_tool_rate", "exact_match_as_written", "avg_calls_made", "avg_steps", "latency_p50_s"):
-        if summary.get(key) is not None:
-            out.print(f"{key}: {summary[key]:.3f}", highlight=False)
-    tokens = summary.get("tokens_per_case") or {}
-    if tokens.get("prompt") is not None:
-        new = "" if tokens.get("new_prompt") is None else f" ({tokens['new_prompt']:,.0f} new, not reused)"
-        out.print(
-            f"tokens per question: {tokens['prompt']:,.0f} prompt{new}, {tokens['completion']:,.0f} completion",
-            highlight=False,
-        )
-    verdicts = summary.get("pass") or {}
-    if verdicts.get("interval"):
-        low, high = verdicts["interval"]
-        out.print(
-            f"pass rate {verdicts['rate']:.3f}, 95% interval [{low:.3f}, {high:.3f}] over {verdicts['n']} questions "
-            f"(width {verdicts['width']:.3f})",
-            highlight=False,
-        )
-    answers = summary.get("answers") or {}
-    if answers.get("accuracy") is not None:
-        out.print(
-            f"final answer right: {answers['accuracy']:.3f} of {answers['keyed_cases']} questions with an answer key "
-            f"({answers['unscored_cases']} listings and the like have none); every gold call's result reached: "
-            f"{answers['all_gold_calls_reached']:.3f}" + contract_note(summary),
-            highlight=False,
-        )
-    diagnostics = summary.get("diagnostics") or {}
-    if diagnostics.get("any_call_execution_exact") is not None:
-        out.print(
-            f"diagnostic, not a score: any call of any step matched {diagnostics['any_call_execution_exact']:.3f} "
-            f"with {diagnostics['avg_calls_made']:.2f} calls per case",
-            highlight=False,
-        )
-    abstention = summary.get("abstention") or {}
-    if abstention.get("cases"):
-        right = abstention["accuracy"]
-        low, high = right["interval"]
-        out.print(
-            f"said it cannot where the tool cannot answer: {right['rate']:.3f} of {abstention['cases']} questions, "
-            f"95% interval [{low:.3f}, {high:.3f}] ({abstention['without_a_call']} without a call)",
-            highlight=False,
-        )
-    if abstention.get("false_refusal_rate") is not None:
-        out.print(
-            f"said it cannot where the question is answerable: {abstention['false_refusal_rate']:.3f} "
-            f"({abstention['false_refusals']} of {abstention['answers_to_answerable']} answers)",
-            highlight=False,
-        )
-    cited = summary.get("citations") or {}
-    if cited.get("answers_citing"):
-        out.print(
-            f"citations: {cited['answers_citing']} answers cite {cited['ids_cited']} object ids, "
-            f"{cited['ids_received']} of them in a result the agent received (precision {cited['precision']:.3f} "
-            "per answer)",
-            highlight=False,
-        )
-    paths = summary.get("trajectories") or {}
-    if paths.get("counts"):
-        out.print(
-            "trajectories: "
-            + ", ".join(f"{label} {count}" for label, count in paths["counts"].items())
-            + f"; failed calls per question {paths['failed_calls_per_question']:.2f}, "
-            f"repeated {paths['redundant_calls_per_question']:.2f}",
-            highlight=False,
-        )
-    if summary.get("outcomes"):
-        out.print("outcomes: " + ", ".join(f"{k}={v}" for k, v in sorted(summary["outcomes"].items())))
 
 
 def _retried_because(record: EvalRecord) -> str | None:

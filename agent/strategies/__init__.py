@@ -1,0 +1,157 @@
+"""Agent strategies: how the agent goes from a question to a committed answer, one pluggable axis.
+
+    from agent.strategies import build_strategy
+    strategy = build_strategy("examples+grounded", retriever=memory)   # composed by name
+    run = strategy.run(model, executor, tools, config, question)       # an AgentRun, strategy recorded
+
+Every strategy answers `run(model, executor, tools, config, question, on_call) -> AgentRun`; the
+loop's plumbing (`agent.loop.Agent`), the executor and the scorer are shared. `react` is the loop
+as it always was. The others wrap an inner strategy: `examples` puts retrieved solved examples
+before the question, `grounded` replaces the commit turn by pointing at values in the results. A
+name like "examples+grounded" composes them left to right (outermost first) around `react`.
+To add one: a class with `name` and `run` taking `inner`, registered once in `STRATEGIES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agent.loop import Agent, AgentConfig, AgentRun, ExecutedCall, Executor
+from agent.strategies.examples import ExampleRetriever, Examples, SolvedExample, examples_preamble
+from agent.strategies.grounded import Grounded
+from agent.tooldef import ToolSet
+
+OnCall = Callable[[int, ExecutedCall], None] | None
+DEFAULT_STRATEGY = "react"
+
+
+class Strategy(Protocol):
+    """One way to answer a question with a model, the executor and the tools."""
+
+    name: str
+
+    def run(
+        self, model: Any, executor: Executor, tools: ToolSet, config: AgentConfig, question: str, on_call: OnCall = None
+    ) -> AgentRun: ...
+
+
+@dataclass
+class React:
+    """Today's loop, unchanged: ReAct over one tool, then the commit turn."""
+
+    name: str = "react"
+
+    def run(
+        self, model: Any, executor: Executor, tools: ToolSet, config: AgentConfig, question: str, on_call: OnCall = None
+    ) -> AgentRun:
+        return Agent(model, executor, tools, config).run(question, on_call=on_call)
+
+
+class UnknownStrategy(ValueError):
+    """A strategy name that is not registered (or a composition that needs what was not given)."""
+
+
+@dataclass(frozen=True)
+class StrategyInfo:
+    name: str
+    summary: str
+    #: Builds the strategy around `inner`; `options` carries what some need (a retriever, k).
+    build: Callable[[Strategy, dict[str, Any]], Strategy]
+
+
+def _examples(inner: Strategy, options: dict[str, Any]) -> Strategy:
+    retriever = options.get("retriever")
+    if retriever is None:
+        raise UnknownStrategy("the examples strategy needs a query memory (a retriever of solved examples)")
+    return Examples(inner, retriever, k=int(options.get("k", 4)))
+
+
+#: Every strategy, named once. `react` is the base every composition ends in.
+STRATEGIES: dict[str, StrategyInfo] = {
+    "react": StrategyInfo("react", "ReAct loop over one tool, then a commit turn (the paper's design)", lambda i, _: i),
+    "examples": StrategyInfo(
+        "examples", "the k nearest solved examples (question -> call) before the question", _examples
+    ),
+    "grounded": StrategyInfo(
+        "grounded",
+        "commit by pointing at result values; the agent copies them; verify and retry once",
+        lambda inner, _: Grounded(inner),
+    ),
+}
+
+
+def strategy_names() -> list[str]:
+    return list(STRATEGIES)
+
+
+def parse_strategy(name: str) -> list[str]:
+    """The registered parts of "a+b" (react implied at the core); `UnknownStrategy` names a bad one."""
+    parts = [part.strip() for part in (name or DEFAULT_STRATEGY).split("+") if part.strip()]
+    unknown = [part for part in parts if part not in STRATEGIES]
+    if unknown or not parts:
+        raise UnknownStrategy(
+            f"unknown strategy {', '.join(unknown) or repr(name)}; choose from {', '.join(STRATEGIES)}, "
+            "composed with + (e.g. examples+grounded)"
+        )
+    if len(set(parts)) != len(parts):
+        raise UnknownStrategy(f"strategy {name!r} names a part twice")
+    return parts
+
+
+def canonical(name: str) -> str:
+    """The recorded name: parts in registry order, react dropped when composed ("grounded+examples" ->
+    "examples+grounded")."""
+    parts = parse_strategy(name)
+    wrapped = [part for part in STRATEGIES if part in parts and part != "react"]
+    return "+".join(wrapped) or "react"
+
+
+def needs_retriever(name: str) -> bool:
+    return "examples" in parse_strategy(name)
+
+
+@dataclass
+class Composed:
+    """A strategy built from parts; it records its canonical name on every run."""
+
+    name: str
+    strategy: Strategy
+
+    def run(
+        self, model: Any, executor: Executor, tools: ToolSet, config: AgentConfig, question: str, on_call: OnCall = None
+    ) -> AgentRun:
+        run = self.strategy.run(model, executor, tools, config, question, on_call)
+        run.strategy = self.name
+        return run
+
+
+def build_strategy(name: str = DEFAULT_STRATEGY, **options: Any) -> Composed:
+    """The strategy named ("react", "examples", "examples+grounded", …); options: retriever, k."""
+    label = canonical(name)
+    strategy: Strategy = React()
+    for part in reversed(label.split("+")):
+        strategy = STRATEGIES[part].build(strategy, options)
+    return Composed(label, strategy)
+
+
+__all__ = [
+    "DEFAULT_STRATEGY",
+    "STRATEGIES",
+    "Composed",
+    "ExampleRetriever",
+    "Examples",
+    "Grounded",
+    "React",
+    "SolvedExample",
+    "Strategy",
+    "StrategyInfo",
+    "UnknownStrategy",
+    "build_strategy",
+    "canonical",
+    "examples_preamble",
+    "needs_retriever",
+    "parse_strategy",
+    "strategy_names",
+]

@@ -1,0 +1,231 @@
+"""`grounded`: the model commits by pointing at values in the results; the agent writes them out.
+
+A small model read "218 objects" and answered "5". Here the commit turn lists every value the
+results hold, each under a short id (`c1.count = 218`, `c2.price.mean = 23.5`, `c1.subject.top1 =
+Math`), and the schema the server enforces lets the model name only those ids: it picks numbers,
+names and, for a per-group answer, which per-group value to map. The agent copies the values into
+the `FinalAnswer`, so a number is never miscopied. One verify step checks the committed answer
+against the results (it has a value or a reason, every id exists) and asks once more if not.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from agent.answer import Commit, FinalAnswer, commit_answer
+from agent.loop import AgentConfig, AgentRun, ExecutedCall, Executor
+from agent.models import GROUNDED_SCHEMA_NAME, ModelError
+from agent.tooldef import ToolSet
+from executors import QueryResult
+
+#: Values listed at most (a listing of many objects would otherwise flood the turn).
+MAX_FACTS = 80
+MAX_OBJECTS = 10
+
+GROUNDED_PROMPT = (
+    "Commit your answer by pointing at values in the results, never by retyping them. The values:\n"
+    "{facts}\n\n"
+    "Reply with JSON. numbers: the ids of each number the question asks for; names: the ids of each name it "
+    'asks for; groups: when it asks for a value per group, the id of that per-group value (e.g. "c1.per_group.count"), '
+    'else ""; cannot_answer: why the database cannot answer it, else "". One id per thing asked.'
+)
+
+
+@dataclass(frozen=True)
+class Fact:
+    id: str
+    value: float | str
+    #: For a per-group value: group -> value (the `groups` pointer copies it).
+    groups: dict[str, float] | None = None
+    source: str | None = None
+
+    def line(self) -> str:
+        if self.groups is not None:
+            shown = ", ".join(f"{k}: {_text(v)}" for k, v in list(self.groups.items())[:12])
+            return f"{self.id} = per group {{{shown}}}"
+        return f"{self.id} = {_text(self.value)}"
+
+
+def _text(value: float | str) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return str(value)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _metric_facts(prefix: str, aggregations: dict[str, Any]) -> list[Fact]:
+    facts = []
+    for prop, metrics in aggregations.items():
+        for metric, value in metrics.items():
+            if isinstance(value, list):  # top occurrences
+                for rank, item in enumerate(value, start=1):
+                    facts.append(Fact(f"{prefix}.{prop}.top{rank}", str(item.value)))
+                    facts.append(Fact(f"{prefix}.{prop}.top{rank}.count", float(item.count)))
+            elif (number := _number(value)) is not None:
+                facts.append(Fact(f"{prefix}.{prop}.{metric}", number))
+    return facts
+
+
+def facts_of(results: list[QueryResult]) -> list[Fact]:
+    """Every value a model may point at, call by call (numbered from 1, as the model saw them)."""
+    facts: list[Fact] = []
+    for index, result in enumerate(results, start=1):
+        prefix = f"c{index}"
+        if result.total_count is not None:
+            facts.append(Fact(f"{prefix}.count", float(result.total_count)))
+        facts += _metric_facts(prefix, result.aggregations)
+        if result.groups is not None:
+            counts = {k: float(g.count) for k, g in result.groups.items()}
+            facts.append(Fact(f"{prefix}.per_group.count", 0.0, counts))
+            metrics: dict[str, dict[str, float]] = {}
+            for rank, (key, group) in enumerate(result.groups.items(), start=1):
+                facts.append(Fact(f"{prefix}.group{rank}", key))
+                for prop, values in group.aggregations.items():
+                    for metric, value in values.items():
+                        if (number := _number(value)) is not None:
+                            metrics.setdefault(f"{prefix}.per_group.{prop}.{metric}", {})[key] = number
+            facts += [Fact(fid, 0.0, per_group) for fid, per_group in metrics.items()]
+        for rank, obj in enumerate(result.objects[:MAX_OBJECTS], start=1):
+            for prop, value in obj.properties.items():
+                number = _number(value)
+                if number is not None:
+                    facts.append(Fact(f"{prefix}.o{rank}.{prop}", number, source=obj.uuid))
+                elif isinstance(value, str) and len(value) <= 80:
+                    facts.append(Fact(f"{prefix}.o{rank}.{prop}", value, source=obj.uuid))
+    seen: dict[str, Fact] = {}
+    for fact in facts:
+        seen.setdefault(fact.id, fact)
+    return list(seen.values())[:MAX_FACTS]
+
+
+def grounded_schema(facts: list[Fact]) -> dict[str, Any]:
+    numbers = [f.id for f in facts if f.groups is None and isinstance(f.value, float)] or [""]
+    names = [f.id for f in facts if isinstance(f.value, str)] or [""]
+    groups = ["", *(f.id for f in facts if f.groups is not None)]
+    return {
+        "type": "object",
+        "properties": {
+            "numbers": {"type": "array", "items": {"enum": numbers}, "maxItems": 8},
+            "names": {"type": "array", "items": {"enum": names}, "maxItems": 8},
+            "groups": {"enum": groups},
+            "cannot_answer": {"type": "string"},
+        },
+        "required": ["numbers", "names", "groups", "cannot_answer"],
+        "additionalProperties": False,
+    }
+
+
+class PointingError(ValueError):
+    """A grounded reply that cannot be turned into an answer (not JSON, an id that is no value)."""
+
+
+def answer_from(content: str | None, facts: list[Fact]) -> FinalAnswer:
+    """The answer the pointers name, the values copied from the results."""
+    try:
+        data = json.loads((content or "").strip() or "null")
+    except json.JSONDecodeError as error:
+        raise PointingError(f"the reply is not JSON ({error.msg})") from None
+    if not isinstance(data, dict):
+        raise PointingError("the reply is not a JSON object")
+    by_id = {f.id: f for f in facts}
+    numbers_at, names_at = list(data.get("numbers") or []), list(data.get("names") or [])
+    pointed = [*numbers_at, *names_at]
+    unknown = [str(p) for p in pointed if p not in by_id and p != ""]
+    group_id = str(data.get("groups") or "")
+    if group_id and (group_id not in by_id or by_id[group_id].groups is None):
+        unknown.append(group_id)
+    if unknown:
+        raise PointingError(f"no value has the id {', '.join(unknown)}")
+    numbers = [by_id[p].value for p in numbers_at if p and by_id[p].groups is None]
+    names = [str(by_id[p].value) for p in names_at if p]
+    sources = list(dict.fromkeys(by_id[p].source for p in pointed if p and by_id[p].source))
+    return FinalAnswer(
+        numbers=[n for n in numbers if isinstance(n, float)],
+        names=names,
+        groups=dict(by_id[group_id].groups or {}) if group_id else {},
+        cannot_answer=str(data.get("cannot_answer") or ""),
+        sources=[s[:8] for s in sources if s],
+    )
+
+
+def verify(answer: FinalAnswer) -> str | None:
+    """What is wrong with a committed answer, checked against the results (None: nothing)."""
+    if answer.empty:
+        return "You pointed at no value and gave no reason. Point at the values that answer the question."
+    return None
+
+
+class Grounded:
+    """The inner strategy without its commit turn, then a grounded commit with one verify-and-retry."""
+
+    name = "grounded"
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def run(
+        self,
+        model: Any,
+        executor: Executor,
+        tools: ToolSet,
+        config: AgentConfig,
+        question: str,
+        on_call: Any = None,
+    ) -> AgentRun:
+        run: AgentRun = self.inner.run(
+            model, executor, tools, config.model_copy(update={"commit_answer": False}), question, on_call
+        )
+        if not config.commit_answer or run.outcome not in ("answered", "no_tool_call"):
+            return run
+        results = [call.result for call in _successful(run.calls())]
+        facts = facts_of(results)
+        offered = None if tools.design.structured_output else tools.tools
+        if not facts:  # nothing to point at (no call, or only errors): the ordinary commit turn
+            run.commit = commit_answer(model, run.messages, offered)
+            run.usage = run.usage + run.commit.usage
+            return run
+        run.commit = self._commit(model, run, facts, offered)
+        run.usage = run.usage + run.commit.usage
+        return run
+
+    def _commit(self, model: Any, run: AgentRun, facts: list[Fact], offered: Any) -> Commit:
+        prompt = GROUNDED_PROMPT.format(facts="\n".join(f.line() for f in facts))
+        asked = [*run.messages, {"role": "user", "content": prompt}]
+        spec = {"name": GROUNDED_SCHEMA_NAME, "schema": grounded_schema(facts)}
+        schema = {"type": "json_schema", "json_schema": spec}
+        notes: dict[str, Any] = {"facts": len(facts), "attempts": []}
+        run.strategy_notes["grounded"] = notes
+        total = Commit()
+        started = time.perf_counter()
+        for attempt in range(2):  # the answer, then at most one retry after the verify step
+            try:
+                reply = model.complete(asked, offered or None, "none" if offered else None, response_format=schema)
+            except ModelError as error:
+                total.error = f"{type(error).__name__}: {error}"
+                break
+            total.usage = total.usage + reply.usage
+            total.content = reply.content
+            try:
+                answer = answer_from(reply.content, facts)
+                problem = verify(answer)
+            except PointingError as error:
+                answer, problem = None, str(error)
+            notes["attempts"].append({"reply": reply.content, "problem": problem})
+            if problem is None or attempt == 1:
+                total.answer, total.error = (answer, None) if problem is None else (answer, problem)
+                break
+            asked += [{"role": "assistant", "content": reply.content or ""}, {"role": "user", "content": problem}]
+        total.latency_s = time.perf_counter() - started
+        return total
+
+
+def _successful(calls: list[ExecutedCall]) -> list[ExecutedCall]:
+    return [call for call in calls if call.result is not None and call.repeat_of is None]

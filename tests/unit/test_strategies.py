@@ -1,0 +1,193 @@
+"""Agent strategies with scripted models and the reference executor: the seam (names, composition,
+react unchanged), `examples` (retrieved examples before the question, the prefix unchanged) and
+`grounded` (values pointed at, copied by the agent, verified and retried once)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from agent import Agent, AgentConfig, ModelReply, OracleModel, build_tools
+from agent.answer import is_commit_request
+from agent.models import GROUNDED_SCHEMA_NAME
+from agent.strategies import (
+    STRATEGIES,
+    SolvedExample,
+    UnknownStrategy,
+    build_strategy,
+    canonical,
+    examples_preamble,
+    parse_strategy,
+)
+from agent.strategies.grounded import answer_from, facts_of
+from agent.testing import FunctionModel, tool_reply
+from agent.tokens import estimate_counter
+from executors import ReferenceExecutor
+from executors.testing import sample_objects, sample_schema
+
+NAME = "Offline"
+SCHEMA = sample_schema(NAME)
+OBJECTS = sample_objects(40, seed=3)
+MEAN_PRICE = {"collection_name": NAME, "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"}}
+QUESTION = "What is the average price?"
+
+
+def executor() -> ReferenceExecutor:
+    return ReferenceExecutor(SCHEMA, {NAME: OBJECTS})
+
+
+def tools() -> Any:
+    return build_tools(SCHEMA, counter=estimate_counter())
+
+
+def schema_name(response_format: dict[str, Any] | None) -> str | None:
+    return ((response_format or {}).get("json_schema") or {}).get("name")
+
+
+class Shelf:
+    """A retriever over a fixed list (the Weaviate-backed memory is tested in the integration tier)."""
+
+    def __init__(self, examples: list[SolvedExample]) -> None:
+        self.examples = examples
+        self.asked: list[tuple[str, int]] = []
+
+    def nearest(self, question: str, k: int) -> list[SolvedExample]:
+        self.asked.append((question, k))
+        return self.examples[:k]
+
+
+SHELF = [
+    SolvedExample(question=f"How many things of kind {i}?", arguments={"collection_name": f"C{i}"}, use_case=f"u{i}")
+    for i in range(6)
+]
+
+
+def mean_model(point: Any = None) -> FunctionModel:
+    """Calls the mean price, answers in prose, then commits (a FinalAnswer or, grounded, by `point`)."""
+
+    def reply(messages: list[dict[str, Any]], _tools: Any) -> ModelReply:
+        response_format = model.calls[-1]["response_format"]
+        if schema_name(response_format) == GROUNDED_SCHEMA_NAME:
+            return ModelReply(content=json.dumps(point(messages, len([m for m in messages if m["role"] == "user"]))))
+        if is_commit_request(response_format):
+            return ModelReply(content=json.dumps({"numbers": [5]}))  # the miscopy grounded prevents
+        if not any(m["role"] == "tool" for m in messages):
+            return tool_reply("query_database", MEAN_PRICE)
+        return ModelReply(content="The average price is 5.")
+
+    model = FunctionModel(reply)
+    return model
+
+
+def true_mean() -> float:
+    prices = [o.properties["price"] for o in OBJECTS if o.properties.get("price") is not None]
+    return sum(prices) / len(prices)
+
+
+def test_names_compose_in_registry_order_and_bad_names_are_typed_errors() -> None:
+    assert next(iter(STRATEGIES)) == "react"
+    assert canonical("grounded+examples") == "examples+grounded" == canonical("react+examples+grounded")
+    assert canonical("react") == "react"
+    with pytest.raises(UnknownStrategy, match="choose from react, examples, grounded"):
+        parse_strategy("telepathy")
+    with pytest.raises(UnknownStrategy, match="twice"):
+        parse_strategy("examples+examples")
+    with pytest.raises(UnknownStrategy, match="query memory"):
+        build_strategy("examples")
+
+
+def test_react_is_the_loop_unchanged() -> None:
+    direct = Agent(mean_model(), executor(), tools(), AgentConfig()).run(QUESTION)
+    via = build_strategy("react").run(mean_model(), executor(), tools(), AgentConfig(), QUESTION)
+    assert via.strategy == "react" and direct.strategy == "react"
+    assert via.messages == direct.messages
+    assert via.answer is not None and via.answer.numbers == [5.0]  # the react commit, miscopy and all
+
+
+def test_examples_go_in_the_user_turn_after_an_unchanged_prefix() -> None:
+    shelf = Shelf(SHELF)
+    model = mean_model()
+    run = build_strategy("examples", retriever=shelf).run(model, executor(), tools(), AgentConfig(), QUESTION)
+    plain = mean_model()
+    Agent(plain, executor(), tools(), AgentConfig()).run(QUESTION)
+    first, plain_first = model.calls[0]["messages"], plain.calls[0]["messages"]
+    assert first[0] == plain_first[0], "the system prompt (the cached prefix) is the same"
+    assert first[1]["role"] == "user" and first[1]["content"].endswith(QUESTION)
+    assert first[1]["content"] == examples_preamble(SHELF[:4]) + QUESTION
+    assert '"collection_name": "C3"' in first[1]["content"] and "C4" not in first[1]["content"]
+    assert shelf.asked == [(QUESTION, 4)]
+    assert run.question == QUESTION and run.strategy == "examples"
+    assert [e["question"] for e in run.strategy_notes["examples"]] == [e.question for e in SHELF[:4]]
+
+
+def test_grounded_copies_the_value_pointed_at_never_the_models_digits() -> None:
+    def point(messages: list[dict[str, Any]], _turn: int) -> dict[str, Any]:
+        [fact_id] = re.findall(r"^(c1\.price\.\S+) = ", messages[-1]["content"], re.MULTILINE)
+        return {"numbers": [fact_id], "names": [], "groups": "", "cannot_answer": ""}
+
+    model = mean_model(point)
+    run = build_strategy("grounded").run(model, executor(), tools(), AgentConfig(), QUESTION)
+    assert run.strategy == "grounded" and run.final_answer == "The average price is 5."
+    assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean(), rel=1e-12)]
+    sent = model.calls[-1]["response_format"]["json_schema"]["schema"]
+    assert "c1.price" in json.dumps(sent["properties"]["numbers"]["items"]["enum"])  # ids as a grammar
+    assert len(run.strategy_notes["grounded"]["attempts"]) == 1
+    assert run.usage.completion_tokens == sum(s.usage.completion_tokens for s in run.steps)  # no usage lost
+
+
+def test_grounded_verifies_and_retries_once() -> None:
+    def point(messages: list[dict[str, Any]], turn: int) -> dict[str, Any]:
+        if turn == 2:  # the question, then the grounded request: points at nothing
+            return {"numbers": [], "names": [], "groups": "", "cannot_answer": ""}
+        [fact_id] = re.findall(r"^(c1\.price\.\S+) = ", messages[-3]["content"], re.MULTILINE)
+        assert "pointed at no value" in messages[-1]["content"]
+        return {"numbers": [fact_id], "names": [], "groups": "", "cannot_answer": ""}
+
+    run = build_strategy("grounded").run(mean_model(point), executor(), tools(), AgentConfig(), QUESTION)
+    attempts = run.strategy_notes["grounded"]["attempts"]
+    assert [a["problem"] is None for a in attempts] == [False, True]
+    assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean())]
+
+
+def test_grounded_records_an_answer_it_could_not_verify_after_the_retry() -> None:
+    never = build_strategy("grounded").run(
+        mean_model(lambda _m, _t: {"numbers": ["c9.nothing"], "names": [], "groups": "", "cannot_answer": ""}),
+        executor(),
+        tools(),
+        AgentConfig(),
+        QUESTION,
+    )
+    assert never.commit is not None and never.answer is None
+    assert "no value has the id c9.nothing" in (never.commit.error or "")
+    assert len(never.strategy_notes["grounded"]["attempts"]) == 2
+
+
+def test_facts_cover_counts_groups_and_objects() -> None:
+    grouped = executor().execute({"collection_name": NAME, "groupby_property": "cuisine"})
+    listed = executor().execute(
+        {
+            "collection_name": NAME,
+            "text_property_filter": {
+                "property_name": "cuisine",
+                "operator": "=",
+                "value": next(o.properties["cuisine"] for o in OBJECTS if o.properties.get("cuisine")),
+            },
+        }
+    )
+    facts = {f.id: f for f in facts_of([grouped, listed])}
+    per_group = facts["c1.per_group.count"].groups
+    assert per_group is not None and sum(per_group.values()) == sum(g.count for g in (grouped.groups or {}).values())
+    answer = answer_from(json.dumps({"groups": "c1.per_group.count", "names": ["c2.o1.title"]}), list(facts.values()))
+    assert answer.groups == per_group and answer.names == [listed.objects[0].properties["title"]]
+    assert answer.sources == [listed.objects[0].uuid[:8]]
+
+
+@pytest.mark.parametrize("name", ["react", "grounded"])
+def test_the_oracle_passes_through_every_strategy(name: str) -> None:
+    oracle = OracleModel(MEAN_PRICE).knowing([MEAN_PRICE], "about that", {"numbers": [true_mean()]})
+    run = build_strategy(name).run(oracle, executor(), tools(), AgentConfig(), QUESTION)
+    assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean())]
+    assert run.strategy == name
