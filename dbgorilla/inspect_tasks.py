@@ -20,7 +20,7 @@ from inspect_ai import Task, task
 from dbgorilla.config import Settings
 from dbgorilla.connection import connect
 from dbgorilla.errors import ServiceNotRunning
-from evaluation.inspect_tasks import Benchmark, benchmark, task_for
+from evaluation.inspect_tasks import Benchmark, benchmark, oracle_outputs, task_for
 
 _clients: list[Any] = []
 
@@ -131,8 +131,6 @@ def main(argv: list[str] | None = None) -> int:
     """Run a split through inspect with our oracle (mockllm replaying the gold calls) or any inspect model."""
     from inspect_ai import eval as inspect_eval
     from inspect_ai.model import get_model
-
-    from evaluation.inspect_tasks import oracle_outputs
 
     parser = argparse.ArgumentParser(prog="python -m dbgorilla.inspect_tasks", description=main.__doc__)
     parser.add_argument("split")

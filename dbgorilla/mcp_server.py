@@ -21,13 +21,9 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 import anyio
-import mcp_types as types
-from mcp.server import Server
-from mcp.server.stdio import stdio_server
-from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent import Agent, AgentConfig, StopReason, ToolSet
@@ -44,6 +40,10 @@ from executors import (
     parse_arguments,
 )
 
+if TYPE_CHECKING:
+    import mcp_types as types
+    from mcp.server import Server
+
 SERVER_NAME = "dbgorilla"
 #: Streamable HTTP listens on loopback only: the server reads the user's data and has no auth.
 HOST = "127.0.0.1"
@@ -54,7 +54,6 @@ MAX_SEARCH_HITS = 50
 DEFAULT_SEARCH_HITS = 10
 #: Outcomes of the loop in which the agent got no answer from the model at all: a tool error, not an answer.
 MODEL_FAILURES = ("model_error", "timeout")
-READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 
 logger = logging.getLogger(__name__)
 
@@ -253,6 +252,9 @@ HANDLERS: dict[str, Handler] = {"ask": ask, "search": search, "query_database": 
 
 def tool_list(served: Served) -> list[types.Tool]:
     """The three tools with their input and output schemas (the query tool's is the model's own)."""
+    import mcp_types as types  # the SDK (half a second) is imported here: every CLI command imports this module
+
+    read_only = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
     query_tool = served.tools.tools[0]["function"]
     search_input = SearchInput.model_json_schema()
     search_input["properties"]["collection"] = {
@@ -268,7 +270,7 @@ def tool_list(served: Served) -> list[types.Tool]:
             "received) and what it rests on.",
             input_schema=AskInput.model_json_schema(),
             output_schema=ask_output_schema(),
-            annotations=READ_ONLY,
+            annotations=read_only,
         ),
         types.Tool(
             name="search",
@@ -276,19 +278,21 @@ def tool_list(served: Served) -> list[types.Tool]:
             "at most the executor's cut), closest first, from every collection offered or the one named.",
             input_schema=search_input,
             output_schema=SearchResult.model_json_schema(mode="serialization"),
-            annotations=READ_ONLY,
+            annotations=read_only,
         ),
         types.Tool(
             name="query_database",
             description=query_tool["description"],
             input_schema=query_tool["parameters"],
             output_schema=QueryResult.model_json_schema(mode="serialization"),
-            annotations=READ_ONLY,
+            annotations=read_only,
         ),
     ]
 
 
 def _error_result(payload: ErrorPayload) -> types.CallToolResult:
+    import mcp_types as types
+
     return types.CallToolResult(
         content=[types.TextContent(text=f"Error ({payload.code}): {payload.message}")],
         structured_content={"error": payload.model_dump(mode="json")},
@@ -298,6 +302,9 @@ def _error_result(payload: ErrorPayload) -> types.CallToolResult:
 
 def call(served: Served, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
     """One tool call, synchronously: its result, or its typed failure as a tool error."""
+    import mcp_types as types
+    from mcp.shared.exceptions import MCPError
+
     handler = HANDLERS.get(name)
     if handler is None:  # the spec's case for a protocol error, not a tool error
         raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool {name!r}; tools: {', '.join(HANDLERS)}")
@@ -312,6 +319,9 @@ def call(served: Served, name: str, arguments: dict[str, Any]) -> types.CallTool
 
 
 def build_server(served: Served) -> Server[Any]:
+    import mcp_types as types
+    from mcp.server import Server
+
     tools = tool_list(served)
 
     async def list_tools(_ctx: Any, _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
@@ -333,6 +343,8 @@ def build_server(served: Served) -> Server[Any]:
 
 
 def serve_stdio(server: Server[Any]) -> None:
+    from mcp.server.stdio import stdio_server
+
     async def main() -> None:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())

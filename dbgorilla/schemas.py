@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from agent import AgentRun
+from dbgorilla import mcp_server
 from evaluation.audit.abstention import AbstentionAudit
 from evaluation.audit.report import AuditReport
 from evaluation.formats import RepeatedEval, RepeatSummary, RunSummary
@@ -43,19 +44,6 @@ def _with_ok(model: type[BaseModel]) -> dict[str, Any]:
     schema = _model(model)
     schema["properties"]["ok"] = {"type": "boolean", "description": "Every target met / every object written."}
     schema["required"] = [*schema.get("required", []), "ok"]
-    return schema
-
-
-def _mcp(name: str) -> Callable[[], dict[str, Any]]:
-    def schema() -> dict[str, Any]:
-        from dbgorilla import mcp_server  # the SDK is imported only when these are generated
-
-        return {
-            "ask": mcp_server.ask_output_schema,
-            "search": lambda: _model(mcp_server.SearchResult),
-            "query_database": lambda: _model(mcp_server.QueryResult),
-        }[name]()
-
     return schema
 
 
@@ -87,11 +75,14 @@ FORMATS: dict[str, tuple[str, Callable[[], dict[str, Any]]]] = {
     ),
     "load": ("`dbgorilla load --json`", lambda: _with_ok(LoadReport)),
     "use-cases": ("`dbgorilla use-cases --json`", lambda: _model(list[UseCase])),
-    "mcp-ask": ("`dbgorilla mcp`: the structured content of an `ask` result", _mcp("ask")),
-    "mcp-search": ("`dbgorilla mcp`: the structured content of a `search` result", _mcp("search")),
+    "mcp-ask": ("`dbgorilla mcp`: the structured content of an `ask` result", mcp_server.ask_output_schema),
+    "mcp-search": (
+        "`dbgorilla mcp`: the structured content of a `search` result",
+        lambda: _model(mcp_server.SearchResult),
+    ),
     "mcp-query-database": (
         "`dbgorilla mcp`: the structured content of a `query_database` result",
-        _mcp("query_database"),
+        lambda: _model(mcp_server.QueryResult),
     ),
 }
 

@@ -9,6 +9,7 @@ import typer
 
 from agent import ORACLE, build_tools
 from agent.tooldef import DEFAULT_TOKEN_BUDGET
+from dbgorilla import mcp_server
 from dbgorilla._process import port_is_free
 from dbgorilla.chat import resolve_model, token_counter
 from dbgorilla.cli.ask import schema_for
@@ -45,8 +46,6 @@ def serve(
     namespace: NamespaceOption = "",
 ) -> None:
     """Serve the agent (`ask`), retrieval (`search`) and the tool (`query_database`) over MCP, read-only."""
-    from dbgorilla import mcp_server  # the SDK costs half a second: only this command pays it
-
     port = port or mcp_server.DEFAULT_PORT
     if model == ORACLE:
         raise ConfigError("the oracle replays ground truth: use it with `dbgorilla eval --model oracle`")
