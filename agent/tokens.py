@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent.llama_cpu import load_cpu_backend
+
 CHARS_PER_TOKEN_ESTIMATE = 4.0
 
 
@@ -29,8 +31,6 @@ def gguf_counter(path: Path, name: str) -> TokenCounter:
     """The exact tokenizer of a local GGUF model, or the estimate when it cannot be loaded."""
     try:
         from llama_cpp import Llama  # optional: installed with the `local` extra
-
-        from agent.llama_cpu import load_cpu_backend
 
         load_cpu_backend()
         with _quiet_stderr():

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent.llama_cpu import load_cpu_backend
+
 #: completion id -> prompt tokens reused, filled by the patched model and read by the middleware.
 _REUSED: dict[str, int] = {}
 _LOCK = threading.Lock()
@@ -257,8 +259,6 @@ def add_middleware(app: Any) -> Any:
 
 
 def main() -> None:
-    from agent.llama_cpu import load_cpu_backend
-
     backend = load_cpu_backend()
     print(f"llama.cpp CPU library: {backend}", file=sys.stderr, flush=True)
     import llama_cpp
