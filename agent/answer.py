@@ -5,11 +5,12 @@ After the model answers in prose, one more turn asks it to commit that answer as
 way the endpoint takes: OpenAI's `json_schema`, or `json_object` with the schema for
 llama-cpp-python), so even a small model writes a value that parses:
 
-    {"numbers": [3.46], "names": [], "groups": {}, "cannot_answer": "",
+    {"numbers": [3.46], "names": [], "groups": [], "cannot_answer": "",
      "sources": ["1a2b3c4d"], "is_partial_answer": false, "missing_information": []}
 
 - `numbers`: each number the question asks for; `names`: each name; `groups`: one value per group
-  (a group -> value map) when it asks per group; `cannot_answer`: why the database cannot answer
+  when it asks per group (`[{"name": "Spring", "value": 31}, ...]` on the wire, a group -> value
+  map in `FinalAnswer`); `cannot_answer`: why the database cannot answer
   it (empty when it can);
 - `sources`, `is_partial_answer`, `missing_information`: the fields of Weaviate's Query Agent.
 
@@ -58,18 +59,27 @@ MAX_REASON = 120
 #: The commit turn's request, appended as a user message after the model's prose answer.
 COMMIT_PROMPT = (
     "Commit the answer you just gave as JSON. numbers: each number the question asks for, one value "
-    "each; names: each name it asks for; groups: one value per group when it asks per group; "
+    "each; names: each name it asks for; groups: one name and value per group when it asks per group; "
     'cannot_answer: why the database cannot answer it, else ""; sources: the [id]s of objects your '
     "answer rests on; is_partial_answer and missing_information: whether and what your answer lacks. "
     "Commit one value per thing asked, never alternatives."
 )
+
+#: A group's value. On the wire the groups are a list of these, not a map: the grammar a server
+#: builds cannot bound a map's keys, and SmolLM2 wrote one key until it ran out of tokens.
+_GROUP = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "maxLength": MAX_NAME}, "value": {"type": "number"}},
+    "required": ["name", "value"],
+    "additionalProperties": False,
+}
 
 ANSWER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "numbers": {"type": "array", "items": {"type": "number"}, "maxItems": MAX_VALUES},
         "names": {"type": "array", "items": {"type": "string", "maxLength": MAX_NAME}, "maxItems": MAX_VALUES},
-        "groups": {"type": "object", "additionalProperties": {"type": "number"}, "maxProperties": MAX_GROUPS},
+        "groups": {"type": "array", "items": _GROUP, "maxItems": MAX_GROUPS},
         "cannot_answer": {"type": "string", "maxLength": MAX_REASON},
         "sources": {"type": "array", "items": {"type": "string", "pattern": "^[0-9a-f]{8}$"}, "maxItems": MAX_SOURCES},
         "is_partial_answer": {"type": "boolean"},
@@ -92,6 +102,18 @@ ANSWER_SCHEMA: dict[str, Any] = {
 }
 
 
+class CommitError(ValueError):
+    """A commit reply that is not a `FinalAnswer`."""
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:  # "Spring" committed as 31 and as 32 is two values for one group: a hedge
+        raise CommitError(f"commits {', '.join(repeated)} more than once")
+    return dict(pairs)
+
+
 class FinalAnswer(BaseModel):
     """A committed answer: the typed value (numbers, names, a group -> value map, or "cannot answer"
     with the reason) and the Query Agent's sources, partial-answer flag and missing information."""
@@ -105,6 +127,15 @@ class FinalAnswer(BaseModel):
     sources: list[str] = Field(default_factory=list)
     is_partial_answer: bool = False
     missing_information: list[str] = Field(default_factory=list)
+
+    @field_validator("groups", mode="before")
+    @classmethod
+    def _pairs(cls, groups: Any) -> Any:
+        """The wire's `[{"name", "value"}, ...]` as the map; a group committed twice is a hedge."""
+        if not isinstance(groups, list):
+            return groups
+        pairs = [(g.get("name"), g.get("value")) if isinstance(g, dict) else (None, None) for g in groups]
+        return _no_duplicate_keys([(str(name), value) for name, value in pairs])
 
     @field_validator("numbers")
     @classmethod
@@ -141,18 +172,6 @@ def _number(value: float) -> str:
 def answer_format() -> dict[str, Any]:
     """The commit turn's `response_format` (OpenAI's form; `SchemaForms` falls back from it)."""
     return {"type": "json_schema", "json_schema": {"name": ANSWER_SCHEMA_NAME, "schema": ANSWER_SCHEMA}}
-
-
-class CommitError(ValueError):
-    """A commit reply that is not a `FinalAnswer`."""
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [key for key, _ in pairs]
-    repeated = sorted({key for key in keys if keys.count(key) > 1})
-    if repeated:  # "groups": {"Spring": 31, "Spring": 32} is two values for one group: a hedge
-        raise CommitError(f"commits {', '.join(repeated)} more than once")
-    return dict(pairs)
 
 
 def parse_answer(content: str | None) -> FinalAnswer:
