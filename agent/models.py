@@ -324,7 +324,7 @@ class OracleModel:
         # Native calls get "tool" messages back; structured output gets a user message per step.
         results = [m for m in messages if m.get("role") == "tool" or str(m.get("content", "")).startswith(RESULT_OF)]
         if _schema_name(response_format) == GROUNDED_SCHEMA_NAME:
-            return ModelReply(content=json.dumps(_point_at(self.committed, str(messages[-1].get("content", "")))))
+            return ModelReply(content=json.dumps(_point_at(self.committed, messages)))
         if is_commit_request(response_format):
             shown = _SHOWN_ID.findall(str(results[-1]["content"])) if results else []
             committed = {"sources": list(dict.fromkeys(shown)), **self.committed}
@@ -359,32 +359,38 @@ def _schema_name(response_format: dict[str, Any] | None) -> str | None:
 _FACT_LINE = re.compile(r"^(c\d+\.\S+) = (.*)$", re.MULTILINE)
 
 
-def _point_at(committed: dict[str, Any], prompt: str) -> dict[str, Any]:
-    """The oracle's grounded commit: for each value it knows, the id of a listed value equal to it."""
+def _point_at(committed: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The oracle's grounded commit: for each value it knows, the id of a listed value equal to it
+    (within the precision an answer key commits to)."""
+    prompt = next((str(m.get("content")) for m in reversed(messages) if _FACT_LINE.search(str(m.get("content")))), "")
     facts = _FACT_LINE.findall(prompt)
 
-    def number_id(target: float) -> str | None:
-        for fact_id, text in facts:
-            try:
-                if math.isclose(float(text), target, rel_tol=1e-9, abs_tol=1e-9):
-                    return str(fact_id)
-            except ValueError:
-                continue
-        return None
+    def close(text: str, target: float) -> bool:
+        try:
+            return math.isclose(float(text), target, rel_tol=1e-4, abs_tol=1e-9)
+        except ValueError:
+            return False
 
-    numbers = [found for n in committed.get("numbers", []) if (found := number_id(float(n))) is not None]
-    names = [next((i for i, text in facts if text == name), "") for name in committed.get("names", [])]
+    numbers = [i for n in committed.get("numbers", []) for i in [next((i for i, t in facts if close(t, n)), "")] if i]
+    names = [i for name in committed.get("names", []) for i in [next((i for i, t in facts if t == name), "")] if i]
+    wanted = committed.get("groups") or {}
     groups = ""
-    wanted = list((committed.get("groups") or {}).items())[:3]
-    if wanted:
-        shown = [f"{k}: {int(v) if float(v).is_integer() else v}" for k, v in wanted]
-        groups = next((i for i, text in facts if text.startswith("per group") and all(s in text for s in shown)), "")
+    for fact_id, text in facts:
+        pairs = dict(_GROUP_PAIR.findall(text)) if text.startswith("per group") else {}
+        shared = [k for k in pairs if k in wanted]
+        if wanted and len(shared) == min(len(pairs), len(wanted)) and all(close(pairs[k], wanted[k]) for k in shared):
+            groups = fact_id
+            break
     return {
         "numbers": numbers,
-        "names": [n for n in names if n],
+        "names": names,
         "groups": groups,
         "cannot_answer": str(committed.get("cannot_answer", "")),
     }
+
+
+#: One group of a per-group value as the grounded turn lists it: `Spring: 31`.
+_GROUP_PAIR = re.compile(r"(?:\{|, )([^:{}]+): ([-+0-9.eE]+)")
 
 
 def _oracle_call(ground_truth: dict[str, Any], tools: list[dict[str, Any]] | None) -> tuple[str, dict[str, Any]]:

@@ -147,6 +147,8 @@ class EvalRecord(BaseModel):
     #: The agent strategy (`agent.strategies`): "react" (the loop as it was; files written before
     #: strategies existed read as that), "examples", "examples+grounded", …
     strategy: str = "react"
+    #: What the strategy added (`AgentRun.strategy_notes`): the examples shown, the grounded attempts.
+    strategy_notes: dict[str, Any] = Field(default_factory=dict)
     predicted_calls: list[PredictedCall] = Field(default_factory=list)
     final_answer: str | None = None
     #: The commit turn after the prose answer: the typed answer it committed, or why none (`agent.answer`).

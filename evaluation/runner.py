@@ -63,6 +63,7 @@ def build_record(case: Case | AbstentionCase, run: AgentRun, model: str, design:
         steps=len(run.steps),
         corrections=run.corrections,
         strategy=run.strategy,
+        strategy_notes=run.strategy_notes,
     )
 
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
+import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated
 
@@ -12,7 +13,8 @@ from rich.table import Table
 
 from agent.tooldef import DEFAULT_TOKEN_BUDGET
 from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, out, say
-from dbgorilla.cli.evaluate import open_model, run_context, run_repeats, select_questions
+from dbgorilla.cli.evaluate import Chosen, open_model, run_context, run_repeats, select_questions
+from dbgorilla.cli.strategy_options import check_strategy
 from dbgorilla.errors import ConfigError
 from evaluation import runner
 from evaluation.ablation import (
@@ -24,10 +26,17 @@ from evaluation.ablation import (
     markdown_table,
     percent,
 )
+from evaluation.samples import read_sample
+from evaluation.strategies import use_strategy
+from evaluation.strategy_table import strategy_markdown, strategy_rows
 from executors import WeaviateExecutor
+from fixtures.datasets import AbstentionCase, Case, Dataset
 from fixtures.loader import ensure_loaded, names_of
+from fixtures.use_cases import get_use_cases
 
 TABLE_FILE = "ablation.md"
+STRATEGY_TABLE = "strategies.md"
+STRATEGY_JSON = "strategies.json"
 JSON_FILE = "ablation.json"
 
 
@@ -59,9 +68,31 @@ def ablate(
     ] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Keep the runs' finished cases; run the rest.")] = False,
     namespace: NamespaceOption = "",
+    strategies: Annotated[
+        str | None,
+        typer.Option(
+            "--strategies",
+            help="Compare agent strategies instead of tool designs, comma-separated (react,examples,grounded,"
+            "examples+grounded); each against react, per kind of question (docs/strategies.md).",
+        ),
+    ] = None,
+    sample: Annotated[
+        Path | None,
+        typer.Option(
+            help="A committed sample of ids across splits (fixtures/data/samples/strategies.json); --limit N "
+            "takes the first N of each kind."
+        ),
+    ] = None,
 ) -> None:
     """Run the original tool and each of the paper's tool-design changes on the same questions; write
-    the paper's ablation table with a Wilson interval per row and a paired test against the original."""
+    the paper's ablation table with a Wilson interval per row and a paired test against the original.
+    With --strategies, compare agent strategies the same way."""
+    if strategies is not None:
+        compare_strategies(
+            strategies, model, base_url, dataset, sample, use_case, limit, case_id, token_budget, max_steps, seed,
+            temperature, concurrency, request_timeout, out_dir, resume, namespace,
+        )  # fmt: skip
+        return
     names = [BASELINE, *(only or ablation_names()[1:])]
     unknown = sorted(set(names) - set(ablation_names()))
     if unknown:
@@ -124,3 +155,68 @@ def show(rows: list[AblationRow], root: Path) -> None:
         )
     out.print(table)
     say(f"wrote {root / TABLE_FILE} and {root / JSON_FILE}; `dbgorilla report {root}/*` compares the runs in full")
+
+
+def chosen_from_sample(path: Path, limit: int | None, max_steps: int | None) -> Chosen:
+    """The questions of a committed sample (several splits), as `select_questions` gives one split's."""
+    try:
+        cases = read_sample(path, limit or None)
+    except (FileNotFoundError, KeyError, ValueError) as error:
+        raise ConfigError(f"sample {path}: {error}") from None
+    answerable = [c for c in cases if isinstance(c, Case)]
+    refusals = [c for c in cases if isinstance(c, AbstentionCase)]
+    needed = get_use_cases(sorted({c.use_case for c in cases}))
+    source = Dataset(str(path), "split", answerable, needed, abstentions=refusals)
+    steps = max_steps or max(3, 1 + max(len(c.chain) for c in answerable))
+    return Chosen(source, cases, needed, {u.name: [c.name for c in u.collections] for u in needed}, steps)
+
+
+def compare_strategies(
+    strategies: str,
+    model: str | None,
+    base_url: str | None,
+    dataset: Path | None,
+    sample: Path | None,
+    use_case: list[str] | None,
+    limit: int | None,
+    case_id: list[str] | None,
+    token_budget: int,
+    max_steps: int | None,
+    seed: int | None,
+    temperature: float,
+    concurrency: int,
+    request_timeout: float | None,
+    out_dir: Path | None,
+    resume: bool,
+    namespace: str,
+) -> None:
+    """Every strategy named against react on the same questions; a table per kind of question."""
+    names = list(dict.fromkeys(["react", *(check_strategy(n) for n in strategies.split(",") if n.strip())]))
+    design = design_from_flags("unified", False, None, False, token_budget)
+    if sample is not None:
+        chosen = chosen_from_sample(sample, limit, max_steps)
+    else:
+        chosen = select_questions(dataset, use_case, limit, case_id, max_steps)
+    root = out_dir or Path("runs") / f"strategies-{datetime.now():%Y%m%d-%H%M%S}"
+    directories = {name: root / name for name in names}
+    done = {name: runner.prepare_run_dir(path, resume, overwrite=False) for name, path in directories.items()}
+    runs = {}
+    with connected() as client:
+        ensure_loaded(client, chosen.needed, echo=say, namespace=namespace)
+        executor = WeaviateExecutor(client, names=names_of(chosen.needed, namespace))
+        driver = open_model(model, base_url, request_timeout, None, temperature)
+        for name in names:
+            say(f"strategy {name}")
+            context = use_strategy(run_context(client, executor, chosen, design, driver), client, name, namespace, say)
+            _, records = run_repeats(
+                context, chosen, driver, [(directories[name], done[name])], seed, base_url, concurrency
+            )
+            runs[name] = records[0]
+    rows = strategy_rows(runs)
+    command = "dbgorilla " + " ".join(sys.argv[1:])
+    date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    payload = {"model": driver.name, "command": command, "date": date, "rows": [r.model_dump() for r in rows]}
+    (root / STRATEGY_JSON).write_text(json.dumps(payload, indent=2))
+    (root / STRATEGY_TABLE).write_text(strategy_markdown(rows, driver.name, command, date))
+    out.print((root / STRATEGY_TABLE).read_text(), highlight=False, markup=False)
+    say(f"wrote {root / STRATEGY_TABLE} and {root / STRATEGY_JSON}")
