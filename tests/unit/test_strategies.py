@@ -25,8 +25,10 @@ from agent.strategies import (
 from agent.strategies.grounded import answer_from, facts_of
 from agent.testing import FunctionModel, tool_reply
 from agent.tokens import estimate_counter
+from evaluation.samples import SAMPLE_PATH, build_sample, read_sample
 from executors import ReferenceExecutor
 from executors.testing import sample_objects, sample_schema
+from fixtures.datasets import Case, load_split
 
 NAME = "Offline"
 SCHEMA = sample_schema(NAME)
@@ -191,3 +193,14 @@ def test_the_oracle_passes_through_every_strategy(name: str) -> None:
     run = build_strategy(name).run(oracle, executor(), tools(), AgentConfig(), QUESTION)
     assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean())]
     assert run.strategy == name
+
+
+def test_the_committed_sample_is_the_seeded_rules_and_covers_every_component() -> None:
+    assert json.loads(SAMPLE_PATH.read_text()) == build_sample(), "rebuild: python -m evaluation.samples"
+    cases = read_sample()
+    single = [c for c in cases if isinstance(c, Case) and len(c.chain) <= 1]
+    multi = [c for c in cases if isinstance(c, Case) and len(c.chain) > 1]
+    assert (len(single), len(multi), len(cases) - len(single) - len(multi)) == (60, 30, 20)
+    every = {str(component) for case in load_split() for component in case.components}
+    assert {str(component) for case in single for component in case.components} == every
+    assert len({c.id for c in cases}) == 110
