@@ -49,7 +49,7 @@ from evaluation.selection import select_abstentions, select_cases
 from evaluation.statistics import passed
 from executors import ExecutorError, WeaviateExecutor
 from fixtures.datasets import AbstentionCase, Case, read_dataset
-from fixtures.loader import ensure_loaded
+from fixtures.loader import ensure_loaded, names_of
 
 #: The splits with a task each (`dbgorilla.inspect_tasks`); any split file works with `benchmark_task`.
 SPLITS = ("natural", "explicit", "multistep", "abstention")
@@ -80,6 +80,7 @@ def benchmark(
     ids: list[str] | None = None,
     limit: int | None = None,
     echo: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
+    namespace: str | None = None,
 ) -> Benchmark:
     """One split's questions (a name such as "multistep", or a file) over the live Weaviate, the use
     cases they need loaded on first use. `limit` keeps the first N (default all; inspect's own
@@ -92,8 +93,8 @@ def benchmark(
     if not cases:
         raise ValueError(f"no questions of {split!r} match use_cases={use_cases} ids={ids}")
     needed = [u for u in source.use_cases if u.name in {c.use_case for c in cases}]
-    ensure_loaded(client, needed, echo=echo)
-    executor = WeaviateExecutor(client)
+    ensure_loaded(client, needed, echo=echo, namespace=namespace)
+    executor = WeaviateExecutor(client, names=names_of(needed, namespace))
     design = ToolDesign()
     collections = {u.name: [c.name for c in u.collections] for u in needed}
     return Benchmark(
