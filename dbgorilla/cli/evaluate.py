@@ -353,6 +353,12 @@ def score(
             check_ours(client, used, namespace)
             repair_broken(client, [names.physical(c.name) for u in used for c in u.collections], echo=say)
             records = rescore(records, client, names)
+        failed = [r for r in records if r.ground_truth_error]
+        if records and len(failed) == len(records):  # nothing was executed: scores would be a column of zeros
+            raise ConfigError(
+                f"no ground truth of the {len(records)} predictions ran ({failed[0].ground_truth_error}); "
+                "load the dataset they answer first (`dbgorilla load --dataset FILE`), or name it with --dataset"
+            )
     else:
         records = rescore(records, None)
     summary = summarize(records, executed_scoring=execute)

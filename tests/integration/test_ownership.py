@@ -18,6 +18,7 @@ import pytest
 from weaviate.classes.config import Configure, DataType, Property
 
 from agent.tooldef import ToolDesign, build_tools
+from dbgorilla.errors import ExitCode
 from executors import WeaviateExecutor
 from executors.ownership import marker_of
 from fixtures.datasets import PAPER_EXAMPLE_PATH
@@ -179,6 +180,9 @@ def test_the_paper_set_and_the_use_cases_load_side_by_side(weaviate_stack: Stack
     env = weaviate_stack.env
     paper, restaurants = ["--dataset", str(PAPER_EXAMPLE_PATH)], ["--use-case", "restaurants"]
     assert run_cli("drop", *paper, *restaurants, env=env).returncode == 0
+    # Not loaded: scoring against it runs no ground truth, and says so instead of printing zeros.
+    unloaded = run_cli("score", "--predictions", str(paper_predictions(tmp_path / "early.json")), "--execute", env=env)
+    assert unloaded.returncode == ExitCode.CONFIG and "no ground truth of the" in unloaded.stderr, unloaded.stderr
     try:
         loaded = run_cli("load", *paper, "--objects-per-collection", "30", env=env)
         assert loaded.returncode == 0, loaded.stderr
