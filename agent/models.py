@@ -18,7 +18,7 @@ from typing import Any, Protocol, TypeVar
 import openai
 from pydantic import BaseModel, Field
 
-from agent.tooldef import TOOL_NAME, tool_function_name
+from agent.tooldef import TOOL_NAME, operation_kind, tool_function_name
 from executors import QueryDatabaseArguments
 
 T = TypeVar("T")
@@ -30,6 +30,8 @@ RESULT_OF = "Result of call "
 ANSWER_SCHEMA_NAME = "FinalAnswer"
 #: The name of the `grounded` strategy's commit schema (`agent.strategies.grounded`): ids of values, not values.
 GROUNDED_SCHEMA_NAME = "GroundedAnswer"
+#: The `decompose` strategy's decisions: `Decompose_collection`, `Decompose_kind`, `Decompose_arguments`.
+DECOMPOSE_SCHEMA_PREFIX = "Decompose_"
 
 
 def is_commit_request(response_format: dict[str, Any] | None) -> bool:
@@ -323,6 +325,8 @@ class OracleModel:
     ) -> ModelReply:
         # Native calls get "tool" messages back; structured output gets a user message per step.
         results = [m for m in messages if m.get("role") == "tool" or str(m.get("content", "")).startswith(RESULT_OF)]
+        if str(_schema_name(response_format)).startswith(DECOMPOSE_SCHEMA_PREFIX):
+            return ModelReply(content=json.dumps(self._decide(str(_schema_name(response_format)))))
         if _schema_name(response_format) == GROUNDED_SCHEMA_NAME:
             return ModelReply(content=json.dumps(_point_at(self.committed, messages)))
         if is_commit_request(response_format):
@@ -344,6 +348,16 @@ class OracleModel:
         return ModelReply(
             tool_calls=[RawToolCall(id=f"oracle-{len(results) + 1}", name=name, arguments=json.dumps(arguments))]
         )
+
+    def _decide(self, schema_name: str) -> dict[str, Any]:
+        """A `decompose` decision, read off the first gold call."""
+        truth = dict(self.ground_truth)
+        step = schema_name.removeprefix(DECOMPOSE_SCHEMA_PREFIX)
+        if step == "collection":
+            return {"collection": truth.get("collection_name", "")}
+        if step == "kind":
+            return {"kind": operation_kind(truth)}
+        return {k: v for k, v in truth.items() if k != "collection_name"}
 
 
 #: An object's id as a result shows it to the model (`1. [1a2b3c4d] {...}`).

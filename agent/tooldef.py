@@ -15,6 +15,7 @@ from typing import Any
 
 from agent.tokens import TokenCounter, estimate_counter
 from executors import CollectionSchema, DatabaseSchema, tool_parameters_schema
+from executors.vocabulary import AGGREGATION_FIELDS
 
 TOOL_NAME = "query_database"
 DEFAULT_TOKEN_BUDGET = 1024
@@ -188,3 +189,16 @@ def schema_limit_violations(schema: Any, path: str = "parameters") -> list[str]:
         for index, value in enumerate(schema):
             problems += schema_limit_violations(value, f"{path}[{index}]")
     return problems
+
+
+#: The kinds of operation `decompose` chooses between (`agent.strategies.decompose`), and how a call's
+#: arguments show which one it is: a group-by, an aggregation, a search, or a plain (filtered) listing.
+OPERATION_KINDS = ("list", "search", "aggregate", "group")
+
+
+def operation_kind(arguments: dict[str, Any]) -> str:
+    if arguments.get("groupby_property"):
+        return "group"
+    if any(arguments.get(slot) for slot in AGGREGATION_FIELDS):
+        return "aggregate"
+    return "search" if arguments.get("search_query") else "list"

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agent.loop import Agent, AgentConfig, AgentRun, ExecutedCall, Executor
+from agent.strategies.decompose import Decompose
 from agent.strategies.examples import ExampleRetriever, Examples, SolvedExample, examples_preamble
 from agent.strategies.grounded import Grounded
 from agent.tooldef import ToolSet
@@ -73,6 +74,11 @@ STRATEGIES: dict[str, StrategyInfo] = {
     "react": StrategyInfo("react", "ReAct loop over one tool, then a commit turn (the paper's design)", lambda i, _: i),
     "examples": StrategyInfo(
         "examples", "the k nearest solved examples (question -> call) before the question", _examples
+    ),
+    "decompose": StrategyInfo(
+        "decompose",
+        "collection, then operation kind, then only its fields, property names as enforced enums",
+        lambda inner, _: Decompose(inner),
     ),
     "grounded": StrategyInfo(
         "grounded",
@@ -140,6 +146,7 @@ __all__ = [
     "DEFAULT_STRATEGY",
     "STRATEGIES",
     "Composed",
+    "Decompose",
     "ExampleRetriever",
     "Examples",
     "Grounded",

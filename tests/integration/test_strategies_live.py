@@ -60,22 +60,26 @@ def test_the_memory_never_writes_into_a_collection_without_its_marker(client: An
 
 
 def test_the_oracle_passes_under_every_strategy(restaurants_stack: Stack, tmp_path: Path) -> None:
-    args = ["ablate", "--strategies", "examples,grounded,examples+grounded", "--model", "oracle"]
+    args = ["ablate", "--strategies", "examples,grounded,decompose,examples+decompose+grounded", "--model", "oracle"]
     args += ["--use-case", "restaurants", "--limit", "6", "--out", str(tmp_path)]
     result = run_cli(*args, env=restaurants_stack.env)
     assert result.returncode == 0, result.stderr
     table = json.loads((tmp_path / "strategies.json").read_text())
     rows = {(row["strategy"], row["kind"]): row for row in table["rows"]}
-    assert {s for s, _ in rows} == {"react", "examples", "grounded", "examples+grounded"}
+    assert {s for s, _ in rows} == {"react", "examples", "grounded", "decompose", "examples+decompose+grounded"}
     for key, row in rows.items():
         assert row["passed"]["rate"] == 1.0, key
         if key[0] != "react":
             assert row["versus_react"]["only_a_passed"] == 0, key
-    assert "| examples+grounded | single-step |" in (tmp_path / "strategies.md").read_text()
+    assert "| examples+decompose+grounded | single-step |" in (tmp_path / "strategies.md").read_text()
     run = json.loads((tmp_path / "examples" / "run.json").read_text())
     assert run["strategy"] == "examples" and run["strategy_setup"]["examples"]["cross_domain"] is True
-    records = [json.loads(line) for line in (tmp_path / "examples+grounded" / "results.jsonl").read_text().splitlines()]
-    assert {r["strategy"] for r in records} == {"examples+grounded"}
+    records = [
+        json.loads(line)
+        for line in (tmp_path / "examples+decompose+grounded" / "results.jsonl").read_text().splitlines()
+    ]
+    assert {r["strategy"] for r in records} == {"examples+decompose+grounded"}
+    assert all(r["strategy_notes"]["decompose"]["decisions"]["kind"] for r in records)
     shown = [(r["use_case"], e) for r in records for e in r["strategy_notes"]["examples"]]
     assert len(shown) == 4 * len(records) and all(e["use_case"] != own for own, e in shown), "cross-domain"
     added = run_cli("examples", "add", "--from-run", str(tmp_path / "react"), env=restaurants_stack.env)

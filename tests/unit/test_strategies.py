@@ -26,7 +26,7 @@ from agent.strategies.grounded import answer_from, facts_of
 from agent.testing import FunctionModel, tool_reply
 from agent.tokens import estimate_counter
 from evaluation.samples import SAMPLE_PATH, build_sample, read_sample
-from executors import ReferenceExecutor
+from executors import DatabaseSchema, ReferenceExecutor
 from executors.testing import sample_objects, sample_schema
 from fixtures.datasets import Case, load_split
 
@@ -90,10 +90,10 @@ def true_mean() -> float:
 
 
 def test_names_compose_in_registry_order_and_bad_names_are_typed_errors() -> None:
-    assert next(iter(STRATEGIES)) == "react"
+    assert list(STRATEGIES) == ["react", "examples", "decompose", "grounded"]
     assert canonical("grounded+examples") == "examples+grounded" == canonical("react+examples+grounded")
     assert canonical("react") == "react"
-    with pytest.raises(UnknownStrategy, match="choose from react, examples, grounded"):
+    with pytest.raises(UnknownStrategy, match="choose from react, examples, decompose, grounded"):
         parse_strategy("telepathy")
     with pytest.raises(UnknownStrategy, match="twice"):
         parse_strategy("examples+examples")
@@ -187,7 +187,7 @@ def test_facts_cover_counts_groups_and_objects() -> None:
     assert answer.sources == [listed.objects[0].uuid[:8]]
 
 
-@pytest.mark.parametrize("name", ["react", "grounded"])
+@pytest.mark.parametrize("name", ["react", "grounded", "decompose", "decompose+grounded"])
 def test_the_oracle_passes_through_every_strategy(name: str) -> None:
     oracle = OracleModel(MEAN_PRICE).knowing([MEAN_PRICE], "about that", {"numbers": [true_mean()]})
     run = build_strategy(name).run(oracle, executor(), tools(), AgentConfig(), QUESTION)
@@ -204,3 +204,45 @@ def test_the_committed_sample_is_the_seeded_rules_and_covers_every_component() -
     every = {str(component) for case in load_split() for component in case.components}
     assert {str(component) for case in single for component in case.components} == every
     assert len({c.id for c in cases}) == 110
+
+
+def test_decompose_decides_in_three_enforced_steps_then_runs_the_call() -> None:
+    asked: list[tuple[str, dict[str, Any]]] = []
+    decisions = {
+        "Decompose_collection": {"collection": NAME},
+        "Decompose_kind": {"kind": "aggregate"},
+        "Decompose_arguments": {"integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"}},
+    }
+
+    def reply(messages: list[dict[str, Any]], tools_sent: Any) -> ModelReply:
+        name = schema_name(model.calls[-1]["response_format"])
+        if name in decisions:
+            asked.append((name, model.calls[-1]["response_format"]["json_schema"]["schema"]))
+            assert tools_sent is None and messages[-1]["content"].startswith(QUESTION)
+            return ModelReply(content=json.dumps(decisions[name]))
+        if is_commit_request(model.calls[-1]["response_format"]):
+            return ModelReply(content=json.dumps({"numbers": [1]}))
+        return ModelReply(content="The mean is as shown.")
+
+    model = FunctionModel(reply)
+    run = build_strategy("decompose").run(model, executor(), tools(), AgentConfig(), QUESTION)
+    assert [name for name, _ in asked] == ["Decompose_kind", "Decompose_arguments"]  # one collection: no step 1
+    narrowed = asked[1][1]["properties"]
+    assert narrowed["integer_property_aggregation"]["properties"]["property_name"]["enum"] == ["price", "seats"]
+    assert narrowed["text_property_filter"]["properties"]["property_name"]["enum"] == ["title", "cuisine"]
+    assert "groupby_property" not in narrowed
+    [call] = run.calls()
+    assert call.arguments == MEAN_PRICE and call.ok and run.outcome == "answered"
+    assert run.strategy_notes["decompose"]["decisions"]["kind"] == "aggregate"
+
+
+def test_decompose_with_several_collections_asks_for_the_collection_first() -> None:
+    schema = DatabaseSchema(collections=(*SCHEMA.collections, *sample_schema("Other").collections))
+    several = build_tools(schema, counter=estimate_counter())
+    oracle = OracleModel(MEAN_PRICE).knowing([MEAN_PRICE], "about that", {"numbers": [true_mean()]})
+    run = build_strategy("decompose+grounded").run(
+        oracle, ReferenceExecutor(schema, {NAME: OBJECTS, "Other": []}), several, AgentConfig(), QUESTION
+    )
+    assert run.strategy_notes["decompose"]["decisions"]["collection"] == NAME
+    assert [c.arguments for c in run.calls()] == [MEAN_PRICE]
+    assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean())]
