@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -246,3 +248,30 @@ def test_decompose_with_several_collections_asks_for_the_collection_first() -> N
     assert run.strategy_notes["decompose"]["decisions"]["collection"] == NAME
     assert [c.arguments for c in run.calls()] == [MEAN_PRICE]
     assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean())]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--question", "q", "--call", "[1]"], "--call must be a JSON object"),
+        (["--question", "q", "--call", "{"], "--call is not JSON"),
+        (["--question", "q", "--call", '{"collection": "X"}'], "--call is not query_database arguments"),
+        (["--question", "q"], "give --question and --call"),
+        (["--from-run", "/nonexistent-run"], "holds no results.jsonl"),
+    ],
+)
+def test_a_bad_example_is_bad_input_before_any_connection(args: list[str], message: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "dbgorilla", "examples", "add", *args], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 10 and message in result.stderr, result.stderr
+
+
+def test_a_bad_strategy_name_is_a_usage_error() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "dbgorilla", "eval", "--strategy", "telepathy", "--model", "oracle"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 9 and "unknown strategy telepathy" in result.stderr, result.stderr
