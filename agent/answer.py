@@ -182,7 +182,8 @@ def parse_answer(content: str | None) -> FinalAnswer:
     if not text:
         raise CommitError("the commit reply is empty")
     try:
-        data = json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        # strict=False: llama-cpp-python's grammar lets a raw newline into a string
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys, strict=False)
     except json.JSONDecodeError as error:
         raise CommitError(f"the commit reply is not JSON ({error.msg} at {error.pos})") from None
     if not isinstance(data, dict):

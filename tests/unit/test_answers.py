@@ -297,6 +297,7 @@ def test_cannot_answer_is_the_committed_abstention() -> None:
 def test_a_commit_reply_parses_or_says_why_not() -> None:
     answer = parse_answer('```json\n{"numbers": [3.46], "sources": ["1a2b3c4d"], "is_partial_answer": false}\n```')
     assert answer.numbers == [3.46] and answer.sources == ["1a2b3c4d"] and answer.names == []
+    assert parse_answer('{"names": ["two\nlines"]}').names == ["two\nlines"]  # as llama-cpp-python's grammar allows
     wire = parse_answer('{"groups": [{"name": "Spring", "value": 31}, {"name": "Fall", "value": 27}]}')
     assert wire.groups == {"Spring": 31, "Fall": 27}  # the wire's list of pairs is the map
     for reply, reason in [
