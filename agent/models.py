@@ -32,6 +32,8 @@ ANSWER_SCHEMA_NAME = "FinalAnswer"
 GROUNDED_SCHEMA_NAME = "GroundedAnswer"
 #: The `decompose` strategy's decisions: `Decompose_collection`, `Decompose_kind`, `Decompose_arguments`.
 DECOMPOSE_SCHEMA_PREFIX = "Decompose_"
+#: The `plan` strategy's plan of dependent calls (`agent.strategies.plan`).
+PLAN_SCHEMA_NAME = "QueryPlan"
 
 
 def is_commit_request(response_format: dict[str, Any] | None) -> bool:
@@ -327,6 +329,9 @@ class OracleModel:
         results = [m for m in messages if m.get("role") == "tool" or str(m.get("content", "")).startswith(RESULT_OF)]
         if str(_schema_name(response_format)).startswith(DECOMPOSE_SCHEMA_PREFIX):
             return ModelReply(content=json.dumps(self._decide(str(_schema_name(response_format)))))
+        if _schema_name(response_format) == PLAN_SCHEMA_NAME:  # the resolved gold chain, nothing to fill
+            chain = [self.ground_truth, *self.later_calls] if self.ground_truth else []
+            return ModelReply(content=json.dumps({"steps": [{"call": c, "pick": "none"} for c in chain]}))
         if _schema_name(response_format) == GROUNDED_SCHEMA_NAME:
             return ModelReply(content=json.dumps(_point_at(self.committed, messages)))
         if is_commit_request(response_format):

@@ -22,6 +22,7 @@ from agent.loop import Agent, AgentConfig, AgentRun, ExecutedCall, Executor
 from agent.strategies.decompose import Decompose
 from agent.strategies.examples import ExampleRetriever, Examples, SolvedExample, examples_preamble
 from agent.strategies.grounded import Grounded
+from agent.strategies.plan import Plan
 from agent.tooldef import ToolSet
 
 OnCall = Callable[[int, ExecutedCall], None] | None
@@ -80,6 +81,11 @@ STRATEGIES: dict[str, StrategyInfo] = {
         "collection, then operation kind, then only its fields, property names as enforced enums",
         lambda inner, _: Decompose(inner),
     ),
+    "plan": StrategyInfo(
+        "plan",
+        "a plan of dependent calls written at once; the agent fills each placeholder from the results",
+        lambda inner, _: Plan(inner),
+    ),
     "grounded": StrategyInfo(
         "grounded",
         "commit by pointing at result values; the agent copies them; verify and retry once",
@@ -103,6 +109,8 @@ def parse_strategy(name: str) -> list[str]:
         )
     if len(set(parts)) != len(parts):
         raise UnknownStrategy(f"strategy {name!r} names a part twice")
+    if {"decompose", "plan"} <= set(parts):
+        raise UnknownStrategy("decompose and plan both decide the first calls: choose one")
     return parts
 
 
@@ -150,6 +158,7 @@ __all__ = [
     "ExampleRetriever",
     "Examples",
     "Grounded",
+    "Plan",
     "React",
     "SolvedExample",
     "Strategy",

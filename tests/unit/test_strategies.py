@@ -92,13 +92,15 @@ def true_mean() -> float:
 
 
 def test_names_compose_in_registry_order_and_bad_names_are_typed_errors() -> None:
-    assert list(STRATEGIES) == ["react", "examples", "decompose", "grounded"]
+    assert list(STRATEGIES) == ["react", "examples", "decompose", "plan", "grounded"]
     assert canonical("grounded+examples") == "examples+grounded" == canonical("react+examples+grounded")
     assert canonical("react") == "react"
-    with pytest.raises(UnknownStrategy, match="choose from react, examples, decompose, grounded"):
+    with pytest.raises(UnknownStrategy, match="choose from react, examples, decompose, plan, grounded"):
         parse_strategy("telepathy")
     with pytest.raises(UnknownStrategy, match="twice"):
         parse_strategy("examples+examples")
+    with pytest.raises(UnknownStrategy, match="choose one"):
+        parse_strategy("decompose+plan")
     with pytest.raises(UnknownStrategy, match="query memory"):
         build_strategy("examples")
 
@@ -189,7 +191,7 @@ def test_facts_cover_counts_groups_and_objects() -> None:
     assert answer.sources == [listed.objects[0].uuid[:8]]
 
 
-@pytest.mark.parametrize("name", ["react", "grounded", "decompose", "decompose+grounded"])
+@pytest.mark.parametrize("name", ["react", "grounded", "decompose", "decompose+grounded", "plan", "plan+grounded"])
 def test_the_oracle_passes_through_every_strategy(name: str) -> None:
     oracle = OracleModel(MEAN_PRICE).knowing([MEAN_PRICE], "about that", {"numbers": [true_mean()]})
     run = build_strategy(name).run(oracle, executor(), tools(), AgentConfig(), QUESTION)
@@ -275,3 +277,35 @@ def test_a_bad_strategy_name_is_a_usage_error() -> None:
         timeout=60,
     )
     assert result.returncode == 9 and "unknown strategy telepathy" in result.stderr, result.stderr
+
+
+def test_plan_fills_a_later_call_from_an_earlier_result() -> None:
+    by_cuisine = {"collection_name": NAME, "groupby_property": "cuisine"}
+    then = {
+        "collection_name": NAME,
+        "text_property_filter": {"property_name": "cuisine", "operator": "=", "value": "{step1}"},
+        "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"},
+    }
+    plan = {"steps": [{"call": by_cuisine, "pick": "most_common"}, {"call": then, "pick": "metric"}]}
+
+    def reply(messages: list[dict[str, Any]], _tools: Any) -> ModelReply:
+        name = schema_name(model.calls[-1]["response_format"])
+        if name == "QueryPlan":
+            assert '"{step1}"' in messages[-1]["content"]
+            return ModelReply(content=json.dumps(plan))
+        if is_commit_request(model.calls[-1]["response_format"]):
+            return ModelReply(content=json.dumps({"numbers": [1]}))
+        return ModelReply(content="That is the mean.")
+
+    model = FunctionModel(reply)
+    run = build_strategy("plan").run(model, executor(), tools(), AgentConfig(max_steps=2), QUESTION)
+    counts: dict[str, int] = {}
+    for obj in OBJECTS:
+        if obj.properties.get("cuisine") is not None:
+            counts[obj.properties["cuisine"]] = counts.get(obj.properties["cuisine"], 0) + 1
+    top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+    first, second = run.calls()
+    assert first.arguments == by_cuisine and second.ok
+    assert second.arguments is not None and second.arguments["text_property_filter"]["value"] == top
+    assert run.strategy_notes["plan"]["picked"]["step1"] == top and run.outcome == "answered"
+    assert len(model.calls) == 3, "the plan, the answer after both results, the commit: no call retyped"
