@@ -390,7 +390,18 @@ def _point_at(committed: dict[str, Any], messages: list[dict[str, Any]]) -> dict
         except ValueError:
             return False
 
-    numbers = [i for n in committed.get("numbers", []) for i in [next((i for i, t in facts if close(t, n)), "")] if i]
+    numbers, differences = [], []
+    for n in committed.get("numbers", []):
+        found = next((i for i, t in facts if close(t, n)), "")
+        pair = (
+            None
+            if found
+            else next(((a, b) for a, x in facts for b, y in facts if close(str(_float(x) - _float(y)), n)), None)
+        )
+        if found:
+            numbers.append(found)
+        elif pair is not None:  # a derived number: the difference of two listed values
+            differences.append({"of": pair[0], "minus": pair[1]})
     names = [i for name in committed.get("names", []) for i in [next((i for i, t in facts if t == name), "")] if i]
     wanted = committed.get("groups") or {}
     groups = ""
@@ -404,8 +415,16 @@ def _point_at(committed: dict[str, Any], messages: list[dict[str, Any]]) -> dict
         "numbers": numbers,
         "names": names,
         "groups": groups,
+        "differences": differences,
         "cannot_answer": str(committed.get("cannot_answer", "")),
     }
+
+
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
 
 
 #: One group of a per-group value as the grounded turn lists it: `Spring: 31`.

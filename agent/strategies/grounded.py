@@ -29,8 +29,9 @@ GROUNDED_PROMPT = (
     "Commit your answer by pointing at values in the results, never by retyping them. The values:\n"
     "{facts}\n\n"
     "Reply with JSON. numbers: the ids of each number the question asks for; names: the ids of each name it "
-    'asks for; groups: when it asks for a value per group, the id of that per-group value (e.g. "c1.per_group.count"), '
-    'else ""; cannot_answer: why the database cannot answer it, else "". One id per thing asked.'
+    "asks for; differences: for a difference it asks for (by how much), the two ids; groups: when it asks for "
+    'a value per group, the id of that per-group value (e.g. "c1.per_group.count"), else ""; cannot_answer: '
+    'why the database cannot answer it, else "". One id per thing asked.'
 )
 
 
@@ -116,9 +117,19 @@ def grounded_schema(facts: list[Fact]) -> dict[str, Any]:
             "numbers": {"type": "array", "items": {"enum": numbers}, "maxItems": 8},
             "names": {"type": "array", "items": {"enum": names}, "maxItems": 8},
             "groups": {"enum": groups},
+            "differences": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {"of": {"enum": numbers}, "minus": {"enum": numbers}},
+                    "required": ["of", "minus"],
+                    "additionalProperties": False,
+                },
+                "maxItems": 4,
+            },
             "cannot_answer": {"type": "string"},
         },
-        "required": ["numbers", "names", "groups", "cannot_answer"],
+        "required": ["numbers", "names", "groups", "differences", "cannot_answer"],
         "additionalProperties": False,
     }
 
@@ -137,7 +148,8 @@ def answer_from(content: str | None, facts: list[Fact]) -> FinalAnswer:
         raise PointingError("the reply is not a JSON object")
     by_id = {f.id: f for f in facts}
     numbers_at, names_at = list(data.get("numbers") or []), list(data.get("names") or [])
-    pointed = [*numbers_at, *names_at]
+    pairs = [d for d in data.get("differences") or [] if isinstance(d, dict)]
+    pointed = [*numbers_at, *names_at, *(d.get(k) for d in pairs for k in ("of", "minus"))]
     unknown = [str(p) for p in pointed if p not in by_id and p != ""]
     group_id = str(data.get("groups") or "")
     if group_id and (group_id not in by_id or by_id[group_id].groups is None):
@@ -145,6 +157,10 @@ def answer_from(content: str | None, facts: list[Fact]) -> FinalAnswer:
     if unknown:
         raise PointingError(f"no value has the id {', '.join(unknown)}")
     numbers = [by_id[p].value for p in numbers_at if p and by_id[p].groups is None]
+    for pair in pairs:  # "by how much": the absolute difference of two values, computed, not retyped
+        a, b = by_id[pair["of"]].value, by_id[pair["minus"]].value
+        if isinstance(a, float) and isinstance(b, float):
+            numbers.append(abs(a - b))
     names = [str(by_id[p].value) for p in names_at if p]
     sources = list(dict.fromkeys(by_id[p].source for p in pointed if p and by_id[p].source))
     return FinalAnswer(

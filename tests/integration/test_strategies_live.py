@@ -88,3 +88,19 @@ def test_the_oracle_passes_under_every_strategy(restaurants_stack: Stack, tmp_pa
     sources = [json.loads(line)["source"] for line in listed.stdout.splitlines()]
     assert sum(s.startswith(f"run/{tmp_path.name}/") for s in sources) == 0  # the run dir is tmp_path/react
     assert sum(s.startswith("run/react/") for s in sources) == 6
+
+
+def test_the_oracle_passes_multi_step_questions_under_plan(restaurants_stack: Stack, tmp_path: Path) -> None:
+    args = ["ablate", "--strategies", "plan,plan+grounded", "--model", "oracle", "--dataset", "multistep"]
+    args += ["--use-case", "restaurants", "--limit", "4", "--out", str(tmp_path)]
+    result = run_cli(*args, env=restaurants_stack.env)
+    assert result.returncode == 0, result.stderr
+    rows = {
+        (row["strategy"], row["kind"]): row for row in json.loads((tmp_path / "strategies.json").read_text())["rows"]
+    }
+    assert ("plan", "multi-step") in rows
+    for key, row in rows.items():
+        assert row["passed"]["rate"] == 1.0, key
+    records = [json.loads(line) for line in (tmp_path / "plan" / "results.jsonl").read_text().splitlines()]
+    chains = [r for r in records if len(r["chain"]) > 1]
+    assert chains and all(len(r["strategy_notes"]["plan"]["filled"]) == len(r["chain"]) for r in chains)

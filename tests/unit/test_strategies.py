@@ -309,3 +309,14 @@ def test_plan_fills_a_later_call_from_an_earlier_result() -> None:
     assert second.arguments is not None and second.arguments["text_property_filter"]["value"] == top
     assert run.strategy_notes["plan"]["picked"]["step1"] == top and run.outcome == "answered"
     assert len(model.calls) == 3, "the plan, the answer after both results, the commit: no call retyped"
+
+
+def test_grounded_computes_a_difference_of_two_values_pointed_at() -> None:
+    first = executor().execute(
+        {**MEAN_PRICE, "boolean_property_filter": {"property_name": "open_late", "operator": "=", "value": True}}
+    )
+    second = executor().execute(MEAN_PRICE)
+    facts = facts_of([first, second])
+    late, every = (next(f for f in facts if f.id.startswith(f"c{i}.price.")) for i in (1, 2))
+    answer = answer_from(json.dumps({"differences": [{"of": every.id, "minus": late.id}]}), facts)
+    assert answer.numbers == [pytest.approx(abs(float(every.value) - float(late.value)))]
