@@ -15,6 +15,7 @@ import pytest
 from agent import Agent, AgentConfig, ModelReply, OracleModel, build_tools
 from agent.answer import is_commit_request
 from agent.models import GROUNDED_SCHEMA_NAME
+from agent.query_agent import QueryAgent
 from agent.strategies import (
     STRATEGIES,
     SolvedExample,
@@ -320,3 +321,23 @@ def test_grounded_computes_a_difference_of_two_values_pointed_at() -> None:
     late, every = (next(f for f in facts if f.id.startswith(f"c{i}.price.")) for i in (1, 2))
     answer = answer_from(json.dumps({"differences": [{"of": every.id, "minus": late.id}]}), facts)
     assert answer.numbers == [pytest.approx(abs(float(every.value) - float(late.value)))]
+
+
+def test_the_python_api_takes_a_strategy() -> None:
+    def point(messages: list[dict[str, Any]], _turn: int) -> dict[str, Any]:
+        [fact_id] = re.findall(r"^(c1\.price\.\S+) = ", messages[-1]["content"], re.MULTILINE)
+        return {"numbers": [fact_id], "names": [], "groups": "", "cannot_answer": ""}
+
+    agent = QueryAgent(None, model=mean_model(point), executor=executor(), strategy="grounded")
+    response = agent.ask(QUESTION)
+    assert response.trace.strategy == "grounded"
+    assert response.answer is not None and response.answer.numbers == [pytest.approx(true_mean())]
+    with pytest.raises(UnknownStrategy, match="query memory"):
+        QueryAgent(None, model=mean_model(), executor=executor(), strategy="examples")
+    shelf = Shelf(SHELF)
+    streamed = list(
+        QueryAgent(None, model=mean_model(), executor=executor(), strategy="examples", retriever=shelf).ask_stream(
+            QUESTION
+        )
+    )
+    assert streamed[-1].trace.strategy == "examples" and shelf.asked == [(QUESTION, 4)]
