@@ -16,10 +16,10 @@ from pydantic import BaseModel
 
 from agent import ToolDesign
 from agent.tooldef import ToolVariant
-from evaluation.metrics import core
 from evaluation.protocols import Protocol
 from evaluation.records import EvalRecord, Outcome
 from evaluation.statistics import paired_comparison, passed, rate_with_interval
+from evaluation.summary import core
 
 BASELINE = "original"
 

@@ -1,6 +1,6 @@
 """The `--json` summaries of `eval` and `score` (and `summary.json`, `repeats.json`) as typed models.
 
-`evaluation.metrics.summarize` and `evaluation.statistics.repeat_summary` build plain dicts; these
+`evaluation.summary.summarize` and `evaluation.statistics.repeat_summary` build plain dicts; these
 models say what those dicts hold, so the JSON Schema files under docs/schemas are generated from a
 model like every other output format (`python -m dbgorilla.schemas`). Every model forbids extra
 keys: a test validates real summaries against them, so a key added to a summary without its field
@@ -32,7 +32,7 @@ class RateWithInterval(_Strict):
 
 
 class ProtocolScores(_Strict):
-    """The headline numbers of one protocol (`evaluation.metrics.core`)."""
+    """The headline numbers of one protocol (`evaluation.summary.core`)."""
 
     exact_match: float | None
     ast_score: float | None

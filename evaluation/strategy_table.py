@@ -12,10 +12,10 @@ from typing import Any
 from pydantic import BaseModel
 
 from evaluation.ablation import percent
-from evaluation.metrics import core
 from evaluation.protocols import Protocol
 from evaluation.records import EvalRecord, Outcome
 from evaluation.statistics import paired_comparison, passed, rate_with_interval
+from evaluation.summary import core
 
 BASELINE_STRATEGY = "react"
 KINDS = ("single-step", "multi-step", "unanswerable")

@@ -9,7 +9,7 @@ from typing import Any
 from rich.table import Table
 
 from dbgorilla.cli.console import out
-from evaluation.metrics import CORE_KEYS, contract_note
+from evaluation.summary import CORE_KEYS, contract_note
 
 
 def show_repeats(repeated: dict[str, Any], run_dir: Path) -> None:

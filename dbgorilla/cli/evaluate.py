@@ -23,13 +23,13 @@ from dbgorilla.cli.eval_output import show_repeats, show_summary
 from dbgorilla.cli.strategy_options import DEFAULT_STRATEGY, StrategyOption, check_strategy
 from dbgorilla.errors import ConfigError, InfrastructureFailure
 from evaluation import runner
-from evaluation.metrics import core, summarize
 from evaluation.protocols import Protocol
 from evaluation.records import EvalRecord
 from evaluation.scoring import collection_names, read_predictions, rescore
 from evaluation.selection import select_abstentions, select_cases
 from evaluation.statistics import passed, rate_with_interval, repeat_summary
 from evaluation.strategies import use_strategy
+from evaluation.summary import core, summarize
 from executors import WeaviateExecutor
 from executors.index_health import repair_broken
 from fixtures.datasets import Dataset, read_dataset

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluation.metrics import summarize
 from evaluation.records import EvalRecord, read_results
 from evaluation.report.errors import ReportError
 from evaluation.runner import RESULTS_FILE, RUN_FILE
+from evaluation.summary import summarize
 
 
 @dataclass

@@ -12,11 +12,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evaluation.metrics import COMPONENTS, component_accuracy, core
 from evaluation.protocols import Protocol
 from evaluation.records import EvalRecord, Outcome
 from evaluation.report.runs import Run
 from evaluation.statistics import paired_comparison, passed, rate_with_interval, repeat_summary
+from evaluation.summary import COMPONENTS, component_accuracy, core
 from fixtures.datasets import Complexity
 
 COMPLEXITIES = tuple(c.value for c in Complexity)

@@ -10,11 +10,11 @@ from pydantic import ValidationError
 
 from agent import OracleModel
 from evaluation.abstention import grade_abstention, refuses
-from evaluation.metrics import summarize
 from evaluation.records import EvalRecord, Outcome, ProtocolScores, Scores
 from evaluation.runner import oracle_for
 from evaluation.scorer import Scorer
 from evaluation.statistics import passed
+from evaluation.summary import summarize
 from executors import DatabaseSchema
 from fixtures.datasets import AbstentionCase, evidence_issues, file_sha256, load_split, read_dataset, read_meta
 from fixtures.datasets.splits import split_path

@@ -15,9 +15,9 @@ from jsonschema import Draft202012Validator
 
 from dbgorilla.schemas import FORMATS, SCHEMA_DIR, main, render, stale
 from evaluation.formats import RunSummary
-from evaluation.metrics import summarize
 from evaluation.records import EvalRecord, Outcome, PredictedCall
 from evaluation.scorer import Scorer
+from evaluation.summary import summarize
 from fixtures.datasets import read_dataset
 
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from evaluation.metrics import summarize
 from evaluation.records import EvalRecord, Outcome, PredictedCall, Scores
+from evaluation.summary import summarize
 from evaluation.trajectory import redundant_calls, trajectory, trajectory_summary
 
 LISTING = {"collection_name": "Courses"}
