@@ -23,7 +23,7 @@ from typing import Any
 
 from agent.llama_cpu import CPU_VARIANT_ENV, load_cpu_backend
 from agent.tokens import _quiet_stderr
-from dbgorilla.model_server import DEFAULT_MODEL, SERVER_OPTIONS, get_model
+from dbgorilla.local_models import DEFAULT_MODEL, SERVER_OPTIONS, get_model
 
 #: (label, Llama keyword arguments over the server's own): the first is the baseline.
 SETTINGS: tuple[tuple[str, dict[str, Any]], ...] = (

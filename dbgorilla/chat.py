@@ -14,7 +14,7 @@ from agent.models import PROBE_MESSAGES
 from agent.tokens import TokenCounter, estimate_counter, gguf_counter
 from dbgorilla.config import Settings
 from dbgorilla.errors import ConfigError, InfrastructureFailure
-from dbgorilla.model_server import DEFAULT_MODEL, MODELS, QWEN_CODER, ModelService, get_model
+from dbgorilla.local_models import DEFAULT_MODEL, MODELS, QWEN_CODER, ModelService, get_model
 
 #: Completion tokens per turn for the local model: a call takes 15-80, a brief answer 20-90; at 5.5-6.5
 #: tokens/s in a question's context on 2 cores, an unbounded answer (506 tokens measured) cost 80 s.

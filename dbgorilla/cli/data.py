@@ -17,7 +17,7 @@ from dbgorilla.cli.loading import drop, load
 from dbgorilla.config import Settings
 from dbgorilla.embedding.encoder import MiniLMEncoder
 from dbgorilla.errors import ExitCode, ServiceNotRunning
-from dbgorilla.model_server import DEFAULT_MODEL
+from dbgorilla.local_models import DEFAULT_MODEL
 from evaluation.audit import AuditReport, audit_dataset
 from evaluation.audit.abstention import AbstentionAudit, audit_abstentions
 from evaluation.audit.answer_probes import CITING_RECEIVED

@@ -18,7 +18,7 @@ from dbgorilla.config import WEAVIATE_VERSION, Settings
 from dbgorilla.errors import ExitCode, MissingDependency
 from dbgorilla.images import build_images
 from dbgorilla.llama_build import install_llama, llama_lib_dir, prove_llama
-from dbgorilla.model_server import DEFAULT_MODEL, MODELS, SMOLLM2, ModelService, get_model
+from dbgorilla.local_models import DEFAULT_MODEL, MODELS, SMOLLM2, ModelService, get_model
 from dbgorilla.smoke import run_smoke
 from dbgorilla.weaviate_build import build_weaviate
 from executors.ownership import NotOurCollection, namespace_from_env

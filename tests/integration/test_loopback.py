@@ -158,7 +158,7 @@ def test_the_cluster_backend_listens_on_loopback_only(tmp_path_factory: pytest.T
 
 @pytest.mark.model
 def test_the_model_server_listens_on_loopback_only(tmp_path_factory: pytest.TempPathFactory) -> None:
-    from dbgorilla.model_server import TEST_MODEL, ModelService
+    from dbgorilla.local_models import TEST_MODEL, ModelService
 
     settings = fresh_settings(tmp_path_factory.mktemp("loopback-model"))
     env = settings_env(settings)

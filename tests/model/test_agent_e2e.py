@@ -13,7 +13,7 @@ import pytest
 
 from agent import Agent, AgentConfig, OpenAIChatModel, build_tools
 from agent.tokens import estimate_counter
-from dbgorilla.model_server import SMOLLM2, TEST_MODEL, ModelService
+from dbgorilla.local_models import SMOLLM2, TEST_MODEL, ModelService
 from dbgorilla.smoke import create_smoke_collection
 from executors import DatabaseSchema, WeaviateExecutor
 from tests.conftest import fresh_settings, run_cli, settings_env

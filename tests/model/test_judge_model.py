@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dbgorilla.errors import ExitCode
-from dbgorilla.model_server import TEST_MODEL
+from dbgorilla.local_models import TEST_MODEL
 from evaluation.judge import JudgeLine
 from tests.conftest import fresh_settings, run_cli, settings_env
 from tests.unit.test_judge_cli import write_run

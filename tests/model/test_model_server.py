@@ -11,7 +11,7 @@ import openai
 import pytest
 
 from dbgorilla.errors import MissingDependency
-from dbgorilla.model_server import SMOLLM2, TEST_MODEL, LocalModel, ModelService
+from dbgorilla.local_models import SMOLLM2, TEST_MODEL, LocalModel, ModelService
 from tests.conftest import fresh_settings, run_cli, settings_env
 
 pytestmark = pytest.mark.model

