@@ -21,8 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dbgorilla.config import Settings
 from dbgorilla.connection import connect
-from executors.index_health import check_index, rebuild_index
+from executors.index_health import check_index
 from fixtures.generator import DEFAULT_SEED
+from fixtures.index_repair import rebuild_index
 from fixtures.loader import drop_use_cases, load_schemas, resolve_use_case_names
 from fixtures.use_cases import get_use_cases
 

@@ -31,8 +31,8 @@ from evaluation.statistics import passed, rate_with_interval, repeat_summary
 from evaluation.strategies import use_strategy
 from evaluation.summary import core, summarize
 from executors import WeaviateExecutor
-from executors.index_health import repair_broken
 from fixtures.datasets import Dataset, read_dataset
+from fixtures.index_repair import repair_broken
 from fixtures.loader import check_ours, ensure_loaded, names_of
 from fixtures.use_cases import UseCase, get_use_cases
 

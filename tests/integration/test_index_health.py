@@ -14,15 +14,9 @@ import pytest
 from weaviate.classes.config import Configure, DataType, Property
 
 from dbgorilla.smoke import SMOKE_OBJECTS, create_smoke_collection
-from executors.index_health import (
-    NEIGHBOURS,
-    IndexBroken,
-    check_index,
-    rebuild_index,
-    repair_broken,
-    require_healthy,
-)
+from executors.index_health import NEIGHBOURS, IndexBroken, check_index, require_healthy
 from executors.ownership import NotOurCollection, mark
+from fixtures.index_repair import rebuild_index, repair_broken
 
 pytestmark = pytest.mark.integration
 
