@@ -1,15 +1,36 @@
-"""Result assembly shared by both executors, so ordering and truncation rules exist once."""
+"""Result assembly: the live executor's responses -> `QueryResult` (`assemble_result`), and the
+ordering, truncation and note rules the reference executor shares, so they exist once.
+
+Weaviate's quirks corrected here: PERCENTAGE_* over no values is NaN (reported as None, like
+MEAN over no values); the unfiltered scan returns TOP_OCCURRENCES values JSON-escaped (unescaped
+here); group-by picks arbitrarily among equal-sized groups at its limit (more are fetched, cut here).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+import math
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import Any
 
+from executors._metrics import aggregate
+from executors._plan import QueryPlan, top_occurrences_limit
 from executors.options import ExecutorOptions
-from executors.results import GroupResult, PropertyValue, ResultObject, group_key, normalize_property_value
+from executors.results import (
+    GroupResult,
+    MetricValue,
+    PropertyValue,
+    QueryResult,
+    ResultObject,
+    TopOccurrence,
+    group_key,
+    normalize_property_value,
+)
 from executors.schema import CollectionSchema, PropertySchema
-from executors.spec import QuerySpec
+from executors.spec import AggregationSpec, QuerySpec
+from executors.vocabulary import METRIC_ATTRIBUTES, SCHEMA_METRICS
 
 
 @dataclass(slots=True)
@@ -106,3 +127,122 @@ def notes_for(spec: QuerySpec, options: ExecutorOptions) -> list[str]:
             f"Sample objects come from the first {options.group_sample_scan_limit} matching objects in UUID order."
         )
     return notes
+
+
+def assemble_result(plan: QueryPlan, responses: dict[str, Any]) -> QueryResult:
+    spec, options = plan.spec, plan.options
+    result = QueryResult(
+        collection=spec.collection.name,
+        operator_class=spec.operator_class(),
+        search_mode=options.search_mode if spec.has_search else None,
+        group_by=spec.group_by.name if spec.group_by is not None else None,
+        calls=plan.rendered(),
+        notes=notes_for(spec, options),
+    )
+    hits = rank_hits(_hits(spec, responses["hits"])) if "hits" in responses else None
+    if "objects" in responses:
+        fetched = _hits(spec, responses["objects"])
+        result.truncated = len(fetched) > options.fetch_limit
+        result.objects = [to_object(spec.collection, hit) for hit in fetched[: options.fetch_limit]]
+        count = responses.get("count")
+        result.total_count = count.total_count if count is not None else None if result.truncated else len(fetched)
+    elif hits is not None and spec.group_by is None and not spec.aggregations:
+        result.objects = ranked_objects(spec.collection, hits[: options.search_limit])
+        result.truncated = len(hits) > options.search_limit
+        result.total_count = None if len(hits) >= options.search_hit_limit else len(hits)
+    if "aggregate" in responses:
+        response = responses["aggregate"]
+        if response is None:  # a search without hits: the metrics of no objects
+            result.aggregations = {a.prop.name: aggregate(a, [], options) for a in spec.aggregations}
+            result.total_count = 0
+        else:
+            # Weaviate's unfiltered scan returns TOP_OCCURRENCES values still JSON-escaped.
+            escaped = not spec.applied_filters and not spec.has_search
+            result.aggregations = {
+                a.prop.name: _metric_values(a, response.properties.get(a.prop.name), options, escaped)
+                for a in spec.aggregations
+            }
+            result.total_count = response.total_count
+    if "groups" in responses:
+        assert spec.group_by is not None
+        found = responses["groups"].groups if responses["groups"] is not None else []
+        groups = [
+            GroupResult(
+                value=group_key(group.grouped_by.value),
+                count=int(group.total_count or 0),
+                aggregations={
+                    a.prop.name: _metric_values(a, group.properties.get(a.prop.name), options)
+                    for a in spec.aggregations
+                },
+            )
+            for group in found
+        ]
+        result.groups, result.truncated = order_groups(groups, options.max_groups)
+        result.total_count = groups_total(result.groups, result.truncated)
+        if not spec.aggregations and options.samples_per_group > 0:
+            if hits is not None:
+                attach_samples(spec.collection, result.groups, hits, spec.group_by, options.samples_per_group, True)
+            elif "group_samples" in responses:
+                samples = _lazy_hits(spec, responses["group_samples"])
+                attach_samples(spec.collection, result.groups, samples, spec.group_by, options.samples_per_group, False)
+    return result
+
+
+def _hits(spec: QuerySpec, response: Any) -> list[Hit]:
+    """Response objects as `Hit`s; without search they come in UUID order (`Sort.by_id()`)."""
+    if spec.has_search:
+        return [
+            Hit(str(obj.uuid), obj.properties or {}, _float(obj.metadata.score), _float(obj.metadata.distance))
+            for obj in response.objects
+        ]
+    return [Hit(str(obj.uuid), obj.properties or {}) for obj in response.objects]
+
+
+def _lazy_hits(spec: QuerySpec, response: Any) -> Iterator[Hit]:
+    """Like `_hits` without search, converting only as far as the caller reads (group samples)."""
+    return (Hit(str(obj.uuid), obj.properties or {}) for obj in response.objects)
+
+
+def _float(value: Any) -> float | None:
+    """Floats, with NaN (Weaviate's PERCENTAGE_* over no values) as None."""
+    if value is None:
+        return None
+    number = float(value)
+    return None if math.isnan(number) else number
+
+
+def _metric_values(
+    spec: AggregationSpec, aggregate: Any, options: ExecutorOptions, escaped: bool = False
+) -> dict[str, MetricValue]:
+    values: dict[str, MetricValue] = {}
+    for metric in spec.metrics:
+        if metric in SCHEMA_METRICS:
+            values[metric] = spec.prop.data_type
+            continue
+        raw = getattr(aggregate, METRIC_ATTRIBUTES[metric], None) if aggregate is not None else None
+        if metric == "TOP_OCCURRENCES":
+            values[metric] = _top_occurrences(raw or [], top_occurrences_limit(spec, options), escaped)
+        elif metric == "COUNT":
+            values[metric] = float(raw or 0)
+        else:
+            values[metric] = _float(raw)
+    return values
+
+
+def _top_occurrences(items: list[Any], limit: int, escaped: bool) -> list[TopOccurrence]:
+    pairs = [
+        TopOccurrence(value=_unescape(str(item.value)) if escaped else str(item.value), count=int(item.count or 0))
+        for item in items
+    ]
+    return sorted(pairs, key=lambda p: (-p.count, p.value))[:limit]
+
+
+def _unescape(value: str) -> str:
+    """Undo the JSON string escaping (`\\u0026` for `&`, `\\n`...) of Weaviate's unfiltered text scan."""
+    if "\\" not in value:
+        return value
+    try:
+        decoded = json.loads(f'"{value}"')
+    except ValueError:
+        return value
+    return decoded if isinstance(decoded, str) else value

@@ -9,7 +9,8 @@
 read-only by construction: it holds the client only through `ReadOnlyWeaviate`, which reads
 collection configs and runs the `query`/`aggregate` methods listed in `READ_METHODS`, nothing else.
 
-Weaviate v1.39 / weaviate-client 4.2x behaviours this module and `_plan` correct or document:
+Weaviate v1.39 / weaviate-client 4.2x behaviours this module, `_plan` (the calls) and `_assemble`
+(the responses -> `QueryResult`) correct or document:
 
 - a lone range or LIKE filter is resolved only up to the query limit before `Sort.by_id()`;
   fetches AND such a filter with itself so the first objects in UUID order are exact;
@@ -27,8 +28,6 @@ Weaviate v1.39 / weaviate-client 4.2x behaviours this module and `_plan` correct
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import threading
 from collections.abc import Iterator
@@ -39,18 +38,8 @@ import httpx
 from weaviate import exceptions as wx
 from weaviate.classes.config import ConsistencyLevel
 
-from executors._assemble import (
-    Hit,
-    attach_samples,
-    groups_total,
-    notes_for,
-    order_groups,
-    rank_hits,
-    ranked_objects,
-    to_object,
-)
-from executors._metrics import aggregate
-from executors._plan import READ_METHODS, PlannedCall, QueryPlan, build_plan, top_occurrences_limit
+from executors._assemble import assemble_result
+from executors._plan import READ_METHODS, PlannedCall, QueryPlan, build_plan
 from executors._validate import parse_arguments, validate_arguments
 from executors.arguments import QueryDatabaseArguments
 from executors.errors import (
@@ -62,11 +51,10 @@ from executors.errors import (
 from executors.liveness import weaviate_is_live
 from executors.options import ExecutorOptions
 from executors.ownership import CollectionNames
-from executors.results import GroupResult, MetricValue, QueryResult, TopOccurrence, group_key
+from executors.results import QueryResult
 from executors.schema import DatabaseSchema, SchemaCache, schema_from_configs
 from executors.scope import Scope, scoped, visible_schema
-from executors.spec import AggregationSpec, QuerySpec
-from executors.vocabulary import METRIC_ATTRIBUTES, SCHEMA_METRICS
+from executors.spec import QuerySpec
 
 RawArguments = QueryDatabaseArguments | dict[str, Any] | str
 
@@ -305,134 +293,10 @@ class WeaviateExecutor:
         return build_plan(self.validate(arguments), self._options)
 
 
-# ----------------------------------------------------------------------------------------------
-# Responses -> QueryResult
-
-
-def assemble_result(plan: QueryPlan, responses: dict[str, Any]) -> QueryResult:
-    spec, options = plan.spec, plan.options
-    result = QueryResult(
-        collection=spec.collection.name,
-        operator_class=spec.operator_class(),
-        search_mode=options.search_mode if spec.has_search else None,
-        group_by=spec.group_by.name if spec.group_by is not None else None,
-        calls=plan.rendered(),
-        notes=notes_for(spec, options),
-    )
-    hits = rank_hits(_hits(spec, responses["hits"])) if "hits" in responses else None
-    if "objects" in responses:
-        fetched = _hits(spec, responses["objects"])
-        result.truncated = len(fetched) > options.fetch_limit
-        result.objects = [to_object(spec.collection, hit) for hit in fetched[: options.fetch_limit]]
-        count = responses.get("count")
-        result.total_count = count.total_count if count is not None else None if result.truncated else len(fetched)
-    elif hits is not None and spec.group_by is None and not spec.aggregations:
-        result.objects = ranked_objects(spec.collection, hits[: options.search_limit])
-        result.truncated = len(hits) > options.search_limit
-        result.total_count = None if len(hits) >= options.search_hit_limit else len(hits)
-    if "aggregate" in responses:
-        response = responses["aggregate"]
-        if response is None:  # a search without hits: the metrics of no objects
-            result.aggregations = {a.prop.name: aggregate(a, [], options) for a in spec.aggregations}
-            result.total_count = 0
-        else:
-            # Weaviate's unfiltered scan returns TOP_OCCURRENCES values still JSON-escaped.
-            escaped = not spec.applied_filters and not spec.has_search
-            result.aggregations = {
-                a.prop.name: _metric_values(a, response.properties.get(a.prop.name), options, escaped)
-                for a in spec.aggregations
-            }
-            result.total_count = response.total_count
-    if "groups" in responses:
-        assert spec.group_by is not None
-        found = responses["groups"].groups if responses["groups"] is not None else []
-        groups = [
-            GroupResult(
-                value=group_key(group.grouped_by.value),
-                count=int(group.total_count or 0),
-                aggregations={
-                    a.prop.name: _metric_values(a, group.properties.get(a.prop.name), options)
-                    for a in spec.aggregations
-                },
-            )
-            for group in found
-        ]
-        result.groups, result.truncated = order_groups(groups, options.max_groups)
-        result.total_count = groups_total(result.groups, result.truncated)
-        if not spec.aggregations and options.samples_per_group > 0:
-            if hits is not None:
-                attach_samples(spec.collection, result.groups, hits, spec.group_by, options.samples_per_group, True)
-            elif "group_samples" in responses:
-                samples = _lazy_hits(spec, responses["group_samples"])
-                attach_samples(spec.collection, result.groups, samples, spec.group_by, options.samples_per_group, False)
-    return result
-
-
-def _hits(spec: QuerySpec, response: Any) -> list[Hit]:
-    """Response objects as `Hit`s; without search they come in UUID order (`Sort.by_id()`)."""
-    if spec.has_search:
-        return [
-            Hit(str(obj.uuid), obj.properties or {}, _float(obj.metadata.score), _float(obj.metadata.distance))
-            for obj in response.objects
-        ]
-    return [Hit(str(obj.uuid), obj.properties or {}) for obj in response.objects]
-
-
-def _lazy_hits(spec: QuerySpec, response: Any) -> Iterator[Hit]:
-    """Like `_hits` without search, converting only as far as the caller reads (group samples)."""
-    return (Hit(str(obj.uuid), obj.properties or {}) for obj in response.objects)
-
-
-def _float(value: Any) -> float | None:
-    """Floats, with NaN (Weaviate's PERCENTAGE_* over no values) as None."""
-    if value is None:
-        return None
-    number = float(value)
-    return None if math.isnan(number) else number
-
-
-def _metric_values(
-    spec: AggregationSpec, aggregate: Any, options: ExecutorOptions, escaped: bool = False
-) -> dict[str, MetricValue]:
-    values: dict[str, MetricValue] = {}
-    for metric in spec.metrics:
-        if metric in SCHEMA_METRICS:
-            values[metric] = spec.prop.data_type
-            continue
-        raw = getattr(aggregate, METRIC_ATTRIBUTES[metric], None) if aggregate is not None else None
-        if metric == "TOP_OCCURRENCES":
-            values[metric] = _top_occurrences(raw or [], top_occurrences_limit(spec, options), escaped)
-        elif metric == "COUNT":
-            values[metric] = float(raw or 0)
-        else:
-            values[metric] = _float(raw)
-    return values
-
-
-def _top_occurrences(items: list[Any], limit: int, escaped: bool) -> list[TopOccurrence]:
-    pairs = [
-        TopOccurrence(value=_unescape(str(item.value)) if escaped else str(item.value), count=int(item.count or 0))
-        for item in items
-    ]
-    return sorted(pairs, key=lambda p: (-p.count, p.value))[:limit]
-
-
-def _unescape(value: str) -> str:
-    """Undo the JSON string escaping (`\\u0026` for `&`, `\\n`...) of Weaviate's unfiltered text scan."""
-    if "\\" not in value:
-        return value
-    try:
-        decoded = json.loads(f'"{value}"')
-    except ValueError:
-        return value
-    return decoded if isinstance(decoded, str) else value
-
-
 __all__ = [
     "RawArguments",
     "ReadOnlyWeaviate",
     "WeaviateExecutor",
-    "assemble_result",
     "translate_exception",
     "typed_errors",
 ]

@@ -195,7 +195,7 @@ def test_schema_read_failure_is_typed() -> None:
 
 def test_unfiltered_top_occurrences_are_unescaped() -> None:
     """Weaviate's unfiltered text scan returns values JSON-escaped (`\\u0026` for `&`)."""
-    from executors.weaviate_executor import _unescape
+    from executors._assemble import _unescape
 
     assert _unescape("a \\u0026 b") == "a & b"
     assert _unescape('say \\"hi\\" \\u003cb\\u003e') == 'say "hi" <b>'
