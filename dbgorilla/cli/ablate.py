@@ -12,8 +12,9 @@ import typer
 from rich.table import Table
 
 from agent.tooldef import DEFAULT_TOKEN_BUDGET
-from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, out, say
-from dbgorilla.cli.evaluate import Chosen, open_model, run_context, run_repeats, select_questions
+from dbgorilla.chat import token_counter
+from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, open_model, out, say
+from dbgorilla.cli.eval_progress import run_with_progress
 from dbgorilla.cli.strategy_options import check_strategy
 from dbgorilla.errors import ConfigError
 from evaluation import runner
@@ -26,13 +27,10 @@ from evaluation.ablation import (
     markdown_table,
     percent,
 )
-from evaluation.samples import read_sample
+from evaluation.orchestration import open_executor, run_context, run_repeats
+from evaluation.selection import chosen_from_sample, select_questions
 from evaluation.strategies import use_strategy
 from evaluation.strategy_table import strategy_markdown, strategy_rows
-from executors import WeaviateExecutor
-from fixtures.datasets import AbstentionCase, Case, Dataset
-from fixtures.loader import ensure_loaded, names_of
-from fixtures.use_cases import get_use_cases
 
 TABLE_FILE = "ablation.md"
 STRATEGY_TABLE = "strategies.md"
@@ -99,21 +97,28 @@ def ablate(
         raise ConfigError(f"unknown ablation(s) {unknown}; choose from {ablation_names()[1:]}")
     names = list(dict.fromkeys(names))
     baseline = design_from_flags("unified", False, None, False, token_budget)
-    chosen = select_questions(dataset, use_case, limit, case_id, max_steps)
+    chosen = select_questions(dataset, use_case, limit, case_id, max_steps, echo=say)
     root = out_dir or Path("runs") / f"ablation-{datetime.now():%Y%m%d-%H%M%S}"
     directories = {name: root / name for name in names}
     done = {name: runner.prepare_run_dir(path, resume, overwrite=False) for name, path in directories.items()}
     runs = {}
     with connected() as client:
-        ensure_loaded(client, chosen.needed, echo=say, namespace=namespace)
-        executor = WeaviateExecutor(client, names=names_of(chosen.needed, namespace))
+        executor = open_executor(client, chosen, namespace, echo=say)
         driver = open_model(model, base_url, request_timeout, None, temperature)
         for name in names:
             design = design_of(name, baseline)
             say(f"ablation {name}: tool design {design.label()}")
-            context = run_context(client, executor, chosen, design, driver)
+            context = run_context(client, executor, chosen, design, driver, token_counter())
             _, records = run_repeats(
-                context, chosen, driver, [(directories[name], done[name])], seed, base_url, concurrency
+                context,
+                chosen,
+                driver,
+                [(directories[name], done[name])],
+                seed,
+                base_url,
+                concurrency,
+                echo=say,
+                run_cases=run_with_progress,
             )
             runs[name] = records[0]
     rows = ablation_table(runs)
@@ -157,20 +162,6 @@ def show(rows: list[AblationRow], root: Path) -> None:
     say(f"wrote {root / TABLE_FILE} and {root / JSON_FILE}; `dbgorilla report {root}/*` compares the runs in full")
 
 
-def chosen_from_sample(path: Path, limit: int | None, max_steps: int | None) -> Chosen:
-    """The questions of a committed sample (several splits), as `select_questions` gives one split's."""
-    try:
-        cases = read_sample(path, limit or None)
-    except (FileNotFoundError, KeyError, ValueError) as error:
-        raise ConfigError(f"sample {path}: {error}") from None
-    answerable = [c for c in cases if isinstance(c, Case)]
-    refusals = [c for c in cases if isinstance(c, AbstentionCase)]
-    needed = get_use_cases(sorted({c.use_case for c in cases}))
-    source = Dataset(str(path), "split", answerable, needed, abstentions=refusals)
-    steps = max_steps or max(3, 1 + max(len(c.chain) for c in answerable))
-    return Chosen(source, cases, needed, {u.name: [c.name for c in u.collections] for u in needed}, steps)
-
-
 def compare_strategies(
     strategies: str,
     model: str | None,
@@ -196,20 +187,28 @@ def compare_strategies(
     if sample is not None:
         chosen = chosen_from_sample(sample, limit, max_steps)
     else:
-        chosen = select_questions(dataset, use_case, limit, case_id, max_steps)
+        chosen = select_questions(dataset, use_case, limit, case_id, max_steps, echo=say)
     root = out_dir or Path("runs") / f"strategies-{datetime.now():%Y%m%d-%H%M%S}"
     directories = {name: root / name for name in names}
     done = {name: runner.prepare_run_dir(path, resume, overwrite=False) for name, path in directories.items()}
     runs = {}
     with connected() as client:
-        ensure_loaded(client, chosen.needed, echo=say, namespace=namespace)
-        executor = WeaviateExecutor(client, names=names_of(chosen.needed, namespace))
+        executor = open_executor(client, chosen, namespace, echo=say)
         driver = open_model(model, base_url, request_timeout, None, temperature)
         for name in names:
             say(f"strategy {name}")
-            context = use_strategy(run_context(client, executor, chosen, design, driver), client, name, namespace, say)
+            context = run_context(client, executor, chosen, design, driver, token_counter())
+            context = use_strategy(context, client, name, namespace, say)
             _, records = run_repeats(
-                context, chosen, driver, [(directories[name], done[name])], seed, base_url, concurrency
+                context,
+                chosen,
+                driver,
+                [(directories[name], done[name])],
+                seed,
+                base_url,
+                concurrency,
+                echo=say,
+                run_cases=run_with_progress,
             )
             runs[name] = records[0]
     rows = strategy_rows(runs)

@@ -1,5 +1,6 @@
 """What every command shares: the two consoles, one-line messages, the Weaviate connection (or a
-"Weaviate is not running" error), progress display, and the exit code of each typed error."""
+"Weaviate is not running" error), the model (`open_model`), progress display, and the exit code of
+each typed error."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from weaviate.exceptions import WeaviateConnectionError, WeaviateStartUpError
 
-from agent import ModelError, ToolDesign, ToolVariant
+from agent import ORACLE, ModelError, ToolDesign, ToolVariant
+from dbgorilla.chat import resolve_model
 from dbgorilla.config import Settings
 from dbgorilla.connection import connect
 from dbgorilla.errors import ConfigError, DbGorillaError, ExitCode, ServiceNotRunning
+from evaluation.orchestration import Driver, chat_driver, oracle_driver
 from evaluation.records import ResultsFileError
 from evaluation.report import ReportError
 from evaluation.report.prices import PriceTableError
@@ -107,6 +110,16 @@ def connected(settings: Settings | None = None) -> Iterator[Any]:
         yield client
     finally:
         client.close()
+
+
+def open_model(
+    model: str | None, base_url: str | None, request_timeout: float | None, max_retries: int | None, temperature: float
+) -> Driver:
+    """`--model/--base-url` to the model side of a run: the oracle, or a chat model (started and proven)."""
+    if model == ORACLE:
+        return oracle_driver()
+    chat = resolve_model(model, base_url, echo=say, timeout=request_timeout, max_retries=max_retries)
+    return chat_driver(chat, temperature)
 
 
 @contextmanager
