@@ -35,12 +35,6 @@ class ServiceNotRunning(DbGorillaError):
     exit_code = ExitCode.NOT_RUNNING
 
 
-class StaleService(DbGorillaError):
-    """A state file names a process that is gone or no longer answers."""
-
-    exit_code = ExitCode.STALE
-
-
 class PortInUse(DbGorillaError):
     exit_code = ExitCode.PORT_IN_USE
 

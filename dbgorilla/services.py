@@ -16,7 +16,7 @@ from pathlib import Path
 
 from dbgorilla import _process
 from dbgorilla.config import WEAVIATE_NODE_NAME, Settings, cache_dir, weaviate_binary_path
-from dbgorilla.errors import PortInUse, StaleService, StartupTimeout
+from dbgorilla.errors import PortInUse, StartupTimeout
 
 #: How long a port held by a closing connection is waited for before `up` gives up.
 PORT_GRACE_SECONDS = 5.0
@@ -142,12 +142,6 @@ class LocalService:
             echo(f"{self.name}: was not running (stale pid {record.pid}); state cleared")
         self.record_path.unlink(missing_ok=True)
         return True
-
-    def require_running(self) -> ServiceStatus:
-        status = self.status()
-        if status.state == "stale":
-            raise StaleService(f"{self.name}: {status.detail}")
-        return status
 
     def _wait_ready(self, record: _process.ProcessRecord) -> None:
         _process.wait_until(

@@ -1,4 +1,4 @@
-"""`use-cases`, `lint-dataset`, `audit-dataset` (alias `validate-dataset`), `generate` and `compose-split`;
+"""`use-cases`, `lint-dataset`, `audit-dataset`, `generate` and `compose-split`;
 registers `load` and `drop` (`dbgorilla.cli.loading`) too."""
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ def register(app: typer.Typer) -> None:
     app.command("use-cases")(use_cases)
     app.command("lint-dataset")(lint_dataset)
     app.command("audit-dataset")(audit)
-    app.command("validate-dataset", help="Alias of audit-dataset.")(audit)
     app.command("generate")(generate)
     app.command("compose-split")(compose_split)
 

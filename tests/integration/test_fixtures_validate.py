@@ -1,4 +1,4 @@
-"""`dbgorilla validate-dataset`: labels execute, answer something, and tell their mutants apart.
+"""`dbgorilla audit-dataset`: labels execute, answer something, and tell their mutants apart.
 
 The benchmark figures are whatever the tool measures on the default data; the tests hold them to
 the targets and check the report's structure. A hand-made dataset proves that errors, vacuous
@@ -144,7 +144,7 @@ def test_probes_built_to_be_wrong_earn_nothing_and_gold_everything(report: Audit
 
 
 def test_cli_json_on_the_benchmark(weaviate_stack: Any, report: AuditReport) -> None:
-    result = run_cli("validate-dataset", "--json", env=weaviate_stack.env)
+    result = run_cli("audit-dataset", "--json", env=weaviate_stack.env)
     assert result.returncode == 0, result.stderr[-2000:]
     payload = json.loads(result.stdout)
     assert set(payload) >= REPORT_KEYS
@@ -238,13 +238,13 @@ def test_hand_made_dataset_reports_errors_and_vacuous_answers(client: Any, hand_
 
 
 def test_cli_names_the_missed_targets(weaviate_stack: Any, hand_made: Path) -> None:
-    result = run_cli("validate-dataset", str(hand_made), "--json", env=weaviate_stack.env)
+    result = run_cli("audit-dataset", str(hand_made), "--json", env=weaviate_stack.env)
     assert result.returncode == 1, result.stderr[-2000:]
     payload = json.loads(result.stdout)
     assert payload["execution_errors"] == 1 and payload["errors"][0]["code"] == "unknown_property"
     assert {v["id"] for v in payload["vacuous"]} == {"hand-002", "hand-003"}
     assert "target missed" in result.stderr and "non_vacuous_rate" in result.stderr
-    readable = run_cli("validate-dataset", str(hand_made), env=weaviate_stack.env)
+    readable = run_cli("audit-dataset", str(hand_made), env=weaviate_stack.env)
     assert readable.returncode == 1
     assert "vacuous ground truths" in readable.stdout and "unknown_property" in readable.stdout
     assert "gameability probes" in readable.stdout and "drop_integer_filter" in readable.stdout
