@@ -21,8 +21,8 @@ from pydantic import BaseModel, TypeAdapter
 
 from agent import AgentRun
 from dbgorilla import mcp_server
-from evaluation.audit.abstention import AbstentionAudit
 from evaluation.audit.report import AuditReport
+from evaluation.audit.unanswerable import AbstentionAudit
 from evaluation.formats import RepeatedEval, RepeatSummary, RunSummary
 from evaluation.records import EvalRecord
 from fixtures.loader import LoadReport

@@ -43,8 +43,8 @@ from inspect_ai.util import store
 from agent import ORACLE, TOOL_NAME, OracleModel, ToolDesign, ToolSet
 from agent.loop import RESULT_MAX_CHARS, SYSTEM_PROMPT
 from evaluation import runner
+from evaluation.ground_truth import Gold
 from evaluation.records import ARGUMENT_ERROR_CODES, EvalRecord, Outcome, PredictedCall
-from evaluation.scorer import Gold
 from evaluation.selection import select_abstentions, select_cases
 from evaluation.statistics import passed
 from executors import ExecutorError, WeaviateExecutor

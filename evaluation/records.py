@@ -107,7 +107,7 @@ class Scores(BaseModel):
     #: contract (`abstained_text` for a question the tool cannot answer).
     answer_text: bool | None = None
     abstained_text: bool | None = None
-    #: An abstention question: the answer said the database cannot answer it (`evaluation.abstention`).
+    #: An abstention question: the answer said the database cannot answer it (`evaluation.refusal`).
     abstained: bool | None = None
     #: An answerable question: the answer said the database cannot answer it (a false abstention).
     refused: bool | None = None

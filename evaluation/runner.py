@@ -22,8 +22,9 @@ from agent import ORACLE, AgentConfig, AgentRun, OracleModel, ToolDesign, ToolSe
 from agent.strategies import ExampleRetriever, build_strategy
 from agent.tokens import TokenCounter
 from evaluation.execution_match import SCORING_OPTIONS
+from evaluation.ground_truth import GroundTruthCache
 from evaluation.records import EvalRecord, Outcome, outcome_of, predicted_calls, raw_output, read_jsonl
-from evaluation.scorer import GroundTruthCache, Scorer
+from evaluation.scorer import Scorer
 from evaluation.summary import infrastructure_failed
 from executors import DatabaseSchema, ExecutorError, WeaviateExecutor
 from fixtures.datasets import AbstentionCase, Case

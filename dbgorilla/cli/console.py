@@ -20,11 +20,11 @@ from dbgorilla.config import Settings
 from dbgorilla.connection import connect
 from dbgorilla.errors import ConfigError, DbGorillaError, ExitCode, ServiceNotRunning
 from evaluation.orchestration import Driver, chat_driver, oracle_driver
+from evaluation.predictions import PredictionFileError
 from evaluation.records import ResultsFileError
 from evaluation.report import ReportError
 from evaluation.report.prices import PriceTableError
 from evaluation.runner import InfrastructureStopped, RunError
-from evaluation.scoring import PredictionFileError
 from executors import ScopeError
 from executors.index_health import IndexBroken
 from executors.ownership import NAMESPACE_ENV, InvalidNamespace, NotOurCollection, check_namespace

@@ -19,9 +19,9 @@ from dbgorilla.embedding.encoder import MiniLMEncoder
 from dbgorilla.errors import ExitCode, ServiceNotRunning
 from dbgorilla.local_models import DEFAULT_MODEL
 from evaluation.audit import AuditReport, audit_dataset
-from evaluation.audit.abstention import AbstentionAudit, audit_abstentions
 from evaluation.audit.answer_probes import CITING_RECEIVED
 from evaluation.audit.probes import PROBE_LIMIT, PROBE_SCORES
+from evaluation.audit.unanswerable import AbstentionAudit, audit_abstentions
 from fixtures.authoring import compose
 from fixtures.authoring.generate import generate_records
 from fixtures.datasets import load_paper_dataset, read_dataset, render

@@ -9,7 +9,8 @@ from typing import Any
 from rich.table import Table
 
 from dbgorilla.cli.console import out
-from evaluation.summary import CORE_KEYS, contract_note
+from evaluation.evaluators.contract import contract_note
+from evaluation.summary import CORE_KEYS
 
 
 def show_repeats(repeated: dict[str, Any], run_dir: Path) -> None:

@@ -26,7 +26,7 @@ from evaluation.orchestration import (
     run_repeats,
     write_repeats,
 )
-from evaluation.scoring import collection_names, read_predictions, rescore
+from evaluation.predictions import collection_names, read_predictions, rescore
 from evaluation.selection import select_questions
 from evaluation.strategies import use_strategy
 from evaluation.summary import summarize

@@ -57,8 +57,9 @@ from evaluation.audit.report import (
     VacuousQuery,
 )
 from evaluation.execution_match import SCORING_OPTIONS, compare, vacuity
+from evaluation.ground_truth import Gold, GroundTruthCache
 from evaluation.records import EvalRecord, Outcome
-from evaluation.scorer import Gold, GroundTruthCache, Scorer
+from evaluation.scorer import Scorer
 from executors import ExecutorError, QueryDatabaseArguments, QueryResult, WeaviateExecutor
 from fixtures.authoring.mutants import (
     MIN_CROSSED_SHARE,

@@ -29,8 +29,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 from agent.citations import check_citations
 from evaluation.answers import AnswerKey, KeyNumber, grade, matches, numbers_in
+from evaluation.ground_truth import Gold, GroundTruthCache
 from evaluation.records import EvalRecord
-from evaluation.scorer import Gold, GroundTruthCache
 from executors import SHORT_ID_CHARS, ExecutorError, QueryResult, short_id
 from executors.results import LLM_MAX_OBJECTS, number_text
 

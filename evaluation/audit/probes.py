@@ -25,9 +25,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from evaluation.ground_truth import Gold
 from evaluation.protocols import PROTOCOLS
 from evaluation.records import EvalRecord, Outcome, PredictedCall
-from evaluation.scorer import Gold, Scorer
+from evaluation.scorer import Scorer
 from executors.vocabulary import COMPONENT_FIELDS, COMPONENT_OF_FIELD, Component
 from fixtures.authoring.mutants import Mutant
 from fixtures.datasets import Case

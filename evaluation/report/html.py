@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
+from evaluation.evaluators.trajectory import TRAJECTORIES, trajectory
 from evaluation.records import EvalRecord, PredictedCall
 from evaluation.report.tables import failure_reasons
-from evaluation.trajectory import TRAJECTORIES, trajectory
 
 if TYPE_CHECKING:
     from evaluation.report import Report

@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from evaluation.summary import COMPONENTS
+from evaluation.evaluators.arguments import COMPONENTS
 
 #: Axis labels: a component's name broken onto two lines at its underscore.
 AXIS_LABELS = {component: component.replace("_", "\n") for component in COMPONENTS}

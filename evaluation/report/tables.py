@@ -12,35 +12,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evaluation.columns import Column
+from evaluation.evaluators import EVALUATORS, evaluator, failures
+from evaluation.evaluators.arguments import COMPLEXITIES, COMPONENTS, component_accuracy
 from evaluation.protocols import Protocol
 from evaluation.records import EvalRecord, Outcome
 from evaluation.report.runs import Run
 from evaluation.statistics import paired_comparison, passed, rate_with_interval, repeat_summary
-from evaluation.summary import COMPONENTS, component_accuracy, core
-from fixtures.datasets import Complexity
-
-COMPLEXITIES = tuple(c.value for c in Complexity)
-
-
-@dataclass(frozen=True)
-class Column:
-    key: str
-    header: str
-    kind: str = "text"  # text | int | rate | score | usd | seconds
-
-    def show(self, value: Any) -> str:
-        """Markdown/HTML text; the CSV keeps raw values (fractions, not percentages)."""
-        if value is None:
-            return "n/a"
-        if self.kind == "rate":
-            return f"{value * 100:.1f}%"
-        if self.kind == "score":
-            return f"{value:.3f}"
-        if self.kind == "usd":  # local runs cost fractions of a cent: keep them visible
-            return f"${value:.4f}" if value == 0 or value >= 0.01 else f"${value:.6f}"
-        if self.kind == "seconds":
-            return f"{value:.2f}"
-        return str(value)
+from evaluation.summary import core
 
 
 @dataclass
@@ -84,39 +63,22 @@ MATCH_COLUMNS = [
 LEADERBOARD_COLUMNS = [
     *RUN_COLUMNS,
     Column("tool_design", "Tool design"),
-    Column("first.exact_match", "Exact Match", "rate"),
-    Column("first.ast_score", "AST Score", "score"),
-    Column("simple", "Simple", "rate"),
-    Column("moderate", "Moderate", "rate"),
-    Column("complex", "Complex", "rate"),
-    Column("first.routing_accuracy", "Collection Routing", "rate"),
-    Column("no_tool_rate", "No Tool Call", "rate"),
-    Column("first.execution_match_exact", "Exec exact (first)", "rate"),
-    Column("final.execution_match_exact", "Exec exact (final)", "rate"),
-    Column("final.execution_match_subset", "Exec subset (final)", "rate"),
-    Column("final.execution_f1", "Exec F1 (final)", "score"),
-    Column("answer_accuracy", "Answer right", "rate"),
-    Column("abstained", "Said it cannot (unanswerable)", "rate"),
-    Column("citation_precision", "Citation precision", "rate"),
+    *(column for each in EVALUATORS for column in each.columns),
     Column("pass_interval", "Pass rate, 95% CI", "text"),
     Column("cost_usd", "Cost (USD)", "usd"),
     Column("latency_p50_s", "Latency p50 (s)", "seconds"),
     Column("latency_p95_s", "Latency p95 (s)", "seconds"),
     Column("cases", "Cases", "int"),
 ]
-LEADERBOARD_CAPTION = (
-    "Every number names its protocol: first = the model's first call (the DBGorilla paper's one-step protocol), "
-    "final = the calls the final answer rests on. Exact Match, AST Score, Simple/Moderate/Complex (Exact Match by "
-    "the ground truth's 1, 2, 3+ arguments) and Collection Routing are the paper's Figure 1 columns, under first; "
-    "No Tool Call is its Table 4. Exec compares the rows Weaviate returned for the prediction and the ground truth, "
-    "over cases whose ground truth ran and is not vacuous: exact = the same rows; subset = the same rows with extra "
-    "columns allowed; F1 over rows. Answer right = the final answer states the answer key (over questions with a "
-    "key). Said it cannot = on questions the tool cannot answer, the answer says so and guesses nothing. Citation "
-    "precision = of the object ids an answer cites, the share in a result the agent received. Pass = "
-    "answer right (said it cannot, where the tool cannot answer), or for a question without a key Exec exact "
-    "(final); its Wilson 95% interval shows "
-    "how far a run of this many questions can be trusted. Cost uses the price table (USD per 1M tokens). Sorted by "
-    "Exec exact (final), then AST Score."
+LEADERBOARD_CAPTION = " ".join(
+    [
+        "Every number names its protocol: first = the model's first call (the DBGorilla paper's one-step "
+        "protocol), final = the calls the final answer rests on.",
+        *(each.caption for each in EVALUATORS if each.caption),
+        "Pass = answer right (said it cannot, where the tool cannot answer), or for a question without a key Exec "
+        "exact (final); its Wilson 95% interval shows how far a run of this many questions can be trusted. Cost "
+        "uses the price table (USD per 1M tokens). Sorted by Exec exact (final), then AST Score.",
+    ]
 )
 
 
@@ -136,14 +98,11 @@ def leaderboard(runs: Sequence[Run]) -> Table:
     for run in runs:
         s = run.summary
         row = {"run": run.name, "model": run.model, "tool_design": run.tool_design, **flat(s["protocols"])}
-        row.update({c: s["by_complexity"].get(c, {}).get("first", {}).get("exact_match") for c in COMPLEXITIES})
+        for each in EVALUATORS:
+            row.update(each.leaderboard_values(s))
         verdicts = rate_with_interval([passed(r) for r in run.records])
         row.update(
-            answer_accuracy=(s.get("answers") or {}).get("accuracy"),
-            abstained=((s.get("abstention") or {}).get("accuracy") or {}).get("rate"),
-            citation_precision=(s.get("citations") or {}).get("precision"),
             pass_interval=f"{verdicts['rate']:.1%} {interval_text(verdicts)}" if verdicts["n"] else None,
-            no_tool_rate=s.get("no_tool_rate"),
             cost_usd=run.cost_usd,
             latency_p50_s=s.get("latency_p50_s"),
             latency_p95_s=s.get("latency_p95_s"),
@@ -320,20 +279,15 @@ def repeats_table(runs: Sequence[Run]) -> Table:
 
 
 KINDS = ("single-step", "multi-step", "unanswerable")
+#: The scores the table by question kind shows, in its order (each evaluator's `kind_columns`).
+KIND_SCORES = tuple(evaluator(name) for name in ("answer", "arguments", "execution", "trajectory", "citations"))
 KIND_COLUMNS = [
     Column("kind", "Questions"),
     *RUN_COLUMNS,
     Column("cases", "Cases", "int"),
     Column("pass_rate", "Pass rate", "rate"),
     Column("pass_interval", "95% CI", "text"),
-    Column("answer_accuracy", "Answer right", "rate"),
-    Column("keyed", "With a key", "int"),
-    Column("gold_calls_reached", "Every gold call reached", "rate"),
-    Column("first.exact_match", "Exact Match (first)", "rate"),
-    Column("final.execution_match_exact", "Exec exact (final)", "rate"),
-    Column("calls", "Calls per question", "score"),
-    Column("citing", "Answers citing objects", "int"),
-    Column("citation_precision", "Citation precision", "rate"),
+    *(column for each in KIND_SCORES for column in each.kind_columns),
 ]
 
 
@@ -347,28 +301,20 @@ def kind_table(runs: Sequence[Run]) -> Table:
             if not records:
                 continue
             verdicts = rate_with_interval([passed(r) for r in records])
-            keyed = [bool(r.scores.answer) for r in records if r.scores.answer is not None]
-            reached = [r.scores.gold_calls_reached == 1.0 for r in records if r.scores.gold_calls_reached is not None]
-            cited = [r.scores.citation_precision for r in records if r.scores.citation_precision is not None]
             answerable = [r for r in records if r.expected == "call"]
-            rows.append(
-                {
-                    "kind": kind,
-                    "run": run.name,
-                    "model": run.model,
-                    "cases": len(records),
-                    "pass_rate": verdicts["rate"],
-                    "pass_interval": interval_text(verdicts),
-                    "pass_bounds": verdicts["interval"],
-                    "answer_accuracy": _share(keyed),
-                    "keyed": len(keyed),
-                    "gold_calls_reached": _share(reached),
-                    **(flat({p.value: core(answerable, p) for p in Protocol}) if answerable else {}),
-                    "calls": sum(r.scores.calls_made for r in records) / len(records),
-                    "citing": len(cited),
-                    "citation_precision": sum(cited) / len(cited) if cited else None,
-                }
-            )
+            row = {
+                "kind": kind,
+                "run": run.name,
+                "model": run.model,
+                "cases": len(records),
+                "pass_rate": verdicts["rate"],
+                "pass_interval": interval_text(verdicts),
+                "pass_bounds": verdicts["interval"],
+                **(flat({p.value: core(answerable, p) for p in Protocol}) if answerable else {}),
+            }
+            for each in KIND_SCORES:
+                row.update(each.kind_values(records))
+            rows.append(row)
     caption = (
         "Multi-step questions need two or more dependent calls (a later call uses a value only an earlier result "
         "reveals); unanswerable ones ask for what the tool cannot do, and saying so passes. Pass and its Wilson 95% "
@@ -385,22 +331,12 @@ def interval_text(rate: dict[str, Any]) -> str:
     return f"[{low:.1%}, {high:.1%}]"
 
 
-def _share(flags: Sequence[bool]) -> float | None:
-    return sum(flags) / len(flags) if flags else None
-
-
 # -------------------------------------------------------------------------------------------- failures
 
 
 def failure_reasons(record: EvalRecord) -> list[str]:
     """Why a case counts against the model; empty for a case that passed everything scored."""
     if record.expected == "abstain":  # no call is right here; only the answer counts
-        return [] if record.scores.abstained else ["did not say it cannot"]
+        return failures(record)
     reasons = [] if record.outcome is Outcome.OK else [record.outcome.value.replace("_", " ")]
-    if not record.scores.first.exact_match and record.first_arguments is not None:
-        reasons.append("arguments differ")
-    if record.scores.final.execution_exact is False:
-        reasons.append("results differ")
-    if record.scores.answer is False:
-        reasons.append("answer wrong")
-    return reasons
+    return reasons + failures(record)

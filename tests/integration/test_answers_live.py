@@ -17,9 +17,9 @@ from agent.testing import MockOpenAIServer, Reply, call, text
 from dbgorilla.connection import connect
 from evaluation.audit import audit_dataset
 from evaluation.audit.answer_probes import answer_probe_rates, citation_probe_rates
+from evaluation.ground_truth import GroundTruthCache
 from evaluation.records import EvalRecord, Outcome
 from evaluation.runner import scoring_executor
-from evaluation.scorer import GroundTruthCache
 from executors import QueryDatabaseArguments
 from fixtures.authoring.multistep import compose_use_case
 from fixtures.datasets import Case, load_split, render, split_path

@@ -9,8 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from agent import OracleModel
-from evaluation.abstention import grade_abstention, refuses
 from evaluation.records import EvalRecord, Outcome, ProtocolScores, Scores
+from evaluation.refusal import grade_abstention, refuses
 from evaluation.runner import oracle_for
 from evaluation.scorer import Scorer
 from evaluation.statistics import passed

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from agent.answer import CommitError, FinalAnswer, parse_answer
-from evaluation.abstention import grade_committed_abstention
 from evaluation.answers import (
     AnswerKey,
     KeyNumber,
@@ -16,6 +15,7 @@ from evaluation.answers import (
     numbers_in,
     single_call_key,
 )
+from evaluation.refusal import grade_committed_abstention
 from executors import QueryResult
 from executors.results import GroupResult, TopOccurrence
 from executors.vocabulary import PropertyKind

@@ -11,11 +11,12 @@ import pytest
 
 from evaluation.argument_match import canonical, exact_as_written, score_canonical, try_canonical
 from evaluation.execution_match import compare, vacuity
+from evaluation.ground_truth import GroundTruthCache
+from evaluation.predictions import from_paper_results
 from evaluation.protocols import Protocol, protocol_calls
 from evaluation.records import EvalRecord, Outcome, PredictedCall
 from evaluation.runner import needs_rerun
-from evaluation.scorer import GroundTruthCache, Scorer, schema_from_calls
-from evaluation.scoring import from_paper_results
+from evaluation.scorer import Scorer, schema_from_calls
 from evaluation.selection import select_cases
 from executors import (
     CollectionSchema,

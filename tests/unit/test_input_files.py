@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from dbgorilla.errors import ExitCode
+from evaluation.predictions import PredictionFileError, read_predictions
 from evaluation.records import EvalRecord, Outcome, PredictedCall, ResultsFileError, read_jsonl, read_results
 from evaluation.report import ReportError, load_prices
 from evaluation.report.prices import PriceTableError
 from evaluation.runner import prepare_run_dir
-from evaluation.scoring import PredictionFileError, read_predictions
 from fixtures.datasets import (
     PAPER_EXAMPLE_PATH,
     DatasetFileError,

@@ -16,9 +16,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from evaluation.predictions import PredictionFileError, read_predictions, rescore
 from evaluation.records import EvalRecord, Outcome, PredictedCall, ResultsFileError, read_results
 from evaluation.report.prices import DEFAULT_PRICES, PriceTableError, load_prices
-from evaluation.scoring import PredictionFileError, read_predictions, rescore
 from fixtures.datasets import (
     PAPER_EXAMPLE_PATH,
     DatasetFileError,

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from evaluation.evaluators.trajectory import redundant_calls, trajectory, trajectory_summary
 from evaluation.records import EvalRecord, Outcome, PredictedCall, Scores
 from evaluation.summary import summarize
-from evaluation.trajectory import redundant_calls, trajectory, trajectory_summary
 
 LISTING = {"collection_name": "Courses"}
 COUNT = {"collection_name": "Courses", "integer_property_aggregation": {"property_name": "credits", "metrics": "COUNT"}}

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
+from evaluation.columns import Column
+from evaluation.evaluators.base import Evaluator, Results, ScoreContext, mean
 from evaluation.records import EvalRecord, Outcome
 from evaluation.statistics import passed
 
@@ -54,7 +57,7 @@ def trajectory(record: EvalRecord) -> str:
     return "wrong after failed calls" if failed else "wrong"
 
 
-def trajectory_summary(records: list[EvalRecord]) -> dict[str, Any]:
+def trajectory_summary(records: Sequence[EvalRecord]) -> dict[str, Any]:
     """How many questions took each path, and the failed and repeated calls per question."""
     counts = Counter(trajectory(r) for r in records)
     return {
@@ -64,3 +67,29 @@ def trajectory_summary(records: list[EvalRecord]) -> dict[str, Any]:
         if records
         else None,
     }
+
+
+class Trajectory(Evaluator):
+    """How many calls, steps and corrections a question took, and the path it took (`trajectory`)."""
+
+    name = "trajectory"
+    kind_columns = (Column("calls", "Calls per question", "score"),)
+
+    def evaluate(self, ctx: ScoreContext) -> Results:
+        return {"calls_made": len(ctx.record.predicted_calls)}
+
+    def summary(self, records: Sequence[EvalRecord], executed_scoring: bool) -> dict[str, Any]:
+        return {
+            "avg_calls_made": mean(r.scores.calls_made for r in records),
+            "avg_steps": mean(r.steps for r in records),
+            "avg_corrections": mean(r.corrections for r in records),
+            "recovered_text_call_rate": mean(
+                float(any(c.recovered_from_text for c in r.predicted_calls)) for r in records
+            ),
+        }
+
+    def overall(self, records: Sequence[EvalRecord]) -> dict[str, Any]:
+        return {"trajectories": trajectory_summary(records)}
+
+    def kind_values(self, records: Sequence[EvalRecord]) -> dict[str, Any]:
+        return {"calls": sum(r.scores.calls_made for r in records) / len(records) if records else None}

@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from evaluation.abstention import grade_abstention
 from evaluation.audit.probes import PROBE_LIMIT
+from evaluation.refusal import grade_abstention
 from evaluation.runner import oracle_for
 from executors import ExecutorError, PropertyKind, WeaviateExecutor
 from executors.results import number_text
