@@ -24,7 +24,6 @@ how much the two disagree).
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -162,13 +161,6 @@ def try_canonical(arguments: Any, schema: DatabaseSchema) -> Canonical | None:
         return canonical(arguments, schema)
     except ExecutorError:
         return None
-
-
-def as_written(arguments: Mapping[str, Any] | None) -> str | None:
-    """The raw JSON of a call, keys sorted (the comparison before validation)."""
-    if arguments is None:
-        return None
-    return json.dumps(arguments, sort_keys=True, default=str)
 
 
 def exact_as_written(truth: Mapping[str, Any], predicted: Mapping[str, Any] | None) -> bool:
