@@ -23,10 +23,9 @@ from agent.answer import FinalAnswer
 from agent.citations import strip_citations
 from executors import QueryResult
 from executors.results import number_text
-from executors.vocabulary import PropertyKind
+from executors.vocabulary import PERCENT_METRICS, PropertyKind
 from fixtures.datasets.chains import AnswerPart
 
-PERCENT_METRICS = frozenset({"PERCENTAGE_TRUE", "PERCENTAGE_FALSE"})
 UNKEYED_METRICS = frozenset({"TYPE"})
 
 _UNITS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]

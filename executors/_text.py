@@ -22,8 +22,10 @@ import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 
-#: Tokenizations whose filter semantics this module reproduces exactly.
-SUPPORTED_TOKENIZATIONS = ("field", "word", "whitespace", "lowercase")
+from executors.vocabulary import Tokenization
+
+#: Tokenizations whose filter semantics this module reproduces exactly: every one we create.
+SUPPORTED_TOKENIZATIONS = tuple(t.value for t in Tokenization)
 
 _GO_LATIN1_SPACES = frozenset("\t\n\v\f\r \x85\xa0")
 

@@ -22,6 +22,15 @@ class PropertyKind(str, Enum):
     BOOLEAN = "boolean"
 
 
+class Tokenization(str, Enum):
+    """The Weaviate tokenizations we create text properties with."""
+
+    WORD = "word"
+    FIELD = "field"
+    LOWERCASE = "lowercase"
+    WHITESPACE = "whitespace"
+
+
 class NumberOperator(str, Enum):
     EQUAL = "="
     LESS = "<"
@@ -65,6 +74,9 @@ class BooleanMetric(str, Enum):
     PERCENTAGE_TRUE = "PERCENTAGE_TRUE"
     PERCENTAGE_FALSE = "PERCENTAGE_FALSE"
 
+
+#: The metrics whose value is a share: an answer may state them as a percentage or a fraction.
+PERCENT_METRICS = frozenset({BooleanMetric.PERCENTAGE_TRUE.value, BooleanMetric.PERCENTAGE_FALSE.value})
 
 OPERATOR_ENUMS: dict[PropertyKind, type[Enum]] = {
     PropertyKind.NUMBER: NumberOperator,

@@ -4,6 +4,7 @@ vocabulary, small modules, and curated public APIs that change only on purpose."
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -84,30 +85,80 @@ def test_no_source_file_is_over_the_limit() -> None:
 
 OPERATOR_SYMBOLS = {op for ops in vocabulary.OPERATORS.values() for op in ops}
 METRIC_NAMES = {m for ms in vocabulary.METRICS.values() for m in ms}
+#: Metrics of one kind only (every kind takes COUNT and TYPE): two of them already make a table.
+KIND_METRIC_NAMES = METRIC_NAMES - {"COUNT", "TYPE"}
 SLOT_NAMES = set(vocabulary.COMPONENT_FIELDS)
+TOKENIZATION_NAMES = {t.value for t in vocabulary.Tokenization}
+#: (what, the names, how many of them in one place make a table, also spelled inside a text)
+VOCABULARIES = (
+    ("operators", OPERATOR_SYMBOLS, 3, False),
+    ("metrics", METRIC_NAMES, 3, True),
+    ("metrics", KIND_METRIC_NAMES, 2, True),
+    ("slots", SLOT_NAMES, 3, True),
+    ("tokenizations", TOKENIZATION_NAMES, 3, False),
+)
+WORDS = re.compile(r"[A-Za-z_]+")
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    kinds = ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
+    return {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, kinds) and node.body and isinstance(node.body[0], ast.Expr)
+    }
 
 
 def vocabulary_tables(path: Path) -> list[str]:
-    """Literal collections that spell out three or more operators, metrics or slot names."""
+    """Places that spell out the query vocabulary: a literal collection or an enum class holding three or
+    more operators, metrics, slot names or tokenizations (two metrics of one kind), or a text (a prompt,
+    not a docstring) naming three or more metrics or slot names."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    tree = ast.parse(path.read_text())
+    docstrings = _docstrings(tree)
+    for node in ast.walk(tree):
+        in_text = False
         if isinstance(node, ast.Dict):
-            items = node.keys + node.values
+            items = [key for key in node.keys if key is not None] + node.values
         elif isinstance(node, ast.Tuple | ast.List | ast.Set):
             items = node.elts
+        elif isinstance(node, ast.ClassDef):
+            items = [statement.value for statement in node.body if isinstance(statement, ast.Assign)]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            items, in_text = [ast.Constant(word) for word in WORDS.findall(node.value)], True
         else:
             continue
         strings = {item.value for item in items if isinstance(item, ast.Constant) and isinstance(item.value, str)}
-        for name, words in (("operators", OPERATOR_SYMBOLS), ("metrics", METRIC_NAMES), ("slots", SLOT_NAMES)):
-            if len(strings & words) >= 3:
+        for name, words, least, also_in_text in VOCABULARIES:
+            if (also_in_text or not in_text) and len(strings & words) >= least:
                 found.append(f"{path.relative_to(REPO)}:{node.lineno} {name}")
-    return found
+    return sorted(set(found))
 
 
 def test_the_query_vocabulary_has_one_owner() -> None:
     owner = REPO / "executors" / "vocabulary.py"
     assert vocabulary_tables(owner), "the scan must see the owner's own tables"
     assert [hit for path in sources() if path != owner for hit in vocabulary_tables(path)] == []
+
+
+#: What the scan missed before it was widened (issue 27): an enum of tokenizations, a pair of percent
+#: metrics, and a prompt that lists the slots and their metrics.
+MISSED = {
+    "enum": 'class Tokenization(str, Enum):\n    WORD = "word"\n    FIELD = "field"\n    LOWERCASE = "lowercase"\n',
+    "pair": 'PERCENT_METRICS = frozenset({"PERCENTAGE_TRUE", "PERCENTAGE_FALSE"})\n',
+    "tuple": 'SUPPORTED = ("field", "word", "whitespace", "lowercase")\n',
+    "prompt": 'HELP = """- integer_property_aggregation: {"metrics": COUNT|MIN|MAX}\n- groupby_property: a name"""\n',
+}
+
+
+@pytest.mark.parametrize("form", sorted(MISSED))
+def test_the_vocabulary_scan_sees_what_it_missed(form: str) -> None:
+    probe = REPO / "executors" / "_probe_for_vocabulary_test.py"
+    probe.write_text(MISSED[form])
+    try:
+        assert vocabulary_tables(probe)
+    finally:
+        probe.unlink()
 
 
 #: The curated public APIs. A change here is a deliberate API change (as httpx pins its own).
