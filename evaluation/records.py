@@ -80,6 +80,8 @@ class ProtocolScores(BaseModel):
     f1: float | None = None
 
 
+#: The format of a record's scores (results.jsonl): each field is a named result of the evaluator of
+#: its score (`evaluation.evaluators`; tests/unit/test_evaluators.py checks that every field has one).
 class Scores(BaseModel):
     """Per-case scores, one `ProtocolScores` per protocol (`evaluation.protocols`), and diagnostics."""
 

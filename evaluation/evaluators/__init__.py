@@ -1,9 +1,11 @@
-"""The scores, one evaluator each, in the order the results file, the summary and the report show them.
+"""The scores, one evaluator each (pydantic_evals' `Evaluator` is the pattern).
 
 The scorer runs every evaluator over a record's `ScoreContext` and keeps their named results as the
-record's `Scores`; `evaluation.summary` builds the run summary from their numbers, and the report
-takes their columns. A new score is a new `Evaluator` here (its results, numbers and columns), the
-fields it writes in `Scores` and the summary's format (`evaluation.formats`), and a test.
+record's `Scores`; `evaluation.summary` builds the run summary from their numbers, and the report takes
+their leaderboard columns (in this order), caption sentences and failure reasons. A new score is its
+evaluator module and a line here; the fields it writes in `Scores` and, if it adds summary numbers,
+in `evaluation.formats.RunSummary` (the published formats: docs/schemas are generated from them);
+and a test.
 """
 
 from __future__ import annotations
