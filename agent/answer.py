@@ -32,6 +32,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from agent.models import ANSWER_SCHEMA_NAME, ModelError, Usage, is_commit_request
+from llm import ChatModel, ChatRequest, ModelMessage, ModelRequest, ResponseFormat, ToolDefinition
 
 __all__ = [
     "ANSWER_SCHEMA",
@@ -169,9 +170,9 @@ def _number(value: float) -> str:
     return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
 
 
-def answer_format() -> dict[str, Any]:
-    """The commit turn's `response_format` (OpenAI's form; `SchemaForms` falls back from it)."""
-    return {"type": "json_schema", "json_schema": {"name": ANSWER_SCHEMA_NAME, "schema": ANSWER_SCHEMA}}
+def answer_format() -> ResponseFormat:
+    """The commit turn's response format (an OpenAI-compatible endpoint gets it the way it takes it)."""
+    return ResponseFormat(name=ANSWER_SCHEMA_NAME, json_schema=ANSWER_SCHEMA)
 
 
 def parse_answer(content: str | None) -> FinalAnswer:
@@ -207,15 +208,20 @@ class Commit(BaseModel):
 
 
 def commit_answer(
-    model: Any, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, prompt: str = COMMIT_PROMPT
+    model: ChatModel, messages: list[ModelMessage], tools: list[ToolDefinition] | None, prompt: str = COMMIT_PROMPT
 ) -> Commit:
     """One more turn: the conversation so far (ending with the model's prose answer), then the request
     to commit it as JSON of the schema. The tools are sent as before, so the server's cached prompt
     prefix still applies, with `tool_choice` "none": the reply is the JSON, not a call."""
-    asked = [*messages, {"role": "user", "content": prompt}]
+    asked = ChatRequest(
+        messages=[*messages, ModelRequest.user(prompt)],
+        tools=tools or [],
+        tool_choice="none" if tools else None,
+        response_format=answer_format(),
+    )
     started = time.perf_counter()
     try:
-        reply = model.complete(asked, tools or None, "none" if tools else None, response_format=answer_format())
+        reply = model.complete(asked)
     except ModelError as error:
         return Commit(error=f"{type(error).__name__}: {error}", latency_s=time.perf_counter() - started)
     commit = Commit(content=reply.content, usage=reply.usage, latency_s=reply.latency_s)

@@ -21,6 +21,17 @@ from agent.answer import Commit, FinalAnswer, commit_answer
 from agent.models import RESULT_OF, ModelError, ModelReply, RawToolCall, Usage
 from agent.tooldef import TOOL_NAME, ToolSet, ToolVariant
 from executors import ErrorPayload, ExecutorError, InvalidArgumentsError, QueryResult, UnknownToolError
+from llm import (
+    ChatModel,
+    ChatRequest,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    NamedTool,
+    ResponseFormat,
+    ToolChoice,
+    ToolReturnPart,
+)
 
 SYSTEM_PROMPT = (
     "You answer questions about a Weaviate database. Use the query_database tool to query it; "
@@ -58,7 +69,7 @@ class ExecutedCall(BaseModel):
 
 class Step(BaseModel):
     index: int
-    tool_choice: str | dict[str, Any] | None
+    tool_choice: ToolChoice | None
     content: str | None
     raw_response: dict[str, Any]
     calls: list[ExecutedCall] = Field(default_factory=list)
@@ -73,7 +84,8 @@ class AgentRun(BaseModel):
     outcome: StopReason
     final_answer: str | None = None
     steps: list[Step] = Field(default_factory=list)
-    messages: list[dict[str, Any]] = Field(default_factory=list)
+    #: The conversation, provider-neutral (`llm.messages`).
+    messages: list[ModelMessage] = Field(default_factory=list)
     corrections: int = 0
     recovered_text_calls: int = 0
     usage: Usage = Field(default_factory=Usage)
@@ -112,21 +124,21 @@ class AgentConfig(BaseModel):
 
 
 class Agent:
-    def __init__(self, model: Any, executor: Executor, tools: ToolSet, config: AgentConfig | None = None) -> None:
+    def __init__(self, model: ChatModel, executor: Executor, tools: ToolSet, config: AgentConfig | None = None) -> None:
         self.model = model
         self.executor = executor
         self.tools = tools
         self.config = config or AgentConfig()
 
-    def _tool_choice(self, step: int) -> str | dict[str, Any] | None:
+    def _tool_choice(self, step: int) -> ToolChoice:
         choice = self.config.later_tool_choice if step else self.config.first_tool_choice
         if choice is None:
             choice = "function" if getattr(self.model, "prefers_named_tool_choice", False) else "auto"
         if choice == "function":
             if self.tools.design.variant is ToolVariant.UNIFIED:
-                return {"type": "function", "function": {"name": TOOL_NAME}}
+                return NamedTool(name=TOOL_NAME)
             return "required"
-        return choice
+        return choice  # type: ignore[return-value]
 
     def run(self, question: str, on_call: Callable[[int, ExecutedCall], None] | None = None) -> AgentRun:
         """Answer `question`; `on_call(step, call)` hears each executed call as it finishes (streaming)."""
@@ -136,7 +148,8 @@ class Agent:
         if structured:
             system += "\n\n" + _structured_instructions(self.tools)
         asked = f"{self.config.question_preamble}{question}" if self.config.question_preamble else question
-        messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": asked}]
+        messages: list[ModelMessage] = [ModelRequest.prompt(system, asked)]
+        offered = [] if structured else self.tools.definitions()
         run = AgentRun(
             question=question, model=self.model.name, tool_design=self.tools.design.label(), outcome="max_steps"
         )
@@ -145,13 +158,14 @@ class Agent:
         for index in range(self.config.max_steps):
             choice = None if structured else self._tool_choice(index)
             try:
-                reply = self.model.complete(
-                    messages,
-                    None if structured else self.tools.tools,
-                    choice,
+                request = ChatRequest(
+                    messages=messages,
+                    tools=offered,
+                    tool_choice=choice,
                     response_format=_response_format() if structured else None,
                     parallel_tool_calls=self.tools.design.parallel_calls,
                 )
+                reply = self.model.complete(request)
             except ModelError as error:
                 run.outcome, run.error = error.outcome, str(error)  # type: ignore[assignment]
                 break
@@ -167,7 +181,7 @@ class Agent:
             run.steps.append(step)
             calls, recovered, answer = self._calls_of(reply, structured)
             if not calls:
-                messages.append({"role": "assistant", "content": answer or ""})
+                messages.append(ModelResponse.of(answer or ""))
                 run.final_answer = answer
                 run.outcome = "answered" if run.calls() else "no_tool_call"
                 break
@@ -187,7 +201,7 @@ class Agent:
             messages += self._feedback(reply, calls, step.calls, structured)
             failed_last_step = any(not call.ok for call in step.calls)
         if self.config.commit_answer and run.outcome in ("answered", "no_tool_call"):
-            run.commit = commit_answer(self.model, messages, None if structured else self.tools.tools)
+            run.commit = commit_answer(self.model, messages, offered or None)
             run.usage = run.usage + run.commit.usage
         run.messages = messages
         run.latency_s = time.perf_counter() - started
@@ -233,22 +247,16 @@ class Agent:
 
     def _feedback(
         self, reply: ModelReply, calls: list[RawToolCall], executed: list[ExecutedCall], structured: bool
-    ) -> list[dict[str, Any]]:
+    ) -> list[ModelMessage]:
         texts = [self._result_text(call) for call in executed]
         if structured:
             joined = "\n\n".join(f"{RESULT_OF}{i + 1}:\n{text}" for i, text in enumerate(texts))
-            return [{"role": "assistant", "content": reply.content or ""}, {"role": "user", "content": joined}]
-        assistant = {
-            "role": "assistant",
-            "content": reply.content or "",  # llama.cpp rejects None here
-            "tool_calls": [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in calls
-            ],
-        }
-        tool_messages = [
-            {"role": "tool", "tool_call_id": call.id, "content": text} for call, text in zip(calls, texts, strict=True)
+            return [ModelResponse.of(reply.content or ""), ModelRequest.user(joined)]
+        returns = [
+            ToolReturnPart(tool_call_id=call.id, tool_name=call.name, content=text)
+            for call, text in zip(calls, texts, strict=True)
         ]
-        return [assistant, *tool_messages]
+        return [ModelResponse.of(reply.content or "", calls), ModelRequest(parts=returns)]
 
     def _result_text(self, call: ExecutedCall) -> str:
         if call.error is not None:
@@ -276,11 +284,8 @@ class ResponseOrToolCall(BaseModel):
     tool_calls: list[ToolCallModel] | None = None
 
 
-def _response_format() -> dict[str, Any]:
-    return {
-        "type": "json_schema",
-        "json_schema": {"name": "ResponseOrToolCall", "schema": ResponseOrToolCall.model_json_schema()},
-    }
+def _response_format() -> ResponseFormat:
+    return ResponseFormat(name="ResponseOrToolCall", json_schema=ResponseOrToolCall.model_json_schema())
 
 
 def _structured_instructions(tools: ToolSet) -> str:

@@ -2,7 +2,8 @@
 
 `MockOpenAIServer` is a real HTTP server speaking the chat-completions protocol, scripted per
 test, so the real `openai` client (retries, timeouts, parsing) is exercised end to end.
-`FunctionModel` is the in-process variant for loop logic that needs no HTTP.
+`FunctionModel` is the in-process variant for loop logic that needs no HTTP: it reads the
+provider-neutral messages (`llm.messages`) directly.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from agent.models import ModelReply, RawToolCall, is_probe
+from llm import ChatRequest, ModelMessage, ModelReply, RawToolCall, ToolDefinition
+from llm.providers.openai_compatible import is_probe
 
 
 @dataclass
@@ -78,7 +80,7 @@ class MockOpenAIServer:
         self.script = script
         self.model = model
         self.requests: list[dict[str, Any]] = []
-        #: Proving requests answered (`agent.models.is_probe`), kept out of `requests` and the script.
+        #: Proving requests answered (`openai_compatible.is_probe`), kept out of `requests` and the script.
         self.probes = 0
         self.authorizations: list[str | None] = []
         self.port = _free_port()
@@ -139,25 +141,21 @@ class MockOpenAIServer:
 
 
 class FunctionModel:
-    """A chat model whose replies come from a Python function of the conversation."""
+    """A chat model whose replies come from a Python function of the conversation and the tools offered
+    (None when none are)."""
 
     prefers_named_tool_choice = False
 
-    def __init__(self, function: Callable[[list[dict[str, Any]], list[dict[str, Any]] | None], ModelReply]) -> None:
+    def __init__(self, function: Callable[[list[ModelMessage], list[ToolDefinition] | None], ModelReply]) -> None:
         self.name = "function-model"
         self.function = function
+        #: Each request's messages, tool choice and response format, in order.
         self.calls: list[dict[str, Any]] = []
 
-    def complete(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        tool_choice: str | dict[str, Any] | None,
-        response_format: dict[str, Any] | None = None,
-        parallel_tool_calls: bool | None = None,
-    ) -> ModelReply:
-        self.calls.append({"messages": list(messages), "tool_choice": tool_choice, "response_format": response_format})
-        return self.function(messages, tools)
+    def complete(self, request: ChatRequest) -> ModelReply:
+        asked = {"messages": list(request.messages), "tool_choice": request.tool_choice}
+        self.calls.append({**asked, "response_format": request.response_format})
+        return self.function(list(request.messages), request.tools or None)
 
 
 def tool_reply(name: str, arguments: dict[str, Any]) -> ModelReply:

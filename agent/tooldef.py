@@ -16,6 +16,7 @@ from typing import Any
 from agent.tokens import TokenCounter, estimate_counter
 from executors import CollectionSchema, DatabaseSchema, tool_parameters_schema
 from executors.vocabulary import AGGREGATION_FIELDS
+from llm import ToolDefinition
 
 TOOL_NAME = "query_database"
 DEFAULT_TOKEN_BUDGET = 1024
@@ -65,6 +66,10 @@ class ToolSet:
 
     def tool_names(self) -> list[str]:
         return [tool["function"]["name"] for tool in self.tools]
+
+    def definitions(self) -> list[ToolDefinition]:
+        """The tools as the model seam offers them (`llm.ToolDefinition`)."""
+        return [ToolDefinition.model_validate(tool["function"]) for tool in self.tools]
 
     def to_call_arguments(self, tool_name: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
         """Map a call of any variant back to `query_database` arguments; split off the rationale."""

@@ -19,11 +19,11 @@ from pathlib import Path
 import httpx
 
 from agent.llama_cpu import CPU_VARIANT_ENV, cpu_libraries, proven_variant
-from agent.models import PROBE_MESSAGES
 from dbgorilla.config import Settings, cache_dir
 from dbgorilla.errors import ConfigError, InfrastructureFailure, MissingDependency
 from dbgorilla.llama_build import prove_llama
 from dbgorilla.services import Echo, LocalService, ServiceStatus
+from llm.providers.openai_compatible import PROBE_MESSAGES
 
 
 @dataclass(frozen=True)

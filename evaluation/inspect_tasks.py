@@ -50,6 +50,15 @@ from evaluation.statistics import passed
 from executors import ExecutorError, WeaviateExecutor
 from fixtures.datasets import AbstentionCase, Case, read_dataset
 from fixtures.loader import ensure_loaded, names_of
+from llm import (
+    ChatRequest,
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    SystemPromptPart,
+    ToolDefinition,
+    ToolReturnPart,
+)
 
 #: The splits with a task each (`dbgorilla.inspect_tasks`); any split file works with `benchmark_task`.
 SPLITS = ("natural", "explicit", "multistep", "abstention")
@@ -318,17 +327,32 @@ def oracle_outputs(bench: Benchmark) -> OutputFunction:
     async def output(messages: list[ChatMessage], tools: list[ToolInfo], _choice: Any, _config: Any) -> ModelOutput:
         question = next(m.text for m in messages if m.role == "user")
         oracle = await anyio.to_thread.run_sync(_oracle, bench, by_query[question])
-        history = [{"role": m.role, "content": m.text} for m in messages]
-        offered = [
-            {"type": "function", "function": {"name": t.name, "parameters": t.parameters.model_dump()}} for t in tools
-        ]
-        reply = oracle.complete(history, offered, None)
+        reply = oracle.complete(ChatRequest(messages=_neutral(messages), tools=[_definition(t) for t in tools]))
         if reply.tool_calls:
             call = reply.tool_calls[0]
             return counted(ModelOutput.for_tool_call(ORACLE, call.name, json.loads(call.arguments)))
         return counted(ModelOutput.from_content(ORACLE, reply.content or ""))
 
     return output
+
+
+def _neutral(messages: list[ChatMessage]) -> list[ModelMessage]:
+    """inspect's messages as the seam's (the oracle reads the tool returns and the prompts)."""
+    neutral: list[ModelMessage] = []
+    for m in messages:
+        if m.role == "assistant":
+            neutral.append(ModelResponse.of(m.text))
+        elif m.role == "tool":
+            neutral.append(ModelRequest(parts=[ToolReturnPart(tool_call_id="", tool_name="", content=m.text)]))
+        elif m.role == "system":
+            neutral.append(ModelRequest(parts=[SystemPromptPart(content=m.text)]))
+        else:
+            neutral.append(ModelRequest.user(m.text))
+    return neutral
+
+
+def _definition(tool: ToolInfo) -> ToolDefinition:
+    return ToolDefinition(name=tool.name, description=tool.description, parameters=tool.parameters.model_dump())
 
 
 def counted(output: ModelOutput) -> ModelOutput:

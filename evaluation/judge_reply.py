@@ -12,8 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from agent import ChatModel
-from agent.models import SchemaForms, schema_format
+from llm import ChatModel, ChatRequest, ModelRequest, ResponseFormat, SystemPromptPart, UserPromptPart
 
 
 class Judge(Protocol):
@@ -93,28 +92,27 @@ def reply_schema(labels: Sequence[str]) -> dict[str, Any]:
 
 
 class ChatJudge:
-    """A `Judge` over any chat model: asks for the reply's schema the first way the endpoint accepts
-    (`agent.models.SchemaForms`), and keeps to that way once it has worked."""
+    """A `Judge` over any chat model. The reply's schema goes as the request's response format; an
+    OpenAI-compatible model sends it the first way the endpoint accepts (`SchemaForms`) and keeps to it."""
 
     def __init__(self, model: ChatModel) -> None:
         self.model = model
-        #: An OpenAI-compatible model falls back on its own; any other gets its own record of forms.
-        model_forms: SchemaForms | None = getattr(model, "schema_forms", None)
-        self._own_forms = model_forms is None
-        self.forms = model_forms or SchemaForms()
 
     @property
     def response_format(self) -> str | None:
-        """The way the reply's JSON was asked for in the end (None: never answered)."""
-        return self.forms.used
+        """The way the reply's JSON was asked for in the end (None: never answered, or not a form the model keeps)."""
+        forms = getattr(self.model, "schema_forms", None)
+        return getattr(forms, "used", None)
 
     def __call__(self, messages: list[dict[str, str]], schema: dict[str, Any] | None) -> str:
-        if schema is None:
-            return self._ask(messages, None)
-        if self._own_forms:
-            return self.forms.send(lambda form: self._ask(messages, form), "Ranking", schema)
-        return self._ask(messages, schema_format("json_schema", "Ranking", schema))
-
-    def _ask(self, messages: list[dict[str, str]], response_format: dict[str, Any] | None) -> str:
-        reply = self.model.complete(list(messages), None, None, response_format=response_format)
+        wanted = None if schema is None else ResponseFormat(name="Ranking", json_schema=schema)
+        prompt = ModelRequest(parts=[_part(m) for m in messages])
+        reply = self.model.complete(ChatRequest(messages=[prompt], response_format=wanted))
         return reply.content or ""
+
+
+def _part(message: dict[str, str]) -> SystemPromptPart | UserPromptPart:
+    """A judge prompt's message (system or user, as `JudgeLine.messages` records it) as a request part."""
+    if message["role"] == "system":
+        return SystemPromptPart(content=message["content"])
+    return UserPromptPart(content=message["content"])

@@ -18,6 +18,7 @@ from agent.models import DECOMPOSE_SCHEMA_PREFIX, ModelError, ModelReply, RawToo
 from agent.tooldef import OPERATION_KINDS, TOOL_NAME, ToolSet, ToolVariant, tool_function_name
 from executors import PropertyKind
 from executors.vocabulary import AGGREGATION_FIELDS, FIELD_KIND, FILTER_FIELDS, GROUPBY_FIELD, SEARCH_FIELD
+from llm import ChatRequest, ModelRequest, ResponseFormat
 
 #: The slots each kind may fill besides the filters (which every kind may); for search and group the
 #: first is required.
@@ -79,16 +80,9 @@ class _FirstCallDecided:
         self.usage = usage
         self.structured = structured
 
-    def complete(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        tool_choice: Any,
-        response_format: dict[str, Any] | None = None,
-        parallel_tool_calls: bool | None = None,
-    ) -> ModelReply:
+    def complete(self, request: ChatRequest) -> ModelReply:
         if self.pending is None:
-            return self.model.complete(messages, tools, tool_choice, response_format, parallel_tool_calls)
+            return self.model.complete(request)
         name, arguments = self.pending
         self.pending = None
         if self.structured:
@@ -133,11 +127,9 @@ class Decompose:
                 else:
                     schema = arguments_schema(tools, executor, decisions["collection"], decisions["kind"])
                 prompt = STEP_PROMPTS[step].format(**decisions)
-                messages = [{"role": "system", "content": system}, {"role": "user", "content": f"{asked}\n\n{prompt}"}]
-                spec = {"name": f"{DECOMPOSE_SCHEMA_PREFIX}{step}", "schema": schema}
-                reply = model.complete(
-                    messages, None, None, response_format={"type": "json_schema", "json_schema": spec}
-                )
+                wanted = ResponseFormat(name=f"{DECOMPOSE_SCHEMA_PREFIX}{step}", json_schema=schema)
+                messages = [ModelRequest.prompt(system, f"{asked}\n\n{prompt}")]
+                reply = model.complete(ChatRequest(messages=messages, response_format=wanted))
                 usage = usage + reply.usage
                 value = json.loads(reply.content or "{}")
                 decisions[step] = value if step == "arguments" else value.get(step)

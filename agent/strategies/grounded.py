@@ -20,6 +20,7 @@ from agent.loop import AgentConfig, AgentRun, ExecutedCall, Executor
 from agent.models import GROUNDED_SCHEMA_NAME, ModelError
 from agent.tooldef import ToolSet
 from executors import QueryResult
+from llm import ChatRequest, ModelRequest, ModelResponse, ResponseFormat
 
 #: Values listed at most (a listing of many objects would otherwise flood the turn).
 MAX_FACTS = 80
@@ -203,7 +204,7 @@ class Grounded:
             return run
         results = [call.result for call in _successful(run.calls())]
         facts = facts_of(results)
-        offered = None if tools.design.structured_output else tools.tools
+        offered = None if tools.design.structured_output else tools.definitions()
         if not facts:  # nothing to point at (no call, or only errors): the ordinary commit turn
             run.commit = commit_answer(model, run.messages, offered)
             run.usage = run.usage + run.commit.usage
@@ -214,16 +215,18 @@ class Grounded:
 
     def _commit(self, model: Any, run: AgentRun, facts: list[Fact], offered: Any) -> Commit:
         prompt = GROUNDED_PROMPT.format(facts="\n".join(f.line() for f in facts))
-        asked = [*run.messages, {"role": "user", "content": prompt}]
-        spec = {"name": GROUNDED_SCHEMA_NAME, "schema": grounded_schema(facts)}
-        schema = {"type": "json_schema", "json_schema": spec}
+        asked = [*run.messages, ModelRequest.user(prompt)]
+        schema = ResponseFormat(name=GROUNDED_SCHEMA_NAME, json_schema=grounded_schema(facts))
         notes: dict[str, Any] = {"facts": len(facts), "attempts": []}
         run.strategy_notes["grounded"] = notes
         total = Commit()
         started = time.perf_counter()
         for attempt in range(2):  # the answer, then at most one retry after the verify step
             try:
-                reply = model.complete(asked, offered or None, "none" if offered else None, response_format=schema)
+                request = ChatRequest(
+                    messages=asked, tools=offered or [], tool_choice="none" if offered else None, response_format=schema
+                )
+                reply = model.complete(request)
             except ModelError as error:
                 total.error = f"{type(error).__name__}: {error}"
                 break
@@ -238,7 +241,7 @@ class Grounded:
             if problem is None or attempt == 1:
                 total.answer, total.error = (answer, None) if problem is None else (answer, problem)
                 break
-            asked += [{"role": "assistant", "content": reply.content or ""}, {"role": "user", "content": problem}]
+            asked += [ModelResponse.of(reply.content or ""), ModelRequest.user(problem)]
         total.latency_s = time.perf_counter() - started
         return total
 

@@ -17,6 +17,7 @@ from agent.loop import AgentConfig, AgentRun, Executor
 from agent.models import PLAN_SCHEMA_NAME, ModelError, ModelReply, RawToolCall, Usage
 from agent.tooldef import TOOL_NAME, ToolSet, ToolVariant, tool_function_name
 from executors import QueryResult
+from llm import ChatRequest, ModelRequest, ResponseFormat
 
 MAX_STEPS = 3
 PICKS = ("none", "most_common", "least_common", "second_most_common", "highest", "lowest", "metric")
@@ -124,22 +125,15 @@ class _PlannedCalls:
         self.filled: list[dict[str, Any]] = []
         self.picked: dict[str, str | float] = {}
 
-    def complete(
-        self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        tool_choice: Any,
-        response_format: dict[str, Any] | None = None,
-        parallel_tool_calls: bool | None = None,
-    ) -> ModelReply:
+    def complete(self, request: ChatRequest) -> ModelReply:
         index = len(self.filled)
         if index and index <= len(self.recorder.results):  # pick from the call just made
             result = self.recorder.results[index - 1]
             value = pick(self.steps[index - 1], result) if result is not None else None
             if value is not None:
                 self.picked[f"step{index}"] = value
-        if index >= len(self.steps) or response_format is not None:
-            return self.model.complete(messages, tools, tool_choice, response_format, parallel_tool_calls)
+        if index >= len(self.steps) or request.response_format is not None:
+            return self.model.complete(request)
         arguments = fill(dict(self.steps[index].get("call") or {}), self.picked)
         self.filled.append(arguments)
         name = TOOL_NAME
@@ -171,13 +165,10 @@ class Plan:
         if tools.design.structured_output:  # the plan replays native calls only
             return self.inner.run(model, executor, tools, config, question, on_call)
         asked = f"{config.question_preamble}{question}" if config.question_preamble else question
-        messages = [
-            {"role": "system", "content": f"{config.system_prompt}\n\n{tools.description}"},
-            {"role": "user", "content": f"{asked}\n\n{PLAN_PROMPT}"},
-        ]
-        wanted = {"type": "json_schema", "json_schema": {"name": PLAN_SCHEMA_NAME, "schema": plan_schema(tools)}}
+        messages = [ModelRequest.prompt(f"{config.system_prompt}\n\n{tools.description}", f"{asked}\n\n{PLAN_PROMPT}")]
+        wanted = ResponseFormat(name=PLAN_SCHEMA_NAME, json_schema=plan_schema(tools))
         try:
-            reply = model.complete(messages, None, None, response_format=wanted)
+            reply = model.complete(ChatRequest(messages=messages, response_format=wanted))
             steps = list(json.loads(reply.content or "{}")["steps"])[:MAX_STEPS]
         except (ModelError, ValueError, KeyError, TypeError) as error:
             run = self.inner.run(model, executor, tools, config, question, on_call)

@@ -4,11 +4,9 @@ registers `load` and `drop` (`dbgorilla.cli.loading`) too."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Annotated
 
-import openai
 import typer
 from rich.table import Table
 
@@ -28,6 +26,7 @@ from fixtures.datasets import load_paper_dataset, read_dataset, render
 from fixtures.datasets.splits import SPLITS_DIR
 from fixtures.loader import resolve_use_case_names
 from fixtures.use_cases import get_use_cases
+from llm import ModelTimeout, ModelUnavailable, open_model, split_model_name
 
 
 def register(app: typer.Typer) -> None:
@@ -275,17 +274,15 @@ def generate(
         names = resolve_use_case_names(use_case)
     except KeyError as error:
         raise typer.BadParameter(str(error.args[0]), param_hint="--use-case") from None
-    client = openai.OpenAI(
-        base_url=base_url or Settings().model_base_url,
-        api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",
-        max_retries=2,
-    )
+    provider, name = split_model_name(model or DEFAULT_MODEL)
+    endpoint = base_url or (None if provider else Settings().model_base_url)  # a bare name: the local server's URL
+    where = {"base_url": endpoint} if endpoint else {}
+    # No bound on the reply (max_tokens=None) and the client's own 600 s timeout, as before the seam.
+    chat = open_model(provider or "openai", name, max_retries=2, timeout=600.0, max_tokens=None, **where)
     accepted = rejected = 0
     with output.open("w") as sink:
         for case in get_use_cases(names):
-            outcomes = generate_records(
-                client, model or DEFAULT_MODEL, case, attempts=attempts, limit=limit, json_mode=json_mode
-            )
+            outcomes = generate_records(chat, case, attempts=attempts, limit=limit, json_mode=json_mode)
             try:
                 for outcome in outcomes:
                     if outcome.record is not None:
@@ -294,8 +291,8 @@ def generate(
                     else:
                         rejected += 1
                         err.print(f"[yellow]rejected[/] {outcome.collection} {outcome.combination}: {outcome.problems}")
-            except openai.APIConnectionError as error:
-                raise ServiceNotRunning(f"cannot reach {client.base_url} ({error}); try `dbgorilla model up`") from None
+            except (ModelUnavailable, ModelTimeout) as error:
+                raise ServiceNotRunning(f"cannot reach {endpoint} ({error}); try `dbgorilla model up`") from None
     out.print(f"accepted {accepted}, rejected {rejected}; wrote {output}")
     if accepted == 0:
         raise typer.Exit(int(ExitCode.FAILURE))

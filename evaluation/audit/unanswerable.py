@@ -27,6 +27,7 @@ from executors.results import number_text
 from fixtures.datasets.abstention import AbstentionCase, evidence_issues, similar_properties
 from fixtures.loader import check_ours, names_of
 from fixtures.use_cases import get_use_case
+from llm import ChatRequest
 
 GOLD = "gold"
 
@@ -130,5 +131,5 @@ def _probes(executor: WeaviateExecutor, case: AbstentionCase) -> dict[str, str]:
 
 def _oracle_text(case: AbstentionCase) -> str:
     """What the oracle says: the answer every abstention question must accept."""
-    reply = oracle_for(case).complete([], None, None)
+    reply = oracle_for(case).complete(ChatRequest(messages=[]))
     return reply.content or ""

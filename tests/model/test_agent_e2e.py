@@ -16,6 +16,7 @@ from agent.tokens import estimate_counter
 from dbgorilla.local_models import SMOLLM2, TEST_MODEL, ModelService
 from dbgorilla.smoke import create_smoke_collection
 from executors import DatabaseSchema, WeaviateExecutor
+from llm import ModelResponse, NamedTool, ToolReturnPart
 from tests.conftest import fresh_settings, run_cli, settings_env
 
 pytestmark = [pytest.mark.model, pytest.mark.integration]
@@ -49,7 +50,7 @@ def test_small_model_drives_the_loop_through_weaviate(smollm: OpenAIChatModel, c
         client.collections.delete(NAME)
     assert run.steps, "the model was called"
     first = run.steps[0]
-    assert first.tool_choice == {"type": "function", "function": {"name": "query_database"}}
+    assert first.tool_choice == NamedTool(name="query_database")  # sent as OpenAI's named tool_choice
     assert first.calls, "a named tool_choice always yields a tool call from llama.cpp"
     call = first.calls[0]
     json.loads(call.raw_arguments)  # well-formed JSON, whatever its content
@@ -68,4 +69,4 @@ def test_small_model_drives_the_loop_through_weaviate(smollm: OpenAIChatModel, c
     assert run.steps[1].tool_choice == "auto"
     assert run.outcome in {"answered", "max_steps", "correction_limit"}
     assert run.usage.prompt_tokens > 0 and run.latency_s > 0
-    assert run.messages[2]["role"] == "assistant" and run.messages[3]["role"] == "tool"
+    assert isinstance(run.messages[1], ModelResponse) and isinstance(run.messages[2].parts[0], ToolReturnPart)

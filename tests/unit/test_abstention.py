@@ -18,6 +18,7 @@ from evaluation.summary import summarize
 from executors import DatabaseSchema
 from fixtures.datasets import AbstentionCase, evidence_issues, file_sha256, load_split, read_dataset, read_meta
 from fixtures.datasets.splits import split_path
+from llm import ChatRequest, ModelRequest, ToolDefinition
 
 QUESTION = "What is the average calorie count of the menu items?"
 SPLIT = read_dataset("abstention").abstentions
@@ -85,7 +86,12 @@ def test_the_split_has_four_questions_per_use_case_with_evidence() -> None:
 
 
 def test_the_oracle_says_why_and_makes_no_call() -> None:
-    reply = oracle_for(SPLIT[0]).complete([{"role": "user", "content": SPLIT[0].query}], [{"x": 1}], "required")
+    request = ChatRequest(
+        messages=[ModelRequest.user(SPLIT[0].query)],
+        tools=[ToolDefinition(name="x", parameters={})],
+        tool_choice="required",
+    )
+    reply = oracle_for(SPLIT[0]).complete(request)
     assert not reply.tool_calls and grade_abstention(reply.content, SPLIT[0].query).correct
     assert isinstance(oracle_for(SPLIT[0]), OracleModel)
 

@@ -31,6 +31,8 @@ from agent.tooldef import tool_function_name
 from executors import DatabaseSchema, QueryDatabaseArguments, ReferenceExecutor
 from executors.results import LLM_MAX_OBJECTS
 from executors.testing import sample_objects, sample_schema
+from llm import ModelMessage, ModelRequest, ModelResponse, ToolDefinition
+from llm.messages import tool_returns
 
 NAME = "Offline"
 SCHEMA = sample_schema(NAME)
@@ -46,7 +48,7 @@ def scripted(replies: Script) -> FunctionModel:
     """A model that answers with `replies` in order (an exception is raised instead of answered)."""
     queue = list(replies)
 
-    def reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> ModelReply:
+    def reply(messages: list[ModelMessage], tools: list[ToolDefinition] | None) -> ModelReply:
         if not queue:  # the commit turn of a script that ends with the prose answer
             raise ModelError("the script has no reply left")
         item = queue.pop(0)
@@ -80,8 +82,8 @@ def test_a_call_then_an_answer() -> None:
 def test_the_model_sees_the_executor_result_as_the_tool_message() -> None:
     model = scripted([tool_reply("query_database", OPEN_LATE), ModelReply(content="done")])
     run(model)
-    tool_messages = [m for m in model.calls[1]["messages"] if m["role"] == "tool"]
-    assert len(tool_messages) == 1 and "open_late: true" in tool_messages[0]["content"]
+    tool_messages = tool_returns(model.calls[1]["messages"])
+    assert len(tool_messages) == 1 and "open_late: true" in tool_messages[0].content
 
 
 def test_a_repeated_call_runs_but_the_model_is_told_it_has_the_result() -> None:
@@ -94,7 +96,7 @@ def test_a_repeated_call_runs_but_the_model_is_told_it_has_the_result() -> None:
     first, again, different = result.calls()
     assert again.ok and again.result == first.result and again.repeat_of == 0
     assert first.repeat_of is None and different.repeat_of is None
-    tools = [m["content"] for m in model.calls[3]["messages"] if m["role"] == "tool"]
+    tools = [m.content for m in tool_returns(model.calls[3]["messages"])]
     assert "open_late: true" in tools[0] and tools[1].startswith("This is the same call as in step 1;")
     assert "open_late" not in tools[1] and "Collection: Offline" in tools[2]
 
@@ -213,8 +215,8 @@ def test_after_the_prose_the_model_commits_a_typed_answer() -> None:
     assert result.answer == FinalAnswer(numbers=[12]) and result.commit.error is None
     asked = model.calls[-1]
     assert is_commit_request(asked["response_format"]) and asked["tool_choice"] == "none"
-    assert asked["messages"][-1] == {"role": "user", "content": COMMIT_PROMPT}
-    assert asked["messages"][-2] == {"role": "assistant", "content": "Twelve places."}
+    assert asked["messages"][-1] == ModelRequest.user(COMMIT_PROMPT)
+    assert asked["messages"][-2] == ModelResponse.of("Twelve places.")
     assert result.usage.completion_tokens == 40 and result.commit.usage.prompt_tokens == 900  # counted in the run's
 
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import openai
-
 from agent.testing import MockOpenAIServer, Reply, text
 from fixtures import Case, get_use_case
 from fixtures.authoring.generate import generate_records, parse_reply
+from llm import OpenAIChatModel
 from tests.conftest import fresh_settings, run_cli, settings_env
 
 GOOD = {
@@ -42,8 +41,8 @@ def test_parse_reply_finds_json_in_prose() -> None:
 def test_problems_are_fed_back_until_a_label_checks_out() -> None:
     script = [text("no json here"), text(json.dumps(WRONG_OPERATORS)), text(json.dumps(GOOD)), text("{}")]
     with MockOpenAIServer(script) as server:
-        client = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
-        outcomes = list(generate_records(client, "mock", get_use_case("restaurants"), attempts=3, limit=2))
+        model = OpenAIChatModel("mock", base_url=server.base_url, api_key="x", max_retries=0, max_tokens=None)
+        outcomes = list(generate_records(model, get_use_case("restaurants"), attempts=3, limit=2))
     first, second = outcomes
     assert first.attempts == 3 and isinstance(first.record, Case)
     assert first.record.ground_truth.to_tool_arguments() == GOOD["arguments"]
@@ -56,8 +55,8 @@ def test_problems_are_fed_back_until_a_label_checks_out() -> None:
 def test_a_label_that_does_not_distinguish_is_rejected() -> None:
     script = lambda body, index: text(json.dumps(KEEPS_EVERYTHING))  # noqa: E731
     with MockOpenAIServer(script) as server:
-        client = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
-        outcomes = list(generate_records(client, "mock", get_use_case("restaurants"), attempts=2, limit=11))
+        model = OpenAIChatModel("mock", base_url=server.base_url, api_key="x", max_retries=0, max_tokens=None)
+        outcomes = list(generate_records(model, get_use_case("restaurants"), attempts=2, limit=11))
     rated = outcomes[9]  # (no search, integer filter, integer aggregation, no group-by) goes to Restaurants
     assert rated.combination == (False, "integer", "integer", False)
     assert rated.collection == "Restaurants" and rated.record is None

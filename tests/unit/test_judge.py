@@ -25,6 +25,7 @@ from evaluation.judge import (
 from evaluation.judge_reply import ChatJudge, ReplyError, parse_reply, reply_schema
 from evaluation.records import EvalRecord, Outcome, PredictedCall
 from evaluation.report import ReportError, Run
+from llm import OpenAIChatModel
 
 Messages = list[dict[str, str]]
 
@@ -310,25 +311,16 @@ class StatusError(Exception):
         self.status_code = status_code
 
 
-class ScriptedEndpoint:
-    """A chat model that refuses some response formats, as real endpoints do."""
-
-    name = "scripted"
-    prefers_named_tool_choice = False
+class ScriptedEndpoint(OpenAIChatModel):
+    """An OpenAI-compatible model whose endpoint refuses some response formats, as real endpoints do."""
 
     def __init__(self, refuses: dict[str | None, Exception]) -> None:
+        super().__init__("scripted")
         self.refuses = refuses
         self.asked: list[str | None] = []
 
-    def complete(
-        self,
-        messages: Messages,
-        tools: Any,
-        tool_choice: Any,
-        response_format: Any = None,
-        parallel_tool_calls: Any = None,
-    ) -> ModelReply:
-        kind = response_format["type"] if response_format else None
+    def _create(self, body: dict[str, Any]) -> ModelReply:
+        kind = body["response_format"]["type"] if "response_format" in body else None
         self.asked.append(kind)
         if kind in self.refuses:
             error = self.refuses[kind]

@@ -16,12 +16,18 @@ from grimp import Layer
 import agent
 import executors
 import fixtures
+import llm
 from executors import vocabulary
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("dbgorilla", "evaluation", "agent", "fixtures", "executors")
+PACKAGES = ("dbgorilla", "evaluation", "agent", "fixtures", "executors", "llm")
 #: Top to bottom, as `[tool.importlinter]` in pyproject.toml writes them.
-LAYERS = [Layer("dbgorilla"), Layer("evaluation"), Layer("agent", "fixtures", independent=True), Layer("executors")]
+LAYERS = [
+    Layer("dbgorilla"),
+    Layer("evaluation"),
+    Layer("agent", "fixtures", independent=True),
+    Layer("executors", "llm", independent=True),
+]
 MAX_LINES = 450
 
 
@@ -181,6 +187,13 @@ PUBLIC_APIS = {
         "ExecutedCall", "ModelError", "ModelReply", "ModelTimeout", "ModelUnavailable", "OpenAIChatModel",
         "OracleModel", "RawToolCall", "ResponseOrToolCall", "Step", "StopReason", "ToolDesign", "ToolSet",
         "ToolVariant", "Usage", "build_tools", "schema_limit_violations",
+    ],
+    llm: [
+        "PROBE", "ChatModel", "ChatRequest", "ModelError", "ModelMessage", "ModelReply", "ModelRequest",
+        "ModelResponse", "ModelTimeout", "ModelUnavailable", "NamedTool", "OpenAIChatModel", "Provider",
+        "RawToolCall", "ResponseFormat", "SchemaForms", "SystemPromptPart", "TextPart", "ToolCallPart",
+        "ToolChoice", "ToolDefinition", "ToolReturnPart", "UnknownProvider", "Usage", "UserPromptPart",
+        "open_model", "providers", "register", "split_model_name",
     ],
 }  # fmt: skip
 

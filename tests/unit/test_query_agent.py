@@ -13,6 +13,8 @@ from agent.query_agent import ProgressMessage, QueryAgent, QueryAgentResponse
 from agent.testing import FunctionModel, tool_reply
 from executors import ReferenceExecutor, UnknownCollectionError
 from executors.testing import sample_objects, sample_schema
+from llm import ModelMessage, ToolDefinition
+from llm.messages import tool_returns
 
 NAME = "Places"
 OBJECTS = sample_objects(40, seed=3)
@@ -26,8 +28,8 @@ GROUPED = {"collection_name": NAME, "groupby_property": "cuisine"}
 def agent(*calls: dict[str, Any], answer: str = "Here they are.", **config: Any) -> QueryAgent:
     """A model that makes `calls` one per turn, then answers."""
 
-    def reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> ModelReply:
-        done = sum(1 for m in messages if m["role"] == "tool")
+    def reply(messages: list[ModelMessage], tools: list[ToolDefinition] | None) -> ModelReply:
+        done = len(tool_returns(messages))
         return tool_reply("query_database", calls[done]) if done < len(calls) else ModelReply(content=answer)
 
     executor = ReferenceExecutor(sample_schema(NAME), {NAME: OBJECTS})
@@ -74,8 +76,8 @@ def test_unknown_collections_are_a_typed_error() -> None:
 def citing_agent(invented: str = "") -> QueryAgent:
     """A model that lists places open late, then cites the first two ids the tool text showed it."""
 
-    def reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> ModelReply:
-        shown = [m["content"] for m in messages if m["role"] == "tool"]
+    def reply(messages: list[ModelMessage], tools: list[ToolDefinition] | None) -> ModelReply:
+        shown = [m.content for m in tool_returns(messages)]
         if not shown:
             return tool_reply("query_database", OPEN_LATE)
         ids = re.findall(r"\[([0-9a-f]{8})\]", shown[0])
@@ -101,8 +103,8 @@ def test_a_cited_id_no_result_contained_is_reported() -> None:
 def test_the_committed_answer_is_in_the_response_with_its_sources_and_missing_information() -> None:
     late = sorted(o.uuid for o in OBJECTS if o.properties.get("open_late") is True)
 
-    def reply(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> ModelReply:
-        if "Commit the answer" in str(messages[-1]["content"]):
+    def reply(messages: list[ModelMessage], tools: list[ToolDefinition] | None) -> ModelReply:
+        if "Commit the answer" in str(getattr(messages[-1].parts[-1], "content", "")):
             committed = {
                 "numbers": [len(late)],
                 "sources": [late[1][:8], "deadbeef"],  # one received, one never seen
@@ -110,7 +112,7 @@ def test_the_committed_answer_is_in_the_response_with_its_sources_and_missing_in
                 "missing_information": ["opening hours by day"],
             }
             return ModelReply(content=json.dumps(committed))
-        if not any(m["role"] == "tool" for m in messages):
+        if not tool_returns(messages):
             return tool_reply("query_database", OPEN_LATE)
         return ModelReply(content="Several places.")
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agent import ModelError
-from agent.models import SCHEMA_FORMS, SchemaForms
+from llm.providers.openai_compatible import SCHEMA_FORMS, SchemaForms
 
 SCHEMA = {"type": "object"}
 

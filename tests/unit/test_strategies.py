@@ -32,6 +32,8 @@ from evaluation.samples import SAMPLE_PATH, build_sample, read_sample
 from executors import DatabaseSchema, ReferenceExecutor
 from executors.testing import sample_objects, sample_schema
 from fixtures.datasets import Case, load_split
+from llm import ModelMessage, ResponseFormat, UserPromptPart
+from llm.messages import all_parts, tool_returns
 
 NAME = "Offline"
 SCHEMA = sample_schema(NAME)
@@ -48,8 +50,13 @@ def tools() -> Any:
     return build_tools(SCHEMA, counter=estimate_counter())
 
 
-def schema_name(response_format: dict[str, Any] | None) -> str | None:
-    return ((response_format or {}).get("json_schema") or {}).get("name")
+def schema_name(response_format: ResponseFormat | None) -> str | None:
+    return response_format.name if response_format is not None else None
+
+
+def content(message: ModelMessage) -> str:
+    """The text of a message's last part (a request's user prompt, a response's text)."""
+    return str(getattr(message.parts[-1], "content", ""))
 
 
 class Shelf:
@@ -73,13 +80,14 @@ SHELF = [
 def mean_model(point: Any = None) -> FunctionModel:
     """Calls the mean price, answers in prose, then commits (a FinalAnswer or, grounded, by `point`)."""
 
-    def reply(messages: list[dict[str, Any]], _tools: Any) -> ModelReply:
+    def reply(messages: list[ModelMessage], _tools: Any) -> ModelReply:
         response_format = model.calls[-1]["response_format"]
         if schema_name(response_format) == GROUNDED_SCHEMA_NAME:
-            return ModelReply(content=json.dumps(point(messages, len([m for m in messages if m["role"] == "user"]))))
+            users = [p for p in all_parts(messages) if isinstance(p, UserPromptPart)]
+            return ModelReply(content=json.dumps(point(messages, len(users))))
         if is_commit_request(response_format):
             return ModelReply(content=json.dumps({"numbers": [5]}))  # the miscopy grounded prevents
-        if not any(m["role"] == "tool" for m in messages):
+        if not tool_returns(messages):
             return tool_reply("query_database", MEAN_PRICE)
         return ModelReply(content="The average price is 5.")
 
@@ -120,37 +128,37 @@ def test_examples_go_in_the_user_turn_after_an_unchanged_prefix() -> None:
     run = build_strategy("examples", retriever=shelf).run(model, executor(), tools(), AgentConfig(), QUESTION)
     plain = mean_model()
     Agent(plain, executor(), tools(), AgentConfig()).run(QUESTION)
-    first, plain_first = model.calls[0]["messages"], plain.calls[0]["messages"]
+    first, plain_first = list(all_parts(model.calls[0]["messages"])), list(all_parts(plain.calls[0]["messages"]))
     assert first[0] == plain_first[0], "the system prompt (the cached prefix) is the same"
-    assert first[1]["role"] == "user" and first[1]["content"].endswith(QUESTION)
-    assert first[1]["content"] == examples_preamble(SHELF[:4]) + QUESTION
-    assert '"collection_name": "C3"' in first[1]["content"] and "C4" not in first[1]["content"]
+    assert isinstance(first[1], UserPromptPart) and first[1].content.endswith(QUESTION)
+    assert first[1].content == examples_preamble(SHELF[:4]) + QUESTION
+    assert '"collection_name": "C3"' in first[1].content and "C4" not in first[1].content
     assert shelf.asked == [(QUESTION, 4)]
     assert run.question == QUESTION and run.strategy == "examples"
     assert [e["question"] for e in run.strategy_notes["examples"]] == [e.question for e in SHELF[:4]]
 
 
 def test_grounded_copies_the_value_pointed_at_never_the_models_digits() -> None:
-    def point(messages: list[dict[str, Any]], _turn: int) -> dict[str, Any]:
-        [fact_id] = re.findall(r"^(c1\.price\.\S+) = ", messages[-1]["content"], re.MULTILINE)
+    def point(messages: list[ModelMessage], _turn: int) -> dict[str, Any]:
+        [fact_id] = re.findall(r"^(c1\.price\.\S+) = ", content(messages[-1]), re.MULTILINE)
         return {"numbers": [fact_id], "names": [], "groups": "", "cannot_answer": ""}
 
     model = mean_model(point)
     run = build_strategy("grounded").run(model, executor(), tools(), AgentConfig(), QUESTION)
     assert run.strategy == "grounded" and run.final_answer == "The average price is 5."
     assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean(), rel=1e-12)]
-    sent = model.calls[-1]["response_format"]["json_schema"]["schema"]
+    sent = model.calls[-1]["response_format"].json_schema
     assert "c1.price" in json.dumps(sent["properties"]["numbers"]["items"]["enum"])  # ids as a grammar
     assert len(run.strategy_notes["grounded"]["attempts"]) == 1
     assert run.usage.completion_tokens == sum(s.usage.completion_tokens for s in run.steps)  # no usage lost
 
 
 def test_grounded_verifies_and_retries_once() -> None:
-    def point(messages: list[dict[str, Any]], turn: int) -> dict[str, Any]:
+    def point(messages: list[ModelMessage], turn: int) -> dict[str, Any]:
         if turn == 2:  # the question, then the grounded request: points at nothing
             return {"numbers": [], "names": [], "groups": "", "cannot_answer": ""}
-        [fact_id] = re.findall(r"^(c1\.price\.\S+) = ", messages[-3]["content"], re.MULTILINE)
-        assert "pointed at no value" in messages[-1]["content"]
+        [fact_id] = re.findall(r"^(c1\.price\.\S+) = ", content(messages[-3]), re.MULTILINE)
+        assert "pointed at no value" in content(messages[-1])
         return {"numbers": [fact_id], "names": [], "groups": "", "cannot_answer": ""}
 
     run = build_strategy("grounded").run(mean_model(point), executor(), tools(), AgentConfig(), QUESTION)
@@ -219,11 +227,11 @@ def test_decompose_decides_in_three_enforced_steps_then_runs_the_call() -> None:
         "Decompose_arguments": {"integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"}},
     }
 
-    def reply(messages: list[dict[str, Any]], tools_sent: Any) -> ModelReply:
+    def reply(messages: list[ModelMessage], tools_sent: Any) -> ModelReply:
         name = schema_name(model.calls[-1]["response_format"])
         if name in decisions:
-            asked.append((name, model.calls[-1]["response_format"]["json_schema"]["schema"]))
-            assert tools_sent is None and messages[-1]["content"].startswith(QUESTION)
+            asked.append((name, model.calls[-1]["response_format"].json_schema))
+            assert tools_sent is None and content(messages[-1]).startswith(QUESTION)
             return ModelReply(content=json.dumps(decisions[name]))
         if is_commit_request(model.calls[-1]["response_format"]):
             return ModelReply(content=json.dumps({"numbers": [1]}))
@@ -289,10 +297,10 @@ def test_plan_fills_a_later_call_from_an_earlier_result() -> None:
     }
     plan = {"steps": [{"call": by_cuisine, "pick": "most_common"}, {"call": then, "pick": "metric"}]}
 
-    def reply(messages: list[dict[str, Any]], _tools: Any) -> ModelReply:
+    def reply(messages: list[ModelMessage], _tools: Any) -> ModelReply:
         name = schema_name(model.calls[-1]["response_format"])
         if name == "QueryPlan":
-            assert '"{step1}"' in messages[-1]["content"]
+            assert '"{step1}"' in content(messages[-1])
             return ModelReply(content=json.dumps(plan))
         if is_commit_request(model.calls[-1]["response_format"]):
             return ModelReply(content=json.dumps({"numbers": [1]}))
@@ -324,8 +332,8 @@ def test_grounded_computes_a_difference_of_two_values_pointed_at() -> None:
 
 
 def test_the_python_api_takes_a_strategy() -> None:
-    def point(messages: list[dict[str, Any]], _turn: int) -> dict[str, Any]:
-        [fact_id] = re.findall(r"^(c1\.price\.\S+) = ", messages[-1]["content"], re.MULTILINE)
+    def point(messages: list[ModelMessage], _turn: int) -> dict[str, Any]:
+        [fact_id] = re.findall(r"^(c1\.price\.\S+) = ", content(messages[-1]), re.MULTILINE)
         return {"numbers": [fact_id], "names": [], "groups": "", "cannot_answer": ""}
 
     agent = QueryAgent(None, model=mean_model(point), executor=executor(), strategy="grounded")
