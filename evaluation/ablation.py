@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from agent import ToolDesign
 from agent.tooldef import ToolVariant
-from evaluation.protocols import Protocol
+from evaluation.protocols import ScoringProtocol
 from evaluation.records import EvalRecord, Outcome
 from evaluation.statistics import paired_comparison, passed, rate_with_interval
 from evaluation.summary import core
@@ -87,8 +87,8 @@ def ablation_table(
     rows = []
     for name in sorted(runs, key=lambda n: (n != BASELINE, _order(n))):
         records = [r for r in runs[name] if r.expected == "call"]
-        first = core(records, Protocol.FIRST) if records else {}
-        final = core(records, Protocol.FINAL) if records else {}
+        first = core(records, ScoringProtocol.FIRST) if records else {}
+        final = core(records, ScoringProtocol.FINAL) if records else {}
         keyed = [r.scores.answer for r in records if r.scores.answer is not None]
         rows.append(
             AblationRow(

@@ -20,20 +20,20 @@ if TYPE_CHECKING:
     from evaluation.records import EvalRecord, PredictedCall
 
 
-class Protocol(str, Enum):
+class ScoringProtocol(str, Enum):
     FIRST = "first"
     FINAL = "final"
 
 
-PROTOCOLS = tuple(Protocol)
+PROTOCOLS = tuple(ScoringProtocol)
 
 
-def protocol_calls(record: EvalRecord, protocol: Protocol) -> list[PredictedCall]:
+def protocol_calls(record: EvalRecord, protocol: ScoringProtocol) -> list[PredictedCall]:
     """The calls `protocol` scores, in the order they were made."""
     calls = record.predicted_calls
     if not calls:
         return []
-    if protocol is Protocol.FIRST:
+    if protocol is ScoringProtocol.FIRST:
         first = calls[0].step
         return [c for c in calls if c.step == first]
     answered = [c.step for c in calls if c.ok]

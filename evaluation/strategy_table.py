@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from evaluation.ablation import percent
-from evaluation.protocols import Protocol
+from evaluation.protocols import ScoringProtocol
 from evaluation.records import EvalRecord, Outcome
 from evaluation.statistics import paired_comparison, passed, rate_with_interval
 from evaluation.summary import core
@@ -64,7 +64,7 @@ def strategy_rows(runs: Mapping[str, Sequence[EvalRecord]]) -> list[StrategyRow]
                     questions=len(records),
                     passed=rate_with_interval([passed(r) for r in records]),
                     answer_accuracy=round(sum(keyed) / len(keyed), 6) if keyed else None,
-                    exact_match=core(records, Protocol.FIRST).get("exact_match") if answerable else None,
+                    exact_match=core(records, ScoringProtocol.FIRST).get("exact_match") if answerable else None,
                     calls_per_question=_mean([r.scores.calls_made for r in records]),
                     false_abstention=_mean([float(bool(r.scores.refused)) for r in records]) if answerable else None,
                     prompt_tokens=_mean([r.prompt_tokens for r in records]),

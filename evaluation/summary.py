@@ -19,7 +19,7 @@ from typing import Any
 
 from evaluation.evaluators import EVALUATORS, mean
 from evaluation.formats import RunSummary
-from evaluation.protocols import PROTOCOLS, Protocol
+from evaluation.protocols import PROTOCOLS, ScoringProtocol
 from evaluation.records import EvalRecord, Outcome
 from executors import Blame, codes_blaming
 
@@ -43,9 +43,11 @@ def percentile(values: list[float], q: float) -> float | None:
     return round(statistics.quantiles(ordered, n=100, method="inclusive")[int(q) - 1], 4)
 
 
-def core(records: Sequence[EvalRecord], protocol: Protocol | str, executed_scoring: bool = True) -> dict[str, Any]:
+def core(
+    records: Sequence[EvalRecord], protocol: ScoringProtocol | str, executed_scoring: bool = True
+) -> dict[str, Any]:
     """The headline numbers of one protocol for any set of records: each score's, in the evaluators' order."""
-    name = Protocol(protocol)
+    name = ScoringProtocol(protocol)
     return {
         key: value
         for each in EVALUATORS
@@ -55,7 +57,7 @@ def core(records: Sequence[EvalRecord], protocol: Protocol | str, executed_scori
 
 
 #: The numbers of `core`, in the order tables show them.
-CORE_KEYS = tuple(core([], Protocol.FIRST))
+CORE_KEYS = tuple(core([], ScoringProtocol.FIRST))
 
 
 def by_protocol(records: Sequence[EvalRecord], executed_scoring: bool = True) -> dict[str, dict[str, Any]]:

@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from dbgorilla.cli.console import err
 from evaluation import runner
-from evaluation.protocols import Protocol
+from evaluation.protocols import ScoringProtocol
 from evaluation.records import EvalRecord
 from evaluation.summary import core
 
@@ -22,7 +22,7 @@ def _running_scores(records: list[EvalRecord]) -> str:
     unanswerable = [r for r in records if r.expected == "abstain"]
     parts = []
     if answerable:
-        first, final = core(answerable, Protocol.FIRST), core(answerable, Protocol.FINAL)
+        first, final = core(answerable, ScoringProtocol.FIRST), core(answerable, ScoringProtocol.FINAL)
         parts.append(f"EM(first) {first['exact_match']:.2f}  AST(first) {first['ast_score']:.2f}")
         if final["execution_match_exact"] is not None:
             parts.append(f"EX(final) {final['execution_match_exact']:.2f}")

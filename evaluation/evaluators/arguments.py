@@ -15,7 +15,7 @@ from evaluation.argument_match import (
 )
 from evaluation.columns import Column
 from evaluation.evaluators.base import Evaluator, Results, ScoreContext, mean
-from evaluation.protocols import PROTOCOLS, Protocol, protocol_calls
+from evaluation.protocols import PROTOCOLS, ScoringProtocol, protocol_calls
 from evaluation.records import EvalRecord, Outcome
 from executors import Component
 from fixtures.datasets import Complexity
@@ -75,7 +75,7 @@ class Arguments(Evaluator):
             ["arguments differ"] if not record.scores.first.exact_match and record.first_arguments is not None else []
         )
 
-    def protocol_numbers(self, records: Sequence[EvalRecord], protocol: Protocol) -> dict[str, Any]:
+    def protocol_numbers(self, records: Sequence[EvalRecord], protocol: ScoringProtocol) -> dict[str, Any]:
         scores = [r.scores.of(protocol.value) for r in records]
         return {
             "exact_match": mean(float(s.exact_match) for s in scores),
@@ -98,10 +98,10 @@ class Arguments(Evaluator):
         return {**values, "no_tool_rate": summary.get("no_tool_rate")}
 
 
-def component_accuracy(records: Sequence[EvalRecord], protocol: Protocol | str) -> dict[str, dict[str, Any]]:
+def component_accuracy(records: Sequence[EvalRecord], protocol: ScoringProtocol | str) -> dict[str, dict[str, Any]]:
     """Per component: how often it was right where the ground truth used it, and how often the
     prediction added it where the ground truth did not (the paper's per-component view)."""
-    name = Protocol(protocol).value
+    name = ScoringProtocol(protocol).value
     table = {}
     for component in COMPONENTS:
         needed = [r for r in records if component in r.components]
@@ -117,7 +117,7 @@ def component_accuracy(records: Sequence[EvalRecord], protocol: Protocol | str) 
 def _predicted(record: EvalRecord, protocol: str) -> set[str]:
     """The components the protocol's calls used."""
     used: set[str] = set()
-    for call in protocol_calls(record, Protocol(protocol)):
+    for call in protocol_calls(record, ScoringProtocol(protocol)):
         arguments = call.arguments or {}
         used |= {label for field, label in COMPONENT_LABELS.items() if arguments.get(field) not in (None, "", {})}
     return used

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from evaluation.argument_match import Canonical, try_canonical
 from evaluation.columns import Column
 from evaluation.ground_truth import Gold, TruthOutcome
-from evaluation.protocols import Protocol, protocol_calls
+from evaluation.protocols import ScoringProtocol, protocol_calls
 from evaluation.records import EvalRecord, PredictedCall
 from executors import Blame, DatabaseSchema, ExecutorError, QueryResult, WeaviateExecutor
 
@@ -74,14 +74,14 @@ class ScoreContext:
     final_truths: list[Canonical] = field(default_factory=list)
     final_truth: TruthOutcome | None = None
 
-    def targets(self, protocol: Protocol) -> tuple[list[Canonical], TruthOutcome | None]:
+    def targets(self, protocol: ScoringProtocol) -> tuple[list[Canonical], TruthOutcome | None]:
         """The accepted ground truths and the executed one a protocol's calls are scored against."""
-        return (self.truths, self.truth) if protocol is Protocol.FIRST else (self.final_truths, self.final_truth)
+        return (self.truths, self.truth) if protocol is ScoringProtocol.FIRST else (self.final_truths, self.final_truth)
 
-    def calls(self, protocol: Protocol) -> list[PredictedCall]:
+    def calls(self, protocol: ScoringProtocol) -> list[PredictedCall]:
         return protocol_calls(self.record, protocol)
 
-    def predicted(self, protocol: Protocol) -> Canonical | None:
+    def predicted(self, protocol: ScoringProtocol) -> Canonical | None:
         """The protocol's one call in canonical form; None for no call, several, or one the executor rejects."""
         calls = self.calls(protocol)
         if len(calls) != 1 or not calls[0].arguments or self.schema is None:
@@ -128,7 +128,7 @@ class Evaluator(ABC):
         """Why this score counts the record against the model (empty: it does not)."""
         return []
 
-    def protocol_numbers(self, records: Sequence[EvalRecord], protocol: Protocol) -> dict[str, Any]:
+    def protocol_numbers(self, records: Sequence[EvalRecord], protocol: ScoringProtocol) -> dict[str, Any]:
         return {}
 
     def slice_numbers(self, records: Sequence[EvalRecord]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 from evaluation.columns import Column
 from evaluation.evaluators.base import Evaluator, Results, ScoreContext, mean
 from evaluation.execution_match import compare, vacuity
-from evaluation.protocols import PROTOCOLS, Protocol, protocol_calls
+from evaluation.protocols import PROTOCOLS, ScoringProtocol, protocol_calls
 from evaluation.records import EvalRecord
 from executors import QueryResult
 
@@ -65,7 +65,7 @@ class Execution(Evaluator):
     def failures(self, record: EvalRecord) -> list[str]:
         return ["results differ"] if record.scores.final.execution_exact is False else []
 
-    def protocol_numbers(self, records: Sequence[EvalRecord], protocol: Protocol) -> dict[str, Any]:
+    def protocol_numbers(self, records: Sequence[EvalRecord], protocol: ScoringProtocol) -> dict[str, Any]:
         scored = [r.scores.of(protocol.value) for r in executed(records)]
         return {
             "execution_match_exact": mean(float(bool(s.execution_exact)) for s in scored),
@@ -94,9 +94,9 @@ class Execution(Evaluator):
         }
 
 
-def disagreement(records: Sequence[EvalRecord], protocol: Protocol | str) -> dict[str, Any]:
+def disagreement(records: Sequence[EvalRecord], protocol: ScoringProtocol | str) -> dict[str, Any]:
     """Where argument match and execution match disagree, both ways, under one protocol."""
-    name = Protocol(protocol).value
+    name = ScoringProtocol(protocol).value
     scored = executed(records)
     args_only = [r for r in scored if r.scores.of(name).exact_match and not r.scores.of(name).execution_exact]
     exec_only = [r for r in scored if r.scores.of(name).execution_exact and not r.scores.of(name).exact_match]
@@ -106,7 +106,7 @@ def disagreement(records: Sequence[EvalRecord], protocol: Protocol | str) -> dic
             "id": record.id,
             "query": record.query,
             "ground_truth": record.ground_truth,
-            "prediction": [c.arguments for c in protocol_calls(record, Protocol(name))],
+            "prediction": [c.arguments for c in protocol_calls(record, ScoringProtocol(name))],
         }
 
     return {

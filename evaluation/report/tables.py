@@ -15,7 +15,7 @@ from typing import Any
 from evaluation.columns import Column
 from evaluation.evaluators import EVALUATORS, evaluator, failures
 from evaluation.evaluators.arguments import COMPLEXITIES, COMPONENTS, component_accuracy
-from evaluation.protocols import Protocol
+from evaluation.protocols import ScoringProtocol
 from evaluation.records import EvalRecord, Outcome
 from evaluation.report.runs import Run
 from evaluation.statistics import paired_comparison, passed, rate_with_interval, repeat_summary
@@ -199,12 +199,12 @@ def component_values(run: Run) -> dict[str, dict[str, Any]]:
     """Per component, under `first` (the paper's Figure 5 is Exact Match there): the numbers over the
     cases whose ground truth uses it, how often the component itself was right, how often it was
     added unasked, and the execution numbers under `final`."""
-    accuracy = component_accuracy(run.records, Protocol.FIRST)
+    accuracy = component_accuracy(run.records, ScoringProtocol.FIRST)
     values = {}
     for component in COMPONENTS:
         cases = [r for r in run.records if component in r.components]
-        numbers: dict[str, Any] = {"cases": len(cases), **core(cases, Protocol.FIRST)}
-        numbers.update(flat({p.value: core(cases, p) for p in Protocol}))
+        numbers: dict[str, Any] = {"cases": len(cases), **core(cases, ScoringProtocol.FIRST)}
+        numbers.update(flat({p.value: core(cases, p) for p in ScoringProtocol}))
         numbers.update(component_accuracy=accuracy[component]["accuracy"], spurious=accuracy[component]["spurious"])
         values[component] = numbers
     return values
@@ -310,7 +310,7 @@ def kind_table(runs: Sequence[Run]) -> Table:
                 "pass_rate": verdicts["rate"],
                 "pass_interval": interval_text(verdicts),
                 "pass_bounds": verdicts["interval"],
-                **(flat({p.value: core(answerable, p) for p in Protocol}) if answerable else {}),
+                **(flat({p.value: core(answerable, p) for p in ScoringProtocol}) if answerable else {}),
             }
             for each in KIND_SCORES:
                 row.update(each.kind_values(records))

@@ -13,7 +13,7 @@ from evaluation.argument_match import canonical, exact_as_written, score_canonic
 from evaluation.execution_match import compare, vacuity
 from evaluation.ground_truth import GroundTruthCache
 from evaluation.predictions import from_paper_results
-from evaluation.protocols import Protocol, protocol_calls
+from evaluation.protocols import ScoringProtocol, protocol_calls
 from evaluation.records import EvalRecord, Outcome, PredictedCall
 from evaluation.runner import needs_rerun
 from evaluation.scorer import Scorer, schema_from_calls
@@ -282,8 +282,8 @@ def test_any_call_is_a_diagnostic_not_a_score() -> None:
 
 def test_protocol_calls_pick_the_first_step_and_the_last_answered_step() -> None:
     record = trajectory(call(0, WRONG, ok=False), call(1, RIGHT), call(2, WRONG, ok=False))
-    assert [c.step for c in protocol_calls(record, Protocol.FIRST)] == [0]
-    assert [c.step for c in protocol_calls(record, Protocol.FINAL)] == [1]
+    assert [c.step for c in protocol_calls(record, ScoringProtocol.FIRST)] == [0]
+    assert [c.step for c in protocol_calls(record, ScoringProtocol.FINAL)] == [1]
 
 
 # --- the small defects, each pinned ------------------------------------------------------------------
