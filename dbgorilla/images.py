@@ -14,6 +14,7 @@ Users who can reach a registry keep the official images: docker/docker-compose.y
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.metadata
 import os
@@ -23,6 +24,7 @@ import sys
 import tarfile
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -133,6 +135,51 @@ def _debian_mirror() -> str:
     return os.environ.get("DBGORILLA_DEBIAN_MIRROR", "http://deb.debian.org/debian")
 
 
+def _unmount_below(path: Path) -> None:
+    """Unmount what a failed debootstrap left mounted in its chroot (it mounts proc and sys), deepest
+    first, so that removing the folder never walks into the host's /proc."""
+    root = str(path.resolve())
+    mounts = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines() if len(line.split()) > 1]
+    for point in sorted((m for m in mounts if m == root or m.startswith(root + "/")), key=len, reverse=True):
+        subprocess.run(["umount", "-l", point], capture_output=True)
+
+
+def _clear(work: Path) -> None:
+    if work.exists():
+        _unmount_below(work)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+#: debootstrap fails now and then while installing base packages (seen once here, on a fresh machine,
+#: and the next try passed); a second try from a clean folder is cheap beside a failed test tier.
+DEBOOTSTRAP_TRIES = 2
+
+
+def _debootstrap(work: Path, rootfs: Path, echo: Echo) -> None:
+    mirror = _debian_mirror()
+    command = [
+        "debootstrap",
+        "--variant=minbase",
+        f"--include={','.join(BASE_PACKAGES)}",
+        BASE_SUITE,
+        str(rootfs),
+        mirror,
+    ]
+    failures = []
+    for attempt in range(1, DEBOOTSTRAP_TRIES + 1):
+        _clear(work)
+        work.mkdir(parents=True)
+        echo(f"images: debootstrap {BASE_SUITE} (minbase, {', '.join(BASE_PACKAGES)}) from {mirror}, try {attempt}")
+        result = subprocess.run(command, capture_output=True, text=True)
+        if result.returncode == 0:
+            return
+        log = rootfs / "debootstrap" / "debootstrap.log"
+        detail = log.read_text(errors="replace")[-1500:] if log.exists() else ""
+        failures.append(f"try {attempt}: {(result.stdout + result.stderr)[-1000:]}\n{detail}")
+    _clear(work)
+    raise BuildFailed("debootstrap failed:\n" + "\n".join(failures))
+
+
 def build_base(client, echo: Echo = print) -> BuiltImage:  # type: ignore[no-untyped-def]
     inputs = _digest(iter([BASE_SUITE.encode(), " ".join(BASE_PACKAGES).encode()]))
     started = time.monotonic()
@@ -144,21 +191,7 @@ def build_base(client, echo: Echo = print) -> BuiltImage:  # type: ignore[no-unt
         raise MissingDependency("debootstrap needs root to build the base image; or pull the official images")
     work = images_dir() / "base"
     rootfs = work / "rootfs"
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    mirror = _debian_mirror()
-    echo(f"images: debootstrap {BASE_SUITE} (minbase, {', '.join(BASE_PACKAGES)}) from {mirror}")
-    command = [
-        "debootstrap",
-        "--variant=minbase",
-        f"--include={','.join(BASE_PACKAGES)}",
-        BASE_SUITE,
-        str(rootfs),
-        mirror,
-    ]
-    result = subprocess.run(command, capture_output=True, text=True)
-    if result.returncode != 0:
-        raise BuildFailed(f"debootstrap failed: {(result.stdout + result.stderr)[-2000:]}")
+    _debootstrap(work, rootfs, echo)
     for cache in (rootfs / "var" / "cache" / "apt" / "archives", rootfs / "var" / "lib" / "apt" / "lists"):
         for item in cache.glob("*"):
             if item.is_file():
@@ -172,7 +205,7 @@ def build_base(client, echo: Echo = print) -> BuiltImage:  # type: ignore[no-unt
         tag=BASE_SUITE,
         changes=[f"LABEL {INPUTS_LABEL}={inputs}", 'CMD ["/bin/bash"]'],
     )
-    shutil.rmtree(work, ignore_errors=True)
+    _clear(work)
     seconds = time.monotonic() - started
     echo(f"images: {BASE_IMAGE} imported in {seconds:.0f} s")
     return BuiltImage("base", BASE_IMAGE, True, seconds, _size(client, BASE_IMAGE))
@@ -267,8 +300,28 @@ def build_embedder_image(client, base: str, echo: Echo = print) -> BuiltImage:  
 def build_images(echo: Echo = print) -> list[BuiltImage]:
     """Base, Weaviate and embedder images: built when missing or out of date, reused otherwise."""
     client = docker_client()
-    base = build_base(client, echo)
-    return [base, build_weaviate_image(client, base.tag, echo), build_embedder_image(client, base.tag, echo)]
+    with _build_lock(echo):
+        base = build_base(client, echo)
+        return [base, build_weaviate_image(client, base.tag, echo), build_embedder_image(client, base.tag, echo)]
+
+
+@contextmanager
+def _build_lock(echo: Echo) -> Iterator[None]:
+    """One build at a time per machine: two processes (two test runs, `up` beside `setup images`) that
+    debootstrap into the same folder corrupt each other's packages. The second waits, then finds
+    the images built and reuses them."""
+    folder = images_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".build.lock", "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            echo("images: another process is building them; waiting for it")
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def official_images_present() -> bool:
