@@ -56,6 +56,7 @@ from executors.errors import (
     codes_blaming,
 )
 from executors.options import ExecutorOptions, SearchMode
+from executors.read_only import ReadOnlyWeaviate
 from executors.reference import DataObject, ReferenceExecutor
 from executors.results import (
     DEFAULT_LLM_MAX_CHARS,
@@ -71,7 +72,7 @@ from executors.schema import CollectionSchema, DatabaseSchema, PropertySchema
 from executors.scope import Scope, ScopeError, ScopeFilter
 from executors.spec import AggregationSpec, FilterSpec, QuerySpec
 from executors.vocabulary import Component, PropertyKind
-from executors.weaviate_executor import ReadOnlyWeaviate, WeaviateExecutor
+from executors.weaviate_executor import WeaviateExecutor
 
 __all__ = [
     "DEFAULT_LLM_MAX_CHARS",

@@ -32,12 +32,13 @@ from executors._validate import parse_arguments, validate_arguments
 from executors.errors import UnsupportedQueryError
 from executors.options import ExecutorOptions, SearchMode
 from executors.ownership import CollectionNames
+from executors.read_only import ReadOnlyWeaviate, typed_errors
 from executors.results import GroupResult, QueryResult, group_key
 from executors.schema import CollectionSchema, DatabaseSchema
 from executors.scope import Scope, scoped, visible_schema
 from executors.spec import FilterSpec, QuerySpec
 from executors.vocabulary import NUMBER_COMPARISONS, PropertyKind
-from executors.weaviate_executor import RawArguments, ReadOnlyWeaviate, typed_errors
+from executors.weaviate_executor import RawArguments
 
 #: text -> its vector, from the model the collections were vectorized with.
 Embed = Callable[[str], Sequence[float]]

@@ -17,9 +17,9 @@ from weaviate import exceptions as wx
 
 from executors import ExecutorError, QueryResult, WeaviateExecutor
 from executors._plan import READ_METHODS
+from executors.read_only import translate_exception
 from executors.schema import schema_from_configs
 from executors.testing import tool_arguments_strategy
-from executors.weaviate_executor import translate_exception
 
 
 def _property(name: str, data_type: str, tokenization: str | None = None) -> SimpleNamespace:
@@ -123,7 +123,7 @@ def test_fuzzed_arguments_only_reach_read_methods(raw: Any) -> None:
 
 def test_read_only_wrapper_refuses_other_methods() -> None:
     from executors._plan import PlannedCall
-    from executors.weaviate_executor import ReadOnlyWeaviate
+    from executors.read_only import ReadOnlyWeaviate
 
     reader = ReadOnlyWeaviate(FakeClient())
     with pytest.raises(ExecutorError) as caught:
@@ -135,7 +135,7 @@ def test_read_only_wrapper_refuses_other_methods() -> None:
 def test_a_consistency_level_is_checked_once_when_the_reader_is_made(monkeypatch: pytest.MonkeyPatch) -> None:
     from weaviate.classes.config import ConsistencyLevel
 
-    from executors.weaviate_executor import ReadOnlyWeaviate
+    from executors.read_only import ReadOnlyWeaviate
 
     assert ReadOnlyWeaviate(FakeClient(), "quorum").consistency_level is ConsistencyLevel.QUORUM
     assert ReadOnlyWeaviate(FakeClient()).consistency_level is None
