@@ -5,7 +5,7 @@ directory; the docker one is its own compose project), so a running `dbgorilla u
 
 1. `up` to ready, cold (empty data) and warm (after `down`, data kept), alternating which backend
    goes first, `--starts` times each. The docker images must exist already (`up --backend docker`
-   builds them once); their build is measured separately (see the README).
+   builds them once); their build is measured separately (see docs/operations.md).
 2. The same sample collection in both, then every operator class's tool call through the executor
    (the same plan on both sides, whatever it is today), the two stacks interleaved call by call so
    both see the same machine load: p50/p95 in ms and the docker/binary ratio.

@@ -5,7 +5,7 @@ the configured ones: HTTP and gRPC by the node's index, gossip and Raft by twice
 uses the next port too: data = gossip + 1, raft-rpc = raft + 1). Nodes 2 and 3 join node 1's
 gossip port; all three name each other in RAFT_JOIN and wait for three voters. This is how
 Weaviate's own development script runs a cluster on one machine; on real hosts the same settings
-take one node per host with the default ports (see README, "A three-node cluster").
+take one node per host with the default ports (see docs/operations.md, "cluster").
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from evaluation.samples import read_sample
 from fixtures.datasets import AbstentionCase, Case, Complexity, Dataset, read_dataset
 from fixtures.use_cases import UseCase, get_use_cases
 
-#: With the offline default model a case takes ~20-60 s on 2 cores (see the README's "Time is
+#: With the offline default model a case takes ~20-60 s on 2 cores (see docs/performance.md, "Time is
 #: tokens"), so `dbgorilla eval` without --limit runs one case per collection (15): about 10 minutes.
 #: `--limit 0` runs everything.
 DEFAULT_SUBSET_PER_COLLECTION = 1
