@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -27,8 +28,10 @@ from evaluation.ablation import (
     markdown_table,
     percent,
 )
-from evaluation.orchestration import open_executor, run_context, run_repeats
-from evaluation.selection import chosen_from_sample, select_questions
+from evaluation.orchestration import Driver, open_executor, run_context, run_repeats
+from evaluation.records import EvalRecord
+from evaluation.runner import RunContext
+from evaluation.selection import Chosen, chosen_from_sample, select_questions
 from evaluation.strategies import use_strategy
 from evaluation.strategy_table import strategy_markdown, strategy_rows
 
@@ -99,28 +102,14 @@ def ablate(
     baseline = design_from_flags("unified", False, None, False, token_budget)
     chosen = select_questions(dataset, use_case, limit, case_id, max_steps, echo=say)
     root = out_dir or Path("runs") / f"ablation-{datetime.now():%Y%m%d-%H%M%S}"
-    directories = {name: root / name for name in names}
-    done = {name: runner.prepare_run_dir(path, resume, overwrite=False) for name, path in directories.items()}
-    runs = {}
-    with connected() as client:
-        executor = open_executor(client, chosen, namespace, echo=say)
-        driver = open_model(model, base_url, request_timeout, None, temperature)
-        for name in names:
-            design = design_of(name, baseline)
-            say(f"ablation {name}: tool design {design.label()}")
-            context = run_context(client, executor, chosen, design, driver, token_counter())
-            _, records = run_repeats(
-                context,
-                chosen,
-                driver,
-                [(directories[name], done[name])],
-                seed,
-                base_url,
-                concurrency,
-                echo=say,
-                run_cases=run_with_progress,
-            )
-            runs[name] = records[0]
+
+    def context_for(name: str, client: Any, executor: Any, driver: Driver) -> RunContext:
+        design = design_of(name, baseline)
+        say(f"ablation {name}: tool design {design.label()}")
+        return run_context(client, executor, chosen, design, driver, token_counter())
+
+    runs, driver = run_each(names, root, resume, chosen, namespace, context_for, model, base_url, request_timeout,
+                            temperature, seed, concurrency)  # fmt: skip
     rows = ablation_table(runs)
     (root / JSON_FILE).write_text(
         json.dumps({"model": driver.name, "rows": [row.model_dump() for row in rows]}, indent=2)
@@ -189,6 +178,40 @@ def compare_strategies(
     else:
         chosen = select_questions(dataset, use_case, limit, case_id, max_steps, echo=say)
     root = out_dir or Path("runs") / f"strategies-{datetime.now():%Y%m%d-%H%M%S}"
+
+    def context_for(name: str, client: Any, executor: Any, driver: Driver) -> RunContext:
+        say(f"strategy {name}")
+        context = run_context(client, executor, chosen, design, driver, token_counter())
+        return use_strategy(context, client, name, namespace, say)
+
+    runs, driver = run_each(names, root, resume, chosen, namespace, context_for, model, base_url, request_timeout,
+                            temperature, seed, concurrency)  # fmt: skip
+    rows = strategy_rows(runs)
+    command = "dbgorilla " + " ".join(sys.argv[1:])
+    date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    payload = {"model": driver.name, "command": command, "date": date, "rows": [r.model_dump() for r in rows]}
+    (root / STRATEGY_JSON).write_text(json.dumps(payload, indent=2))
+    (root / STRATEGY_TABLE).write_text(strategy_markdown(rows, driver.name, command, date))
+    out.print((root / STRATEGY_TABLE).read_text(), highlight=False, markup=False)
+    say(f"wrote {root / STRATEGY_TABLE} and {root / STRATEGY_JSON}")
+
+
+def run_each(
+    names: list[str],
+    root: Path,
+    resume: bool,
+    chosen: Chosen,
+    namespace: str,
+    context_for: Callable[[str, Any, Any, Driver], RunContext],
+    model: str | None,
+    base_url: str | None,
+    request_timeout: float | None,
+    temperature: float,
+    seed: int | None,
+    concurrency: int,
+) -> tuple[dict[str, list[EvalRecord]], Driver]:
+    """Each named run on the same questions, one run directory each (`root/<name>`, resumable), over one
+    connection and one model: the loop both comparisons share; `context_for` says what differs."""
     directories = {name: root / name for name in names}
     done = {name: runner.prepare_run_dir(path, resume, overwrite=False) for name, path in directories.items()}
     runs = {}
@@ -196,9 +219,7 @@ def compare_strategies(
         executor = open_executor(client, chosen, namespace, echo=say)
         driver = open_model(model, base_url, request_timeout, None, temperature)
         for name in names:
-            say(f"strategy {name}")
-            context = run_context(client, executor, chosen, design, driver, token_counter())
-            context = use_strategy(context, client, name, namespace, say)
+            context = context_for(name, client, executor, driver)
             _, records = run_repeats(
                 context,
                 chosen,
@@ -211,11 +232,4 @@ def compare_strategies(
                 run_cases=run_with_progress,
             )
             runs[name] = records[0]
-    rows = strategy_rows(runs)
-    command = "dbgorilla " + " ".join(sys.argv[1:])
-    date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    payload = {"model": driver.name, "command": command, "date": date, "rows": [r.model_dump() for r in rows]}
-    (root / STRATEGY_JSON).write_text(json.dumps(payload, indent=2))
-    (root / STRATEGY_TABLE).write_text(strategy_markdown(rows, driver.name, command, date))
-    out.print((root / STRATEGY_TABLE).read_text(), highlight=False, markup=False)
-    say(f"wrote {root / STRATEGY_TABLE} and {root / STRATEGY_JSON}")
+    return runs, driver
