@@ -89,7 +89,13 @@ def test_a_collection_of_a_user_survives_every_command(weaviate_stack: Stack, cl
         assert "not created by dbgorilla-live" in load.stderr and "3 objects" in load.stderr
         assert not client.collections.exists("Courses"), "nothing is written before every target is checked"
 
-        up = run_cli("up", "--backend", "binary", env=env)
+        if weaviate_stack.backend == "binary":
+            up = run_cli("up", "--backend", "binary", env=env)
+        else:  # pytest-docker started it, not `dbgorilla up`: `up` meets it as a Weaviate at a URL
+            url = weaviate_stack.settings.weaviate_http_url
+            grpc = str(weaviate_stack.settings.ports.weaviate_grpc)  # not the default 50051: another stack's
+            up_env = {**env, "DBGORILLA_STATE": str(tmp_path / "url"), "WEAVIATE_URL": url, "WEAVIATE_GRPC_PORT": grpc}
+            up = run_cli("up", "--backend", "url", env=up_env)
         assert up.returncode == 0, up.stderr
         assert f"note: {FOREIGN} (3 objects) was not created by dbgorilla-live" in " ".join(up.stderr.split())
 
