@@ -150,8 +150,8 @@ def _clear(work: Path) -> None:
     shutil.rmtree(work, ignore_errors=True)
 
 
-#: debootstrap fails now and then while installing base packages (seen once here, on a fresh machine,
-#: and the next try passed); a second try from a clean folder is cheap beside a failed test tier.
+#: A download or mirror hiccup can fail one debootstrap (the two failures seen here were two builds
+#: at once, which the lock now prevents); a second try from a clean folder is cheap beside a failed tier.
 DEBOOTSTRAP_TRIES = 2
 
 
