@@ -6,6 +6,11 @@ Math`), and the schema the server enforces lets the model name only those ids: i
 names and, for a per-group answer, which per-group value to map. The agent copies the values into
 the `FinalAnswer`, so a number is never miscopied. One verify step checks the committed answer
 against the results (it has a value or a reason, every id exists) and asks once more if not.
+
+When the question was answered by one call whose result holds exactly one answer (a statistic, the
+top values, one value per group), there is nothing to choose: the agent writes that answer itself
+(`derived_answer`) and spends no commit turn. The model chose the call; the agent reads its result,
+as a query agent's answer step does. A wrong call still gives a wrong answer.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from agent.loop import AgentConfig, AgentRun, ExecutedCall, Executor
 from agent.models import GROUNDED_SCHEMA_NAME, ModelError
 from agent.tooldef import ToolSet
 from executors import QueryResult
+from executors.vocabulary import SCHEMA_METRICS
 from llm import ChatRequest, ModelRequest, ModelResponse, ResponseFormat
 
 #: Values listed at most (a listing of many objects would otherwise flood the turn).
@@ -135,6 +141,40 @@ def grounded_schema(facts: list[Fact]) -> dict[str, Any]:
     }
 
 
+def derived_answer(result: QueryResult) -> FinalAnswer | None:
+    """The one answer a result holds, or None when it holds objects (a listing) or a choice.
+
+    Per group: the one metric asked for, else the count; without groups: every statistic asked for
+    (numbers) and the top values (names). A data type, a missing value, or several values per group
+    leave the choice to the model."""
+    if result.groups is not None:
+        if result.truncated:
+            return None
+        per_group: dict[str, float] = {}
+        for key, group in result.groups.items():
+            values = [v for metrics in group.aggregations.values() for v in metrics.values()]
+            if len(values) > 1:
+                return None
+            number = _number(values[0]) if values else float(group.count)
+            if number is None:
+                return None
+            per_group[key] = number
+        return FinalAnswer(groups=per_group) if per_group else None
+    numbers: list[float] = []
+    names: list[str] = []
+    for metrics in result.aggregations.values():
+        for metric, value in metrics.items():
+            if metric in SCHEMA_METRICS:
+                return None
+            if isinstance(value, list):
+                names += [str(item.value) for item in value]
+            elif (number := _number(value)) is not None:
+                numbers.append(number)
+            else:
+                return None
+    return FinalAnswer(numbers=numbers, names=names) if numbers or names else None
+
+
 class PointingError(ValueError):
     """A grounded reply that cannot be turned into an answer (not JSON, an id that is no value)."""
 
@@ -208,6 +248,11 @@ class Grounded:
         if not facts:  # nothing to point at (no call, or only errors): the ordinary commit turn
             run.commit = commit_answer(model, run.messages, offered)
             run.usage = run.usage + run.commit.usage
+            return run
+        derived = derived_answer(results[0]) if len(results) == 1 else None
+        if derived is not None:  # one call, one answer in its result: nothing to point at
+            run.commit = Commit(answer=derived)
+            run.strategy_notes["grounded"] = {"facts": len(facts), "derived": True}
             return run
         run.commit = self._commit(model, run, facts, offered)
         run.usage = run.usage + run.commit.usage

@@ -1,6 +1,7 @@
 """Agent strategies with scripted models and the reference executor: the seam (names, composition,
 react unchanged), `examples` (retrieved examples before the question, the prefix unchanged) and
-`grounded` (values pointed at, copied by the agent, verified and retried once)."""
+`grounded` (values pointed at, copied by the agent, verified and retried once; one call's one
+answer written by the agent without a commit turn)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from agent.strategies import (
     examples_preamble,
     parse_strategy,
 )
-from agent.strategies.grounded import answer_from, facts_of
+from agent.strategies.grounded import answer_from, derived_answer, facts_of
 from agent.testing import FunctionModel, tool_reply
 from agent.tokens import estimate_counter
 from evaluation.samples import SAMPLE_PATH, build_sample, read_sample
@@ -40,6 +41,11 @@ SCHEMA = sample_schema(NAME)
 OBJECTS = sample_objects(40, seed=3)
 MEAN_PRICE = {"collection_name": NAME, "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"}}
 QUESTION = "What is the average price?"
+#: A second call after the mean, so the result holds more than one answer and the model must point.
+LISTING = {
+    "collection_name": NAME,
+    "boolean_property_filter": {"property_name": "open_late", "operator": "=", "value": True},
+}
 
 
 def executor() -> ReferenceExecutor:
@@ -77,8 +83,8 @@ SHELF = [
 ]
 
 
-def mean_model(point: Any = None) -> FunctionModel:
-    """Calls the mean price, answers in prose, then commits (a FinalAnswer or, grounded, by `point`)."""
+def mean_model(point: Any = None, calls: tuple[dict[str, Any], ...] = (MEAN_PRICE,)) -> FunctionModel:
+    """Makes `calls` (the mean price), answers in prose, then commits (a FinalAnswer or, grounded, by `point`)."""
 
     def reply(messages: list[ModelMessage], _tools: Any) -> ModelReply:
         response_format = model.calls[-1]["response_format"]
@@ -87,8 +93,9 @@ def mean_model(point: Any = None) -> FunctionModel:
             return ModelReply(content=json.dumps(point(messages, len(users))))
         if is_commit_request(response_format):
             return ModelReply(content=json.dumps({"numbers": [5]}))  # the miscopy grounded prevents
-        if not tool_returns(messages):
-            return tool_reply("query_database", MEAN_PRICE)
+        made = len(tool_returns(messages))
+        if made < len(calls):
+            return tool_reply("query_database", calls[made])
         return ModelReply(content="The average price is 5.")
 
     model = FunctionModel(reply)
@@ -143,7 +150,7 @@ def test_grounded_copies_the_value_pointed_at_never_the_models_digits() -> None:
         [fact_id] = re.findall(r"^(c1\.price\.\S+) = ", content(messages[-1]), re.MULTILINE)
         return {"numbers": [fact_id], "names": [], "groups": "", "cannot_answer": ""}
 
-    model = mean_model(point)
+    model = mean_model(point, calls=(MEAN_PRICE, LISTING))
     run = build_strategy("grounded").run(model, executor(), tools(), AgentConfig(), QUESTION)
     assert run.strategy == "grounded" and run.final_answer == "The average price is 5."
     assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean(), rel=1e-12)]
@@ -161,7 +168,8 @@ def test_grounded_verifies_and_retries_once() -> None:
         assert "pointed at no value" in content(messages[-1])
         return {"numbers": [fact_id], "names": [], "groups": "", "cannot_answer": ""}
 
-    run = build_strategy("grounded").run(mean_model(point), executor(), tools(), AgentConfig(), QUESTION)
+    model = mean_model(point, calls=(MEAN_PRICE, LISTING))
+    run = build_strategy("grounded").run(model, executor(), tools(), AgentConfig(), QUESTION)
     attempts = run.strategy_notes["grounded"]["attempts"]
     assert [a["problem"] is None for a in attempts] == [False, True]
     assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean())]
@@ -169,7 +177,10 @@ def test_grounded_verifies_and_retries_once() -> None:
 
 def test_grounded_records_an_answer_it_could_not_verify_after_the_retry() -> None:
     never = build_strategy("grounded").run(
-        mean_model(lambda _m, _t: {"numbers": ["c9.nothing"], "names": [], "groups": "", "cannot_answer": ""}),
+        mean_model(
+            lambda _m, _t: {"numbers": ["c9.nothing"], "names": [], "groups": "", "cannot_answer": ""},
+            calls=(MEAN_PRICE, LISTING),
+        ),
         executor(),
         tools(),
         AgentConfig(),
@@ -178,6 +189,48 @@ def test_grounded_records_an_answer_it_could_not_verify_after_the_retry() -> Non
     assert never.commit is not None and never.answer is None
     assert "no value has the id c9.nothing" in (never.commit.error or "")
     assert len(never.strategy_notes["grounded"]["attempts"]) == 2
+
+
+def test_grounded_writes_one_calls_one_answer_itself_without_a_commit_turn() -> None:
+    model = mean_model(lambda _m, _t: pytest.fail("nothing to point at: no grounded turn"))
+    run = build_strategy("grounded").run(model, executor(), tools(), AgentConfig(), QUESTION)
+    assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean(), rel=1e-12)]
+    assert run.strategy_notes["grounded"]["derived"] is True
+    assert not any(is_commit_request(call["response_format"]) for call in model.calls), "no commit turn"
+    assert len(model.calls) == 2, "the call, the prose answer"
+
+
+def test_derived_answers_are_the_results_one_answer_and_nothing_when_there_is_a_choice() -> None:
+    run = executor().execute
+    grouped = run({"collection_name": NAME, "groupby_property": "cuisine"})
+    per_group = derived_answer(grouped)
+    assert per_group is not None and per_group.groups == {k: float(g.count) for k, g in (grouped.groups or {}).items()}
+    mean_per_group = derived_answer(run({**MEAN_PRICE, "groupby_property": "cuisine"}))
+    assert mean_per_group is not None and set(mean_per_group.groups.values()) != {
+        float(g.count) for g in (grouped.groups or {}).values()
+    }, "the metric asked for, not the group sizes"
+    top = derived_answer(
+        run(
+            {
+                "collection_name": NAME,
+                "text_property_aggregation": {
+                    "property_name": "cuisine",
+                    "metrics": "TOP_OCCURRENCES",
+                    "top_occurrences_limit": 2,
+                },
+            }
+        )
+    )
+    assert top is not None and len(top.names) == 2 and not top.numbers
+    assert derived_answer(run(LISTING)) is None, "a listing: the objects are the answer, the model points"
+    assert (
+        derived_answer(
+            run(
+                {"collection_name": NAME, "integer_property_aggregation": {"property_name": "price", "metrics": "TYPE"}}
+            )
+        )
+        is None
+    )
 
 
 def test_facts_cover_counts_groups_and_objects() -> None:
@@ -336,7 +389,9 @@ def test_the_python_api_takes_a_strategy() -> None:
         [fact_id] = re.findall(r"^(c1\.price\.\S+) = ", content(messages[-1]), re.MULTILINE)
         return {"numbers": [fact_id], "names": [], "groups": "", "cannot_answer": ""}
 
-    agent = QueryAgent(None, model=mean_model(point), executor=executor(), strategy="grounded")
+    agent = QueryAgent(
+        None, model=mean_model(point, calls=(MEAN_PRICE, LISTING)), executor=executor(), strategy="grounded"
+    )
     response = agent.ask(QUESTION)
     assert response.trace.strategy == "grounded"
     assert response.answer is not None and response.answer.numbers == [pytest.approx(true_mean())]
