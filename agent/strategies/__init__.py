@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agent.loop import Agent, AgentConfig, AgentRun, ExecutedCall, Executor
+from agent.strategies.check import Check
 from agent.strategies.decompose import Decompose
 from agent.strategies.examples import ExampleRetriever, Examples, SolvedExample, examples_preamble
 from agent.strategies.grounded import Grounded
@@ -73,6 +74,11 @@ def _examples(inner: Strategy, options: dict[str, Any]) -> Strategy:
 #: Every strategy, named once. `react` is the base every composition ends in.
 STRATEGIES: dict[str, StrategyInfo] = {
     "react": StrategyInfo("react", "ReAct loop over one tool, then a commit turn (the paper's design)", lambda i, _: i),
+    "check": StrategyInfo(
+        "check",
+        "first decide what the question needs (properties, statistic); refuse when the database lacks it",
+        lambda inner, _: Check(inner),
+    ),
     "examples": StrategyInfo(
         "examples", "the k nearest solved examples (question -> call) before the question", _examples
     ),
@@ -153,6 +159,7 @@ def build_strategy(name: str = DEFAULT_STRATEGY, **options: Any) -> Composed:
 __all__ = [
     "DEFAULT_STRATEGY",
     "STRATEGIES",
+    "Check",
     "Composed",
     "Decompose",
     "ExampleRetriever",

@@ -37,7 +37,7 @@ STEP_PROMPTS = {
 }
 
 
-def _collections(tools: ToolSet) -> list[str]:
+def offered_collections(tools: ToolSet) -> list[str]:
     if tools.design.variant is ToolVariant.PER_COLLECTION:
         return list(tools.tool_to_collection.values())
     return list(tools.tools[0]["function"]["parameters"]["properties"]["collection_name"]["enum"])
@@ -115,7 +115,7 @@ class Decompose:
         system = f"{config.system_prompt}\n\n{tools.description}"
         usage, decisions = Usage(), {}
         try:
-            names = _collections(tools)
+            names = offered_collections(tools)
             decisions["collection"] = names[0] if len(names) == 1 else None
             for step in ("collection", "kind", "arguments"):
                 if decisions.get(step) is not None:

@@ -26,6 +26,7 @@ from agent.strategies import (
     examples_preamble,
     parse_strategy,
 )
+from agent.strategies.check import MISSING, check_schema, refusal
 from agent.strategies.grounded import answer_from, derived_answer, facts_of
 from agent.testing import FunctionModel, tool_reply
 from agent.tokens import estimate_counter
@@ -108,10 +109,10 @@ def true_mean() -> float:
 
 
 def test_names_compose_in_registry_order_and_bad_names_are_typed_errors() -> None:
-    assert list(STRATEGIES) == ["react", "examples", "decompose", "plan", "grounded"]
+    assert list(STRATEGIES) == ["react", "check", "examples", "decompose", "plan", "grounded"]
     assert canonical("grounded+examples") == "examples+grounded" == canonical("react+examples+grounded")
     assert canonical("react") == "react"
-    with pytest.raises(UnknownStrategy, match="choose from react, examples, decompose, plan, grounded"):
+    with pytest.raises(UnknownStrategy, match="choose from react, check, examples, decompose, plan, grounded"):
         parse_strategy("telepathy")
     with pytest.raises(UnknownStrategy, match="twice"):
         parse_strategy("examples+examples")
@@ -253,12 +254,29 @@ def test_facts_cover_counts_groups_and_objects() -> None:
     assert answer.sources == [listed.objects[0].uuid[:8]]
 
 
-@pytest.mark.parametrize("name", ["react", "grounded", "decompose", "decompose+grounded", "plan", "plan+grounded"])
+@pytest.mark.parametrize(
+    "name", ["react", "check", "grounded", "decompose", "decompose+grounded", "plan", "plan+grounded", "check+grounded"]
+)
 def test_the_oracle_passes_through_every_strategy(name: str) -> None:
     oracle = OracleModel(MEAN_PRICE).knowing([MEAN_PRICE], "about that", {"numbers": [true_mean()]})
     run = build_strategy(name).run(oracle, executor(), tools(), AgentConfig(), QUESTION)
     assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean())]
     assert run.strategy == name
+
+
+def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_rest_on() -> None:
+    lacking = OracleModel.abstaining("no salary")
+    run = build_strategy("check").run(lacking, executor(), tools(), AgentConfig(), "What is the average salary?")
+    assert run.answer is not None and run.answer.refuses and not run.calls()
+    assert run.strategy_notes["check"]["decision"]["properties"] == [MISSING]
+    offered = check_schema(["title", "price"])["properties"]["properties"]["items"]["enum"]
+    assert offered == ["title", "price", MISSING]
+    assert refusal({"properties": ["price"], "statistic": "another statistic"}) and not refusal(
+        {"properties": ["price"], "statistic": "average"}
+    )
+    answered = build_strategy("check").run(OracleModel(MEAN_PRICE), executor(), tools(), AgentConfig(), QUESTION)
+    assert answered.strategy_notes["check"]["decision"] == {"properties": ["price"], "statistic": "none"}
+    assert [c.arguments for c in answered.calls()] == [MEAN_PRICE]
 
 
 def test_the_committed_sample_is_the_seeded_rules_and_covers_every_component() -> None:

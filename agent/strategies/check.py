@@ -1,0 +1,122 @@
+"""`check`: before any query, one enforced decision: does the database hold what the question needs?
+
+A small model never says "the database cannot answer": asked for a salary no collection has, it
+averages another number. Here the first turn names the properties the question needs (an enum of
+the schema's property names, plus "not in the database") and the statistic it asks for (the tool's
+statistics, plus "another statistic"). A question that needs a missing property or a statistic the
+tool cannot compute is answered "cannot answer", with the reason, and no query is run; any other
+goes to the inner strategy unchanged. The system prompt and tools are the loop's own, so the
+server's cached prompt prefix serves this turn too.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from agent.answer import Commit, FinalAnswer
+from agent.loop import AgentConfig, AgentRun, Executor
+from agent.models import CHECK_SCHEMA_NAME, ModelError
+from agent.strategies.decompose import offered_collections
+from agent.tooldef import ToolSet
+from llm import ChatRequest, ModelRequest, ResponseFormat
+
+MISSING = "(not in the database)"
+OTHER_STATISTIC = "another statistic"
+#: The statistics the tool computes, as a reader names them; "none" for a question that lists objects.
+STATISTICS = (
+    "none",
+    "count",
+    "average",
+    "median",
+    "minimum",
+    "maximum",
+    "sum",
+    "most common",
+    "percentage",
+    OTHER_STATISTIC,
+)
+CHECK_PROMPT = (
+    "Before you query: which properties does the question need, and which statistic? properties: every "
+    f'property it needs; if it needs something no collection above has, include "{MISSING}". statistic: '
+    f'the one it asks for; "{OTHER_STATISTIC}" if it is none of these (for example a standard deviation or a '
+    "variance, which the tool cannot compute)."
+)
+
+
+def check_schema(properties: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "properties": {"type": "array", "items": {"enum": [*properties, MISSING]}, "minItems": 1, "maxItems": 4},
+            "statistic": {"enum": list(STATISTICS)},
+        },
+        "required": ["properties", "statistic"],
+        "additionalProperties": False,
+    }
+
+
+def refusal(decision: dict[str, Any]) -> str:
+    """Why the database cannot answer, by the decision ("" when it can)."""
+    if MISSING in (decision.get("properties") or []):
+        return "the database has no property holding what the question asks about"
+    if decision.get("statistic") == OTHER_STATISTIC:
+        return "the query tool cannot compute that statistic"
+    return ""
+
+
+class Check:
+    """One enforced decision on what the question needs; a refusal when the database lacks it."""
+
+    name = "check"
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def run(
+        self,
+        model: Any,
+        executor: Executor,
+        tools: ToolSet,
+        config: AgentConfig,
+        question: str,
+        on_call: Any = None,
+    ) -> AgentRun:
+        schema = getattr(executor, "schema", None)
+        if schema is None:
+            return self.inner.run(model, executor, tools, config, question, on_call)
+        offered = set(offered_collections(tools))
+        names = list(dict.fromkeys(p.name for c in schema.collections if c.name in offered for p in c.properties))
+        system = f"{config.system_prompt}\n\n{tools.description}"
+        asked = f"{config.question_preamble}{question}" if config.question_preamble else question
+        wanted = ResponseFormat(name=CHECK_SCHEMA_NAME, json_schema=check_schema(names))
+        request = ChatRequest(
+            messages=[ModelRequest.prompt(system, f"{asked}\n\n{CHECK_PROMPT}")], response_format=wanted
+        )
+        started = time.perf_counter()
+        try:
+            reply = model.complete(request)
+            decision = json.loads(reply.content or "{}")
+        except (ModelError, ValueError) as error:  # undecided: the inner strategy as is
+            run = self.inner.run(model, executor, tools, config, question, on_call)
+            run.strategy_notes["check"] = {"fell_back": f"{type(error).__name__}: {error}"}
+            return run
+        reason = refusal(decision)
+        if not reason:
+            run = self.inner.run(model, executor, tools, config, question, on_call)
+            run.usage = run.usage + reply.usage
+            run.strategy_notes["check"] = {"decision": decision}
+            return run
+        answer = FinalAnswer(cannot_answer=reason)
+        return AgentRun(
+            question=question,
+            model=model.name,
+            tool_design=tools.design.label(),
+            outcome="answered",
+            final_answer=f"I cannot answer that from this database: {reason}.",
+            usage=reply.usage,
+            latency_s=time.perf_counter() - started,
+            commit=Commit(answer=answer, content=reply.content, usage=reply.usage),
+            strategy_notes={"check": {"decision": decision}},
+        )
