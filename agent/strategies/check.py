@@ -5,8 +5,8 @@ averages another number. Here the first turn names the properties the question n
 the schema's property names, plus "not in the database") and the statistic it asks for (the tool's
 statistics, plus "another statistic"). A question that needs a missing property or a statistic the
 tool cannot compute is answered "cannot answer", with the reason, and no query is run; any other
-goes to the inner strategy unchanged. The system prompt and tools are the loop's own, so the
-server's cached prompt prefix serves this turn too.
+goes to the inner strategy unchanged. The turn is the loop's first request with the check after the
+question, so the server's cached prompt prefix serves it, and the loop's first turn reuses it.
 """
 
 from __future__ import annotations
@@ -86,13 +86,18 @@ class Check:
         schema = getattr(executor, "schema", None)
         if schema is None:
             return self.inner.run(model, executor, tools, config, question, on_call)
-        offered = set(offered_collections(tools))
-        names = list(dict.fromkeys(p.name for c in schema.collections if c.name in offered for p in c.properties))
-        system = f"{config.system_prompt}\n\n{tools.description}"
+        shown = set(offered_collections(tools))
+        names = list(dict.fromkeys(p.name for c in schema.collections if c.name in shown for p in c.properties))
         asked = f"{config.question_preamble}{question}" if config.question_preamble else question
         wanted = ResponseFormat(name=CHECK_SCHEMA_NAME, json_schema=check_schema(names))
+        # The loop's own first request (system prompt, tools, question) with the check appended to the
+        # question: the server's cached prefix serves both, and the loop's first turn reuses this one's.
+        offered = [] if tools.design.structured_output else tools.definitions()
         request = ChatRequest(
-            messages=[ModelRequest.prompt(system, f"{asked}\n\n{CHECK_PROMPT}")], response_format=wanted
+            messages=[ModelRequest.prompt(config.system_prompt, f"{asked}\n\n{CHECK_PROMPT}")],
+            tools=offered,
+            tool_choice="none" if offered else None,
+            response_format=wanted,
         )
         started = time.perf_counter()
         try:
