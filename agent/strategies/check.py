@@ -3,10 +3,11 @@
 A small model never says "the database cannot answer": asked for a salary no collection has, it
 averages another number. Here the first turn names the properties the question needs (an enum of
 the schema's property names, plus "not in the database") and the statistic it asks for (the tool's
-statistics, plus "another statistic"). A question that needs a missing property or a statistic the
-tool cannot compute is answered "cannot answer", with the reason, and no query is run; any other
-goes to the inner strategy unchanged. The turn is the loop's first request with the check after the
-question, so the server's cached prompt prefix serves it, and the loop's first turn reuses it.
+statistics, and common ones it cannot compute: a standard deviation, a variance...). A question
+that needs a missing property or a statistic the tool cannot compute is answered "cannot answer",
+with the reason, and no query is run; any other goes to the inner strategy unchanged. The turn is
+the loop's first request with the check after the question, so the server's cached prompt prefix
+serves it, and the loop's first turn reuses it.
 """
 
 from __future__ import annotations
@@ -23,25 +24,15 @@ from agent.tooldef import ToolSet
 from llm import ChatRequest, ModelRequest, ResponseFormat
 
 MISSING = "(not in the database)"
-OTHER_STATISTIC = "another statistic"
-#: The statistics the tool computes, as a reader names them; "none" for a question that lists objects.
-STATISTICS = (
-    "none",
-    "count",
-    "average",
-    "median",
-    "minimum",
-    "maximum",
-    "sum",
-    "most common",
-    "percentage",
-    OTHER_STATISTIC,
-)
+#: What the tool computes, as a reader names them ("none": the question lists or groups objects), then
+#: common statistics it cannot compute; choosing one of those is a refusal.
+SUPPORTED = ("none", "count", "average", "median", "minimum", "maximum", "sum", "most common", "percentage")
+UNSUPPORTED = ("standard deviation", "variance", "correlation", "percentile")
+STATISTICS = (*SUPPORTED, *UNSUPPORTED)
 CHECK_PROMPT = (
     "Before you query: which properties does the question need, and which statistic? properties: every "
     f'property it needs; if it needs something no collection above has, include "{MISSING}". statistic: '
-    f'the one it asks for; "{OTHER_STATISTIC}" if it is none of these (for example a standard deviation or a '
-    "variance, which the tool cannot compute)."
+    'the one it asks for, "none" if it asks to list or group objects.'
 )
 
 
@@ -61,8 +52,8 @@ def refusal(decision: dict[str, Any]) -> str:
     """Why the database cannot answer, by the decision ("" when it can)."""
     if MISSING in (decision.get("properties") or []):
         return "the database has no property holding what the question asks about"
-    if decision.get("statistic") == OTHER_STATISTIC:
-        return "the query tool cannot compute that statistic"
+    if decision.get("statistic") in UNSUPPORTED:
+        return f"the query tool cannot compute a {decision['statistic']}"
     return ""
 
 

@@ -271,7 +271,7 @@ def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_r
     assert run.strategy_notes["check"]["decision"]["properties"] == [MISSING]
     offered = check_schema(["title", "price"])["properties"]["properties"]["items"]["enum"]
     assert offered == ["title", "price", MISSING]
-    assert refusal({"properties": ["price"], "statistic": "another statistic"}) and not refusal(
+    assert refusal({"properties": ["price"], "statistic": "variance"}) and not refusal(
         {"properties": ["price"], "statistic": "average"}
     )
     answered = build_strategy("check").run(OracleModel(MEAN_PRICE), executor(), tools(), AgentConfig(), QUESTION)
