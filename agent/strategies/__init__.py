@@ -24,6 +24,7 @@ from agent.strategies.decompose import Decompose
 from agent.strategies.examples import ExampleRetriever, Examples, SolvedExample, examples_preamble
 from agent.strategies.grounded import Grounded
 from agent.strategies.plan import Plan
+from agent.strategies.refine import Refine
 from agent.tooldef import ToolSet
 
 OnCall = Callable[[int, ExecutedCall], None] | None
@@ -91,6 +92,11 @@ STRATEGIES: dict[str, StrategyInfo] = {
         "plan",
         "a plan of dependent calls written at once; the agent fills each placeholder from the results",
         lambda inner, _: Plan(inner),
+    ),
+    "refine": StrategyInfo(
+        "refine",
+        "a call whose search query holds conditions (=, <, AND, LIKE) is turned back with where each goes",
+        lambda inner, _: Refine(inner),
     ),
     "grounded": StrategyInfo(
         "grounded",
@@ -167,6 +173,7 @@ __all__ = [
     "Grounded",
     "Plan",
     "React",
+    "Refine",
     "SolvedExample",
     "Strategy",
     "StrategyInfo",

@@ -28,6 +28,7 @@ from agent.strategies import (
 )
 from agent.strategies.check import MISSING, check_schema, refusal
 from agent.strategies.grounded import answer_from, derived_answer, facts_of
+from agent.strategies.refine import conditions_in
 from agent.testing import FunctionModel, tool_reply
 from agent.tokens import estimate_counter
 from evaluation.samples import SAMPLE_PATH, build_sample, read_sample
@@ -109,10 +110,10 @@ def true_mean() -> float:
 
 
 def test_names_compose_in_registry_order_and_bad_names_are_typed_errors() -> None:
-    assert list(STRATEGIES) == ["react", "check", "examples", "decompose", "plan", "grounded"]
+    assert list(STRATEGIES) == ["react", "check", "examples", "decompose", "plan", "refine", "grounded"]
     assert canonical("grounded+examples") == "examples+grounded" == canonical("react+examples+grounded")
     assert canonical("react") == "react"
-    with pytest.raises(UnknownStrategy, match="choose from react, check, examples, decompose, plan, grounded"):
+    with pytest.raises(UnknownStrategy, match="choose from react, check, examples, decompose, plan, refine, grounded"):
         parse_strategy("telepathy")
     with pytest.raises(UnknownStrategy, match="twice"):
         parse_strategy("examples+examples")
@@ -255,7 +256,8 @@ def test_facts_cover_counts_groups_and_objects() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["react", "check", "grounded", "decompose", "decompose+grounded", "plan", "plan+grounded", "check+grounded"]
+    "name",
+    ["react", "check", "grounded", "decompose", "decompose+grounded", "plan", "plan+grounded", "check+refine+grounded"],
 )
 def test_the_oracle_passes_through_every_strategy(name: str) -> None:
     oracle = OracleModel(MEAN_PRICE).knowing([MEAN_PRICE], "about that", {"numbers": [true_mean()]})
@@ -277,6 +279,27 @@ def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_r
     answered = build_strategy("check").run(OracleModel(MEAN_PRICE), executor(), tools(), AgentConfig(), QUESTION)
     assert answered.strategy_notes["check"]["decision"] == {"properties": ["price"], "statistic": "none"}
     assert [c.arguments for c in answered.calls()] == [MEAN_PRICE]
+
+
+def test_refine_turns_back_a_search_holding_conditions_and_the_corrected_call_runs() -> None:
+    sql = {"collection_name": NAME, "search_query": "open_late = true AND price < 20"}
+    fixed = {**MEAN_PRICE, "boolean_property_filter": {"property_name": "open_late", "operator": "=", "value": True}}
+    model = mean_model(calls=(sql, fixed))
+    run = build_strategy("refine").run(model, executor(), tools(), AgentConfig(), QUESTION)
+    first, second = run.calls()
+    assert first.error is not None and first.error.field == "search_query" and "(=, true, AND, <)" in first.error.message
+    assert first.result is None, "turned back before it ran"
+    assert second.ok and second.arguments == fixed and run.strategy_notes["refine"] == {"turned_back": 1}
+    properties = {"isOnline", "credits", "price"}
+    assert conditions_in("courses on isOnline topics", properties) == ["isOnline"]
+    assert conditions_in("back or knee pain", properties) == [] and conditions_in("price of art", properties) == []
+
+
+def test_no_gold_search_query_holds_what_refine_turns_back() -> None:
+    for case in load_split():
+        calls = [case.ground_truth.to_tool_arguments(), *(step.call for step in case.chain)]
+        for call in calls:
+            assert not conditions_in(str(call.get("search_query") or ""), set()), case.id
 
 
 def test_the_committed_sample_is_the_seeded_rules_and_covers_every_component() -> None:
