@@ -287,7 +287,9 @@ def test_refine_turns_back_a_search_holding_conditions_and_the_corrected_call_ru
     model = mean_model(calls=(sql, fixed))
     run = build_strategy("refine").run(model, executor(), tools(), AgentConfig(), QUESTION)
     first, second = run.calls()
-    assert first.error is not None and first.error.field == "search_query" and "(=, true, AND, <)" in first.error.message
+    assert (
+        first.error is not None and first.error.field == "search_query" and "(=, true, AND, <)" in first.error.message
+    )
     assert first.result is None, "turned back before it ran"
     assert second.ok and second.arguments == fixed and run.strategy_notes["refine"] == {"turned_back": 1}
     properties = {"isOnline", "credits", "price"}
