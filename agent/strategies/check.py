@@ -99,10 +99,12 @@ class Check:
             run.strategy_notes["check"] = {"fell_back": f"{type(error).__name__}: {error}"}
             return run
         reason = refusal(decision)
+        checked_s = time.perf_counter() - started
         if not reason:
             run = self.inner.run(model, executor, tools, config, question, on_call)
             run.usage = run.usage + reply.usage
-            run.strategy_notes["check"] = {"decision": decision}
+            run.latency_s += checked_s
+            run.strategy_notes["check"] = {"decision": decision, "latency_s": round(checked_s, 3)}
             return run
         answer = FinalAnswer(cannot_answer=reason)
         return AgentRun(
@@ -112,7 +114,7 @@ class Check:
             outcome="answered",
             final_answer=f"I cannot answer that from this database: {reason}.",
             usage=reply.usage,
-            latency_s=time.perf_counter() - started,
+            latency_s=checked_s,
             commit=Commit(answer=answer, content=reply.content, usage=reply.usage),
-            strategy_notes={"check": {"decision": decision}},
+            strategy_notes={"check": {"decision": decision, "latency_s": round(checked_s, 3)}},
         )
