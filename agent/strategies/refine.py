@@ -17,7 +17,7 @@ from agent.loop import AgentConfig, AgentRun, Executor
 from agent.tooldef import ToolSet
 from executors import QueryResult
 from executors.errors import InvalidArgumentsError
-from executors.vocabulary import SEARCH_FIELD
+from executors.vocabulary import FILTER_SLOT, SEARCH_FIELD, PropertyKind
 
 CONDITION = re.compile(r"[=<>]|\b(?:AND|OR|NOT|LIKE|SELECT|WHERE|TRUE|FALSE|true|false)\b")
 
@@ -49,9 +49,10 @@ class _Refusing:
             self.turned_back += 1
             raise InvalidArgumentsError(
                 f"search_query {search!r} holds conditions ({', '.join(marks)}), but a search matches by meaning "
-                "and applies none. Keep only the topic words in search_query (or leave it out) and put each "
-                "condition in its filter: integer_property_filter for a number, text_property_filter for text "
-                "(= or LIKE with *), boolean_property_filter for true/false.",
+                f"and applies none. Keep only the topic words in {SEARCH_FIELD} (or leave it out) and put each "
+                f"condition in its filter: {FILTER_SLOT[PropertyKind.NUMBER]} for a number, "
+                f"{FILTER_SLOT[PropertyKind.TEXT]} for text (= or LIKE with *), "
+                f"{FILTER_SLOT[PropertyKind.BOOLEAN]} for true/false.",
                 field=SEARCH_FIELD,
             )
         return self.executor.execute(arguments)
