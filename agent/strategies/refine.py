@@ -3,7 +3,9 @@
 A small model writes conditions into the search text ("credits=3 AND isOnline=true", "occasion LIKE
 'B%'"): the call runs, a search by meaning ignores them, and the answer is wrong with no error to
 learn from. Here such a call fails before it runs, with an error that says where each condition goes;
-the loop's correction turn lets the model send it again. No gold search query of any split has
+the loop's correction turn lets the model send it again. A search text is turned back once: a model
+that sends it again unchanged gets it run (measured: the small model repeats it rather than fix it,
+and three refusals in a row cost the question its answer). No gold search query of any split has
 these marks (a comparison sign, an upper-case AND/OR/NOT/LIKE/SELECT/WHERE, true/false, a
 property's name), so a right call is never turned back.
 """
@@ -35,6 +37,7 @@ class _Refusing:
     def __init__(self, executor: Executor) -> None:
         self.executor = executor
         self.turned_back = 0
+        self._seen: set[str] = set()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.executor, name)
@@ -45,7 +48,8 @@ class _Refusing:
         found = schema.get(str(arguments.get("collection_name"))) if schema is not None else None
         properties = {p.name for p in found.properties} if found is not None else set()
         marks = conditions_in(search, properties) if isinstance(search, str) else []
-        if marks:
+        if marks and search not in self._seen:  # once: a model that sends it again gets it run
+            self._seen.add(search)
             self.turned_back += 1
             raise InvalidArgumentsError(
                 f"search_query {search!r} holds conditions ({', '.join(marks)}), but a search matches by meaning "

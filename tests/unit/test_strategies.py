@@ -292,6 +292,9 @@ def test_refine_turns_back_a_search_holding_conditions_and_the_corrected_call_ru
     )
     assert first.result is None, "turned back before it ran"
     assert second.ok and second.arguments == fixed and run.strategy_notes["refine"] == {"turned_back": 1}
+    stubborn = build_strategy("refine").run(mean_model(calls=(sql, sql)), executor(), tools(), AgentConfig(), QUESTION)
+    again = stubborn.calls()[1].error  # the reference executor runs no search: its own error, not refine's
+    assert again is not None and again.code == "unsupported_query", "the same search sent again is run"
     properties = {"isOnline", "credits", "price"}
     assert conditions_in("courses on isOnline topics", properties) == ["isOnline"]
     assert conditions_in("back or knee pain", properties) == [] and conditions_in("price of art", properties) == []
