@@ -36,6 +36,7 @@ from llm.messages import all_parts
 __all__ = [
     "ANSWER_SCHEMA_NAME",
     "CHECK_SCHEMA_NAME",
+    "CONFIRM_SCHEMA_NAME",
     "DECOMPOSE_SCHEMA_PREFIX",
     "GROUNDED_SCHEMA_NAME",
     "ORACLE",
@@ -67,6 +68,8 @@ DECOMPOSE_SCHEMA_PREFIX = "Decompose_"
 PLAN_SCHEMA_NAME = "QueryPlan"
 #: The `check` strategy's decision on what a question needs (`agent.strategies.check`).
 CHECK_SCHEMA_NAME = "QuestionCheck"
+#: Its second turn: do the properties chosen store what the question asks for?
+CONFIRM_SCHEMA_NAME = "StoredCheck"
 
 
 def schema_name(response_format: ResponseFormat | dict[str, Any] | None) -> str | None:
@@ -143,6 +146,8 @@ class OracleModel:
             return ModelReply(content=json.dumps(_point_at(self.committed, messages)))
         if name == CHECK_SCHEMA_NAME and response_format is not None:
             return ModelReply(content=json.dumps(self._check(response_format.json_schema)))
+        if name == CONFIRM_SCHEMA_NAME:
+            return ModelReply(content=json.dumps({"stored": bool(self.ground_truth)}))
         if is_commit_request(response_format):
             shown = _SHOWN_ID.findall(results[-1]) if results else []
             committed = {"sources": list(dict.fromkeys(shown)), **self.committed}
@@ -167,9 +172,9 @@ class OracleModel:
         """A `check` decision: the gold call's properties, or the missing one when there is no gold call."""
         offered = schema["properties"]["properties"]["items"]["enum"]
         if not self.ground_truth:
-            return {"properties": [offered[-1]], "statistic": "none"}  # the last choice is "not in the database"
+            return {"asks_for": "", "properties": [offered[-1]], "statistic": "none"}  # last: "not in the database"
         named = [str(v) for k, v in _leaves(self.ground_truth) if k in ("property_name", "groupby_property")]
-        return {"properties": [n for n in named if n in offered] or offered[:1], "statistic": "none"}
+        return {"asks_for": "", "properties": [n for n in named if n in offered] or offered[:1], "statistic": "none"}
 
     def _decide(self, schema: str) -> dict[str, Any]:
         """A `decompose` decision, read off the first gold call."""

@@ -277,7 +277,16 @@ def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_r
         {"properties": ["price"], "statistic": "average"}
     )
     answered = build_strategy("check").run(OracleModel(MEAN_PRICE), executor(), tools(), AgentConfig(), QUESTION)
-    assert answered.strategy_notes["check"]["decision"] == {"properties": ["price"], "statistic": "none"}
+    assert answered.strategy_notes["check"]["decision"] == {
+        "asks_for": "",
+        "properties": ["price"],
+        "statistic": "none",
+        "stored": True,
+    }, "chosen, then confirmed stored"
+    assert refusal({"asks_for": "the variance of prices", "properties": ["price"], "statistic": "none"})
+    assert "does not store" in refusal(
+        {"asks_for": "salary", "properties": ["price"], "statistic": "average", "stored": False}
+    )
     assert [c.arguments for c in answered.calls()] == [MEAN_PRICE]
 
 
