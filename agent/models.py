@@ -36,7 +36,6 @@ from llm.messages import all_parts
 __all__ = [
     "ANSWER_SCHEMA_NAME",
     "CHECK_SCHEMA_NAME",
-    "CONFIRM_SCHEMA_NAME",
     "DECOMPOSE_SCHEMA_PREFIX",
     "GROUNDED_SCHEMA_NAME",
     "ORACLE",
@@ -68,8 +67,6 @@ DECOMPOSE_SCHEMA_PREFIX = "Decompose_"
 PLAN_SCHEMA_NAME = "QueryPlan"
 #: The `check` strategy's decision on what a question needs (`agent.strategies.check`).
 CHECK_SCHEMA_NAME = "QuestionCheck"
-#: Its second turn: do the properties chosen store what the question asks for?
-CONFIRM_SCHEMA_NAME = "StoredCheck"
 
 
 def schema_name(response_format: ResponseFormat | dict[str, Any] | None) -> str | None:
@@ -146,8 +143,6 @@ class OracleModel:
             return ModelReply(content=json.dumps(_point_at(self.committed, messages)))
         if name == CHECK_SCHEMA_NAME and response_format is not None:
             return ModelReply(content=json.dumps(self._check(response_format.json_schema)))
-        if name == CONFIRM_SCHEMA_NAME:
-            return ModelReply(content=json.dumps({"stored": bool(self.ground_truth)}))
         if is_commit_request(response_format):
             shown = _SHOWN_ID.findall(results[-1]) if results else []
             committed = {"sources": list(dict.fromkeys(shown)), **self.committed}
@@ -169,12 +164,9 @@ class OracleModel:
         )
 
     def _check(self, schema: dict[str, Any]) -> dict[str, Any]:
-        """A `check` decision: the gold call's properties, or the missing one when there is no gold call."""
-        offered = schema["properties"]["properties"]["items"]["enum"]
-        if not self.ground_truth:
-            return {"asks_for": "", "properties": [offered[-1]], "statistic": "none"}  # last: "not in the database"
-        named = [str(v) for k, v in _leaves(self.ground_truth) if k in ("property_name", "groupby_property")]
-        return {"asks_for": "", "properties": [n for n in named if n in offered] or offered[:1], "statistic": "none"}
+        """A `check` verdict: answerable when there is a gold call (the second choice), else not (the first)."""
+        verdicts = schema["properties"]["verdict"]["enum"]
+        return {"verdict": verdicts[1] if self.ground_truth else verdicts[0], "asks_for": "", "statistic": "none"}
 
     def _decide(self, schema: str) -> dict[str, Any]:
         """A `decompose` decision, read off the first gold call."""
@@ -185,14 +177,6 @@ class OracleModel:
         if step == "kind":
             return {"kind": operation_kind(truth)}
         return {k: v for k, v in truth.items() if k != "collection_name"}
-
-
-def _leaves(arguments: dict[str, Any]) -> list[tuple[str, Any]]:
-    """Every (key, value) of a call's arguments, nested ones included."""
-    found = []
-    for key, value in arguments.items():
-        found += _leaves(value) if isinstance(value, dict) else [(key, value)]
-    return found
 
 
 #: An object's id as a result shows it to the model (`1. [1a2b3c4d] {...}`).

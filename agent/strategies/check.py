@@ -1,13 +1,18 @@
-"""`check`: before any query, one enforced decision: does the database hold what the question needs?
+"""`check`: before any query, one enforced decision: can this database answer the question at all?
 
 A small model never says "the database cannot answer": asked for a salary no collection has, it
-averages another number. Here the first turn names the properties the question needs (an enum of
-the schema's property names, plus "not in the database") and the statistic it asks for (the tool's
-statistics, and common ones it cannot compute: a standard deviation, a variance...). A question
-that needs a missing property or a statistic the tool cannot compute is answered "cannot answer",
-with the reason, and no query is run; any other goes to the inner strategy unchanged. The turn is
-the loop's first request with the check after the question, so the server's cached prompt prefix
-serves it, and the loop's first turn reuses it.
+averages another number. Here one short turn shows the model only the offered collections, their
+properties and what each holds, and the question, and asks for a verdict from two choices (the
+properties hold what it needs, or it needs one that is not listed), what it asks for in a few words,
+and the statistic (what the tool computes, and common ones it cannot: a standard deviation, a
+variance...). A "not listed" verdict, or a statistic the tool cannot compute (chosen, or named in
+its words), is answered "cannot answer" with the reason, and no query runs; any other question goes
+to the inner strategy unchanged.
+
+Measured on the offline default before this design (2026-11-25): asked inside the loop's long
+prompt to pick the properties from an enum with a "not in the database" choice, it never chose it
+(0 of 10 unanswerable refused); asked to confirm with a true/false, it said false to every question,
+answerable or not. A focused prompt with a two-way verdict separated them.
 """
 
 from __future__ import annotations
@@ -18,56 +23,55 @@ from typing import Any
 
 from agent.answer import Commit, FinalAnswer
 from agent.loop import AgentConfig, AgentRun, Executor
-from agent.models import CHECK_SCHEMA_NAME, CONFIRM_SCHEMA_NAME, ModelError, ModelReply, Usage
+from agent.models import CHECK_SCHEMA_NAME, ModelError
 from agent.strategies.decompose import offered_collections
 from agent.tooldef import ToolSet
-from llm import ChatRequest, ModelRequest, ModelResponse, ResponseFormat
+from executors.schema import CollectionSchema
+from llm import ChatRequest, ModelRequest, ResponseFormat
 
-MISSING = "(not in the database)"
+#: The verdict's two choices; the refusal is the first (a small model does not just take the first).
+NOT_LISTED = "no: it needs a property that is not listed"
+LISTED = "yes: the listed properties hold it"
+VERDICTS = (NOT_LISTED, LISTED)
 #: What the tool computes, as a reader names them ("none": the question lists or groups objects), then
-#: common statistics it cannot compute; choosing one of those is a refusal.
+#: common statistics it cannot compute; choosing or naming one of those is a refusal.
 SUPPORTED = ("none", "count", "average", "median", "minimum", "maximum", "sum", "most common", "percentage")
 UNSUPPORTED = ("standard deviation", "variance", "correlation", "percentile")
 STATISTICS = (*SUPPORTED, *UNSUPPORTED)
+CHECK_SYSTEM = "You check whether a database can answer a question before it is queried."
 CHECK_PROMPT = (
-    "Before you query: asks_for: what the question asks for, in a few of its own words. properties: every "
-    f'property it needs; if it needs something no collection above has, include "{MISSING}". statistic: '
-    'the one it asks for, "none" if it asks to list or group objects.'
+    "The database has these collections and properties:\n{listing}\n\nQuestion: {question}\n\n"
+    "verdict: can the question be answered from these properties alone? asks_for: what it asks for, in a "
+    'few words. statistic: the one it asks for, "none" if it asks to list or group objects.'
 )
-CONFIRM_PROMPT = (
-    'The question asks for: "{asks_for}". The properties you chose: {chosen}. Does the database store what '
-    "the question asks for in them? stored: false if the question needs something none of them holds."
-)
-CONFIRM_SCHEMA: dict[str, Any] = {
+CHECK_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"stored": {"type": "boolean"}},
-    "required": ["stored"],
+    "properties": {
+        "verdict": {"enum": list(VERDICTS)},
+        "asks_for": {"type": "string", "maxLength": 80},
+        "statistic": {"enum": list(STATISTICS)},
+    },
+    "required": ["verdict", "asks_for", "statistic"],
     "additionalProperties": False,
 }
 
 
-def check_schema(properties: list[str]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "asks_for": {"type": "string", "maxLength": 80},
-            "properties": {"type": "array", "items": {"enum": [*properties, MISSING]}, "minItems": 1, "maxItems": 4},
-            "statistic": {"enum": list(STATISTICS)},
-        },
-        "required": ["asks_for", "properties", "statistic"],
-        "additionalProperties": False,
-    }
+def listing(collections: list[CollectionSchema]) -> str:
+    """Each collection with its properties and what each holds (its description, else its type)."""
+    return "\n".join(
+        f"{c.name}: " + "; ".join(f"{p.name} ({p.description or p.data_type})" for p in c.properties)
+        for c in collections
+    )
 
 
 def refusal(decision: dict[str, Any]) -> str:
     """Why the database cannot answer, by the decision ("" when it can)."""
-    if MISSING in (decision.get("properties") or []):
-        return "the database has no property holding what the question asks about"
-    named = [s for s in UNSUPPORTED if s == decision.get("statistic") or s in str(decision.get("asks_for", "")).lower()]
+    words = str(decision.get("asks_for", "")).lower()
+    named = [s for s in UNSUPPORTED if s == decision.get("statistic") or s in words]
     if named:
         return f"the query tool cannot compute a {named[0]}"
-    if decision.get("stored") is False:
-        return f"the database does not store what the question asks for ({decision.get('asks_for', '')})"
+    if decision.get("verdict") == NOT_LISTED:
+        return f"no property of the database holds what the question asks for ({decision.get('asks_for', '')})"
     return ""
 
 
@@ -92,42 +96,25 @@ class Check:
         if schema is None:
             return self.inner.run(model, executor, tools, config, question, on_call)
         shown = set(offered_collections(tools))
-        names = list(dict.fromkeys(p.name for c in schema.collections if c.name in shown for p in c.properties))
         asked = f"{config.question_preamble}{question}" if config.question_preamble else question
-        # The loop's own first request (system prompt, tools, question) with the check appended to the
-        # question: the server's cached prefix serves both, and the loop's first turn reuses this one's.
-        offered = [] if tools.design.structured_output else tools.definitions()
-
-        def ask(messages: list[Any], name: str, schema: dict[str, Any]) -> ModelReply:
-            return model.complete(
-                ChatRequest(
-                    messages=messages,
-                    tools=offered,
-                    tool_choice="none" if offered else None,
-                    response_format=ResponseFormat(name=name, json_schema=schema),
-                )
-            )
-
-        messages: list[Any] = [ModelRequest.prompt(config.system_prompt, f"{asked}\n\n{CHECK_PROMPT}")]
+        prompt = CHECK_PROMPT.format(
+            listing=listing([c for c in schema.collections if c.name in shown]), question=asked
+        )
+        request = ChatRequest(
+            messages=[ModelRequest.prompt(CHECK_SYSTEM, prompt)],
+            response_format=ResponseFormat(name=CHECK_SCHEMA_NAME, json_schema=CHECK_SCHEMA),
+        )
         started = time.perf_counter()
-        usage = Usage()
         try:
-            reply = ask(messages, CHECK_SCHEMA_NAME, check_schema(names))
-            usage = usage + reply.usage
+            reply = model.complete(request)
             decision = json.loads(reply.content or "{}")
-            if not refusal(decision):  # confirm the properties chosen hold what the question asks for
-                chosen = [p for c in schema.collections if c.name in shown for p in c.properties]
-                picked = decision.get("properties") or []
-                described = "; ".join(f"{p.name} ({p.description or p.data_type})" for p in chosen if p.name in picked)
-                prompt = CONFIRM_PROMPT.format(asks_for=decision.get("asks_for", ""), chosen=described or "none")
-                messages += [ModelResponse.of(reply.content or ""), ModelRequest.user(prompt)]
-                confirmed = ask(messages, CONFIRM_SCHEMA_NAME, CONFIRM_SCHEMA)
-                usage = usage + confirmed.usage
-                decision["stored"] = bool(json.loads(confirmed.content or "{}").get("stored", True))
+            if not isinstance(decision, dict):
+                raise ValueError("the check reply is not a JSON object")
         except (ModelError, ValueError) as error:  # undecided: the inner strategy as is
             run = self.inner.run(model, executor, tools, config, question, on_call)
             run.strategy_notes["check"] = {"fell_back": f"{type(error).__name__}: {error}"}
             return run
+        usage = reply.usage
         reason = refusal(decision)
         checked_s = time.perf_counter() - started
         if not reason:

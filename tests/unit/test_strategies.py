@@ -26,7 +26,7 @@ from agent.strategies import (
     examples_preamble,
     parse_strategy,
 )
-from agent.strategies.check import MISSING, check_schema, refusal
+from agent.strategies.check import LISTED, NOT_LISTED, listing, refusal
 from agent.strategies.grounded import answer_from, derived_answer, facts_of
 from agent.strategies.refine import conditions_in
 from agent.testing import FunctionModel, tool_reply
@@ -270,24 +270,17 @@ def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_r
     lacking = OracleModel.abstaining("no salary")
     run = build_strategy("check").run(lacking, executor(), tools(), AgentConfig(), "What is the average salary?")
     assert run.answer is not None and run.answer.refuses and not run.calls()
-    assert run.strategy_notes["check"]["decision"]["properties"] == [MISSING]
-    offered = check_schema(["title", "price"])["properties"]["properties"]["items"]["enum"]
-    assert offered == ["title", "price", MISSING]
-    assert refusal({"properties": ["price"], "statistic": "variance"}) and not refusal(
-        {"properties": ["price"], "statistic": "average"}
-    )
+    assert run.strategy_notes["check"]["decision"]["verdict"] == NOT_LISTED
     answered = build_strategy("check").run(OracleModel(MEAN_PRICE), executor(), tools(), AgentConfig(), QUESTION)
-    assert answered.strategy_notes["check"]["decision"] == {
-        "asks_for": "",
-        "properties": ["price"],
-        "statistic": "none",
-        "stored": True,
-    }, "chosen, then confirmed stored"
-    assert refusal({"asks_for": "the variance of prices", "properties": ["price"], "statistic": "none"})
-    assert "does not store" in refusal(
-        {"asks_for": "salary", "properties": ["price"], "statistic": "average", "stored": False}
-    )
+    assert answered.strategy_notes["check"]["decision"] == {"verdict": LISTED, "asks_for": "", "statistic": "none"}
     assert [c.arguments for c in answered.calls()] == [MEAN_PRICE]
+    shown = listing(list(SCHEMA.collections))
+    assert shown.startswith(f"{NAME}: title (") and "price (" in shown, "every property, with what it holds"
+    fine = {"verdict": LISTED, "asks_for": "the average price", "statistic": "average"}
+    assert not refusal(fine)
+    assert "variance" in refusal({**fine, "statistic": "variance"})
+    assert "standard deviation" in refusal({**fine, "asks_for": "the standard deviation of prices"}), "in its words"
+    assert "no property" in refusal({**fine, "verdict": NOT_LISTED})
 
 
 def test_refine_turns_back_a_search_holding_conditions_and_the_corrected_call_runs() -> None:
