@@ -41,6 +41,7 @@ __all__ = [
     "ORACLE",
     "PLAN_SCHEMA_NAME",
     "RESULT_OF",
+    "VERDICT_SCHEMA_NAME",
     "ChatModel",
     "ModelError",
     "ModelReply",
@@ -67,6 +68,8 @@ DECOMPOSE_SCHEMA_PREFIX = "Decompose_"
 PLAN_SCHEMA_NAME = "QueryPlan"
 #: The `check` strategy's decision on what a question needs (`agent.strategies.check`).
 CHECK_SCHEMA_NAME = "QuestionCheck"
+#: Its verdict on one collection's properties (`agent.strategies.check`).
+VERDICT_SCHEMA_NAME = "CheckVerdict"
 
 
 def schema_name(response_format: ResponseFormat | dict[str, Any] | None) -> str | None:
@@ -141,7 +144,7 @@ class OracleModel:
             return ModelReply(content=json.dumps({"steps": [{"call": c, "pick": "none"} for c in chain]}))
         if name == GROUNDED_SCHEMA_NAME:
             return ModelReply(content=json.dumps(_point_at(self.committed, messages)))
-        if name == CHECK_SCHEMA_NAME and response_format is not None:
+        if name in (CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME) and response_format is not None:
             return ModelReply(content=json.dumps(self._check(response_format.json_schema)))
         if is_commit_request(response_format):
             shown = _SHOWN_ID.findall(results[-1]) if results else []
@@ -164,9 +167,14 @@ class OracleModel:
         )
 
     def _check(self, schema: dict[str, Any]) -> dict[str, Any]:
-        """A `check` verdict: answerable when there is a gold call (the second choice), else not (the first)."""
-        verdicts = schema["properties"]["verdict"]["enum"]
-        return {"verdict": verdicts[1] if self.ground_truth else verdicts[0], "asks_for": "", "statistic": "none"}
+        """A `check` step: the gold collection, then answerable when there is a gold call (the verdict's
+        second choice), else not (its first)."""
+        fields = schema["properties"]
+        if "verdict" in fields:
+            return {"verdict": fields["verdict"]["enum"][1 if self.ground_truth else 0]}
+        offered = fields["collection"]["enum"]
+        wanted = self.ground_truth.get("collection_name")
+        return {"collection": wanted if wanted in offered else offered[0], "asks_for": "", "statistic": "none"}
 
     def _decide(self, schema: str) -> dict[str, Any]:
         """A `decompose` decision, read off the first gold call."""

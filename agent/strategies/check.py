@@ -1,18 +1,20 @@
-"""`check`: before any query, one enforced decision: can this database answer the question at all?
+"""`check`: before any query, two short enforced decisions: can this database answer the question?
 
 A small model never says "the database cannot answer": asked for a salary no collection has, it
-averages another number. Here one short turn shows the model only the offered collections, their
-properties and what each holds, and the question, and asks for a verdict from two choices (the
-properties hold what it needs, or it needs one that is not listed), what it asks for in a few words,
-and the statistic (what the tool computes, and common ones it cannot: a standard deviation, a
-variance...). A "not listed" verdict, or a statistic the tool cannot compute (chosen, or named in
-its words), is answered "cannot answer" with the reason, and no query runs; any other question goes
-to the inner strategy unchanged.
+averages another number. Here, before the loop, the model sees the offered collections with their
+properties and what each holds, and the question. First it names the collection the question is
+about, what it asks for in a few words, and the statistic (what the tool computes, and common ones
+it cannot: a standard deviation, a variance...). Then, shown only that collection's properties, it
+gives a verdict from two choices: they hold what the question needs, or it needs one that is not
+listed. A "not listed" verdict, or a statistic the tool cannot compute (chosen, or named in its
+words), is answered "cannot answer" with the reason, and no query runs; any other question goes to
+the inner strategy unchanged.
 
-Measured on the offline default before this design (2026-11-25): asked inside the loop's long
-prompt to pick the properties from an enum with a "not in the database" choice, it never chose it
-(0 of 10 unanswerable refused); asked to confirm with a true/false, it said false to every question,
-answerable or not. A focused prompt with a two-way verdict separated them.
+Why this shape, measured on the offline default (2026-11-25, the abstention split's 20 and the main
+job's 15 answerable questions): inside the loop's long prompt, an enum of properties with a "not in
+the database" choice was never chosen; a true/false "is it stored?" was false for every question; a
+verdict over every collection of the use case refused 2 of 20; over the one collection the question
+is about, 8 of 20, and no answerable question.
 """
 
 from __future__ import annotations
@@ -23,11 +25,11 @@ from typing import Any
 
 from agent.answer import Commit, FinalAnswer
 from agent.loop import AgentConfig, AgentRun, Executor
-from agent.models import CHECK_SCHEMA_NAME, ModelError
+from agent.models import CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME, ModelError
 from agent.strategies.decompose import offered_collections
 from agent.tooldef import ToolSet
 from executors.schema import CollectionSchema
-from llm import ChatRequest, ModelRequest, ResponseFormat
+from llm import ChatRequest, ModelRequest, ResponseFormat, Usage
 
 #: The verdict's two choices; the refusal is the first (a small model does not just take the first).
 NOT_LISTED = "no: it needs a property that is not listed"
@@ -39,21 +41,33 @@ SUPPORTED = ("none", "count", "average", "median", "minimum", "maximum", "sum", 
 UNSUPPORTED = ("standard deviation", "variance", "correlation", "percentile")
 STATISTICS = (*SUPPORTED, *UNSUPPORTED)
 CHECK_SYSTEM = "You check whether a database can answer a question before it is queried."
-CHECK_PROMPT = (
+ABOUT_PROMPT = (
     "The database has these collections and properties:\n{listing}\n\nQuestion: {question}\n\n"
-    "verdict: can the question be answered from these properties alone? asks_for: what it asks for, in a "
-    'few words. statistic: the one it asks for, "none" if it asks to list or group objects.'
+    "collection: the one the question is about. asks_for: what it asks for, in a few words. statistic: the "
+    'one it asks for, "none" if it asks to list or group objects.'
 )
-CHECK_SCHEMA: dict[str, Any] = {
+VERDICT_PROMPT = (
+    "Collection {listing}\n\nQuestion: {question}\n\nCan the question be answered from these properties alone?"
+)
+VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {
-        "verdict": {"enum": list(VERDICTS)},
-        "asks_for": {"type": "string", "maxLength": 80},
-        "statistic": {"enum": list(STATISTICS)},
-    },
-    "required": ["verdict", "asks_for", "statistic"],
+    "properties": {"verdict": {"enum": list(VERDICTS)}},
+    "required": ["verdict"],
     "additionalProperties": False,
 }
+
+
+def about_schema(collections: list[str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "collection": {"enum": collections},
+            "asks_for": {"type": "string", "maxLength": 80},
+            "statistic": {"enum": list(STATISTICS)},
+        },
+        "required": ["collection", "asks_for", "statistic"],
+        "additionalProperties": False,
+    }
 
 
 def listing(collections: list[CollectionSchema]) -> str:
@@ -95,26 +109,34 @@ class Check:
         schema = getattr(executor, "schema", None)
         if schema is None:
             return self.inner.run(model, executor, tools, config, question, on_call)
-        shown = set(offered_collections(tools))
+        shown = [c for c in schema.collections if c.name in set(offered_collections(tools))]
         asked = f"{config.question_preamble}{question}" if config.question_preamble else question
-        prompt = CHECK_PROMPT.format(
-            listing=listing([c for c in schema.collections if c.name in shown]), question=asked
-        )
-        request = ChatRequest(
-            messages=[ModelRequest.prompt(CHECK_SYSTEM, prompt)],
-            response_format=ResponseFormat(name=CHECK_SCHEMA_NAME, json_schema=CHECK_SCHEMA),
-        )
-        started = time.perf_counter()
-        try:
-            reply = model.complete(request)
-            decision = json.loads(reply.content or "{}")
-            if not isinstance(decision, dict):
+
+        def ask(prompt: str, name: str, wanted: dict[str, Any]) -> tuple[dict[str, Any], Usage]:
+            reply = model.complete(
+                ChatRequest(
+                    messages=[ModelRequest.prompt(CHECK_SYSTEM, prompt)],
+                    response_format=ResponseFormat(name=name, json_schema=wanted),
+                )
+            )
+            decided = json.loads(reply.content or "{}")
+            if not isinstance(decided, dict):
                 raise ValueError("the check reply is not a JSON object")
+            return decided, reply.usage
+
+        started = time.perf_counter()
+        try:  # what the question is about, then a verdict on that one collection's properties alone
+            about = ABOUT_PROMPT.format(listing=listing(shown), question=asked)
+            decision, usage = ask(about, CHECK_SCHEMA_NAME, about_schema([c.name for c in shown]))
+            if not refusal(decision):
+                target = [c for c in shown if c.name == decision.get("collection")] or shown[:1]
+                prompt = VERDICT_PROMPT.format(listing=listing(target), question=asked)
+                verdict, more = ask(prompt, VERDICT_SCHEMA_NAME, VERDICT_SCHEMA)
+                decision["verdict"], usage = verdict.get("verdict"), usage + more
         except (ModelError, ValueError) as error:  # undecided: the inner strategy as is
             run = self.inner.run(model, executor, tools, config, question, on_call)
             run.strategy_notes["check"] = {"fell_back": f"{type(error).__name__}: {error}"}
             return run
-        usage = reply.usage
         reason = refusal(decision)
         checked_s = time.perf_counter() - started
         if not reason:

@@ -272,7 +272,8 @@ def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_r
     assert run.answer is not None and run.answer.refuses and not run.calls()
     assert run.strategy_notes["check"]["decision"]["verdict"] == NOT_LISTED
     answered = build_strategy("check").run(OracleModel(MEAN_PRICE), executor(), tools(), AgentConfig(), QUESTION)
-    assert answered.strategy_notes["check"]["decision"] == {"verdict": LISTED, "asks_for": "", "statistic": "none"}
+    decided = answered.strategy_notes["check"]["decision"]
+    assert decided == {"collection": NAME, "asks_for": "", "statistic": "none", "verdict": LISTED}
     assert [c.arguments for c in answered.calls()] == [MEAN_PRICE]
     shown = listing(list(SCHEMA.collections))
     assert shown.startswith(f"{NAME}: title (") and "price (" in shown, "every property, with what it holds"
