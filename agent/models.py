@@ -204,7 +204,7 @@ def _point_at(committed: dict[str, Any], messages: list[ModelRequest | ModelResp
 
     def close(text: str, target: float) -> bool:
         try:
-            return math.isclose(float(text), target, rel_tol=1e-4, abs_tol=1e-9)
+            return math.isclose(float(text), target, rel_tol=1e-4, abs_tol=5.1e-5)
         except ValueError:
             return False
 

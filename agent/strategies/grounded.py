@@ -94,13 +94,15 @@ def facts_of(results: list[QueryResult]) -> list[Fact]:
             counts = {k: float(g.count) for k, g in result.groups.items()}
             facts.append(Fact(f"{prefix}.per_group.count", 0.0, counts))
             metrics: dict[str, dict[str, float]] = {}
+            scalars: list[Fact] = []  # one group's value alone, so a difference of two groups can be pointed at
             for rank, (key, group) in enumerate(result.groups.items(), start=1):
                 facts.append(Fact(f"{prefix}.group{rank}", key))
                 for prop, values in group.aggregations.items():
                     for metric, value in values.items():
                         if (number := _number(value)) is not None:
                             metrics.setdefault(f"{prefix}.per_group.{prop}.{metric}", {})[key] = number
-            facts += [Fact(fid, 0.0, per_group) for fid, per_group in metrics.items()]
+                            scalars.append(Fact(f"{prefix}.group{rank}.{prop}.{metric}", number))
+            facts += [Fact(fid, 0.0, per_group) for fid, per_group in metrics.items()] + scalars
         for rank, obj in enumerate(result.objects[:MAX_OBJECTS], start=1):
             for prop, value in obj.properties.items():
                 number = _number(value)
