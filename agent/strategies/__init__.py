@@ -28,7 +28,7 @@ from agent.strategies.refine import Refine
 from agent.tooldef import ToolSet
 
 OnCall = Callable[[int, ExecutedCall], None] | None
-DEFAULT_STRATEGY = "react"
+DEFAULT_STRATEGY = "check+grounded"
 
 
 class Strategy(Protocol):

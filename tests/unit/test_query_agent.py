@@ -117,7 +117,8 @@ def test_the_committed_answer_is_in_the_response_with_its_sources_and_missing_in
         return ModelReply(content="Several places.")
 
     executor = ReferenceExecutor(sample_schema(NAME), {NAME: OBJECTS})
-    response = QueryAgent(None, [NAME], FunctionModel(reply), executor=executor).ask("How many open late?")  # type: ignore[arg-type]
+    agent = QueryAgent(None, [NAME], FunctionModel(reply), executor=executor, strategy="react")  # type: ignore[arg-type]
+    response = agent.ask("How many open late?")  # the react commit turn, which carries sources and flags
     assert response.answer is not None and response.answer.numbers == [len(late)]
     assert [s.object_id for s in response.sources] == [late[1]]  # a committed source counts only if received
     assert response.unreceived_citations == ["deadbeef"]
