@@ -105,11 +105,12 @@ class QueryAgent:
         needs `retriever`, e.g. `fixtures.examples.ExampleMemory(client)`."""
         if model is None:
             raise ValueError("QueryAgent needs a chat model, e.g. OpenAIChatModel(name, base_url=...)")
-        self.executor = executor or WeaviateExecutor(client)
+        self.design = design or ToolDesign()
+        # The executor offers what the tool shows: the paper's operations, or `related`'s too.
+        self.executor = (executor or WeaviateExecutor(client)).with_operations(self.design.operations)
         self.collections = collections
         self.model = model
         self.config = config or AgentConfig()
-        self.design = design or ToolDesign()
         self.strategy = build_strategy(strategy, retriever=retriever)
 
     def _agent(self) -> tuple[Callable[..., AgentRun], list[str]]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from agent.tokens import TokenCounter, estimate_counter
 from executors import CollectionSchema, DatabaseSchema, tool_parameters_schema
-from executors.vocabulary import AGGREGATION_FIELDS
+from executors.vocabulary import AGGREGATION_FIELDS, DATE_DATA_TYPE, ToolOperations
 from llm import ToolDefinition
 
 TOOL_NAME = "query_database"
@@ -42,9 +42,14 @@ class ToolDesign:
     parallel_calls: bool | None = None  # None: do not send `parallel_tool_calls` at all
     structured_output: bool = False
     token_budget: int = DEFAULT_TOKEN_BUDGET
+    #: `paper`: the paper's tool exactly, what the existing splits are scored with; `related`: its three
+    #: optional slots too (a filter through a reference, a date filter, a sort with a limit).
+    operations: ToolOperations = ToolOperations.PAPER
 
     def label(self) -> str:
         parts = [self.variant.value]
+        if self.operations is not ToolOperations.PAPER:
+            parts.append(self.operations.value)
         if self.rationale:
             parts.append("rationale")
         if self.parallel_calls is not None:
@@ -80,7 +85,9 @@ class ToolSet:
         return arguments, rationale if isinstance(rationale, str) else None
 
 
-def _describe(collection: CollectionSchema, level: int) -> str:
+def _describe(collection: CollectionSchema, level: int, related: bool = False) -> str:
+    """The collection for the tool description; dates and references only for the `related` tool
+    (the paper's lists the properties it can query, as it always did)."""
     head = collection.name
     description = collection.description or ""
     if level >= 2:
@@ -89,11 +96,19 @@ def _describe(collection: CollectionSchema, level: int) -> str:
         head += f": {description}"
     lines = [head]
     for prop in collection.properties:
-        if prop.kind is None:
+        kind = (
+            prop.kind.value if prop.kind is not None else DATE_DATA_TYPE if prop.data_type == DATE_DATA_TYPE else None
+        )
+        if kind is None:
             continue
-        line = f"  - {prop.name} ({prop.kind.value})"
+        line = f"  - {prop.name} ({kind})"
         if level == 0 and prop.description:
             line += f": {prop.description}"
+        lines.append(line)
+    for reference in collection.references if related else ():
+        line = f"  - {reference.label()}"
+        if level == 0 and reference.description:
+            line += f": {reference.description}"
         lines.append(line)
     return "\n".join(lines)
 
@@ -106,12 +121,12 @@ SHORTENING_STEPS = (
 
 
 def collections_description(
-    collections: list[CollectionSchema], budget: int, counter: TokenCounter
+    collections: list[CollectionSchema], budget: int, counter: TokenCounter, related: bool = False
 ) -> tuple[str, int, list[str]]:
     """The longest description that fits `budget` tokens, and the shortening steps it took."""
     shortening: list[str] = []
     for level in range(len(SHORTENING_STEPS) + 1):
-        text = DESCRIPTION_HEAD + "\n".join(_describe(c, level) for c in collections)
+        text = DESCRIPTION_HEAD + "\n".join(_describe(c, level, related) for c in collections)
         tokens = counter.count(text)
         if tokens <= budget:
             return text, tokens, shortening
@@ -120,7 +135,7 @@ def collections_description(
     kept = list(collections)
     while len(kept) > 1:
         kept.pop()
-        listed = "\n".join(_describe(c, len(SHORTENING_STEPS)) for c in kept)
+        listed = "\n".join(_describe(c, len(SHORTENING_STEPS), related) for c in kept)
         others = ", ".join(c.name for c in collections[len(kept) :])
         text = f"{DESCRIPTION_HEAD}{listed}\nAlso available (properties not listed): {others}"
         tokens = counter.count(text)
@@ -142,18 +157,20 @@ def build_tools(
     counter = counter or estimate_counter()
     collections = list(schema.collections)
     names = [c.name for c in collections]
+    related = design.operations is ToolOperations.RELATED
     if not names:
         raise ValueError("the database has no collections: load data first (`dbgorilla load`)")
     if design.variant is ToolVariant.UNIFIED:
-        description, tokens, shortening = collections_description(collections, design.token_budget, counter)
-        tool = _function(TOOL_NAME, description, tool_parameters_schema(names, rationale=design.rationale))
+        description, tokens, shortening = collections_description(collections, design.token_budget, counter, related)
+        parameters = tool_parameters_schema(names, rationale=design.rationale, operations=design.operations)
+        tool = _function(TOOL_NAME, description, parameters)
         return ToolSet([tool], design, description, tokens, counter.name, shortening)
     tools, mapping, total = [], {}, 0
     shortening: list[str] = []
     per_tool_budget = max(64, design.token_budget // len(collections))
     for collection in collections:
-        description, tokens, steps = collections_description([collection], per_tool_budget, counter)
-        parameters = tool_parameters_schema([collection.name], rationale=design.rationale)
+        description, tokens, steps = collections_description([collection], per_tool_budget, counter, related)
+        parameters = tool_parameters_schema([collection.name], rationale=design.rationale, operations=design.operations)
         parameters["properties"].pop("collection_name")
         parameters["required"] = [r for r in parameters["required"] if r != "collection_name"]
         name = tool_function_name(collection.name)

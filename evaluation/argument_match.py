@@ -36,7 +36,9 @@ from executors.vocabulary import (
     COMPONENT_OF_FIELD,
     FILTER_FIELDS,
     GROUPBY_FIELD,
+    RELATED_FIELDS,
     SEARCH_FIELD,
+    ToolOperations,
 )
 
 COMPONENT_LABELS = {field: component.value for field, component in COMPONENT_OF_FIELD.items()}
@@ -64,7 +66,7 @@ class Canonical:
 
 def canonical(arguments: Any, schema: DatabaseSchema) -> Canonical:
     """The canonical form of a call; raises the executor's `ExecutorError` when it would reject it."""
-    spec = validate_arguments(parse_arguments(arguments), schema)
+    spec = validate_arguments(parse_arguments(arguments, schema.operations or ToolOperations.PAPER), schema)
     form = canonical_form(spec)
     return Canonical(form.pop("collection_name"), form, spec.search_query)
 
@@ -100,7 +102,8 @@ def _score_one(truth: Canonical, predicted: Canonical | None) -> ArgumentScores:
     if predicted is None:
         return ArgumentScores(components=components)
     routing = predicted.collection == truth.collection
-    matches = {field: truth.slot(field) == predicted.slot(field) for field in COMPONENT_FIELDS}
+    # The related slots (absent on both sides of every paper call) count for exact match, not for AST.
+    matches = {field: truth.slot(field) == predicted.slot(field) for field in (*COMPONENT_FIELDS, *RELATED_FIELDS)}
     for field, label in COMPONENT_LABELS.items():
         if label in components:
             components[label] = routing and matches[field]

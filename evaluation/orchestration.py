@@ -91,7 +91,9 @@ def run_context(
     driver: Driver,
     counter: TokenCounter | None = None,
 ) -> runner.RunContext:
-    """What every case of the run shares: the executors, the tools per use case, the model, the limits."""
+    """What every case of the run shares: the executors, the tools per use case, the model, the limits.
+    The executor offers the design's operations (the paper's tool, or `related`)."""
+    executor = executor.with_operations(design.operations)
     return runner.RunContext(
         client=client,
         executor=executor,

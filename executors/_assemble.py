@@ -46,7 +46,7 @@ class Hit:
 def object_properties(collection: CollectionSchema, properties: Mapping[str, object]) -> dict[str, PropertyValue]:
     """Non-null properties in schema order, values normalised (numbers as float)."""
     out: dict[str, PropertyValue] = {}
-    for name in collection.names:
+    for name in collection.shown_names:
         value = properties.get(name)
         if value is None:
             continue
@@ -122,6 +122,9 @@ def notes_for(spec: QuerySpec, options: ExecutorOptions) -> list[str]:
             f"The search matched the objects within cosine distance {options.search_max_distance:g} of the query "
             f"({options.search_mode.value}, at most {options.search_hit_limit}); only they are {what}."
         )
+    if spec.sort is not None:
+        order = "largest (latest) first" if spec.sort.descending else "smallest (earliest) first"
+        notes.append(f"Objects ordered by {spec.sort.prop.name}, {order}; the first {spec.sort.limit} are listed.")
     if spec.group_by is not None and not spec.aggregations and not spec.has_search:
         notes.append(
             f"Sample objects come from the first {options.group_sample_scan_limit} matching objects in UUID order."
@@ -140,7 +143,12 @@ def assemble_result(plan: QueryPlan, responses: dict[str, Any]) -> QueryResult:
         notes=notes_for(spec, options),
     )
     hits = rank_hits(_hits(spec, responses["hits"])) if "hits" in responses else None
-    if "objects" in responses:
+    if "objects" in responses and spec.sort is not None:
+        fetched = _hits(spec, responses["objects"])
+        result.objects = [to_object(spec.collection, hit) for hit in fetched]
+        result.total_count = responses["count"].total_count
+        result.truncated = result.total_count > len(fetched)
+    elif "objects" in responses:
         fetched = _hits(spec, responses["objects"])
         result.truncated = len(fetched) > options.fetch_limit
         result.objects = [to_object(spec.collection, hit) for hit in fetched[: options.fetch_limit]]
@@ -192,10 +200,20 @@ def _hits(spec: QuerySpec, response: Any) -> list[Hit]:
     """Response objects as `Hit`s; without search they come in UUID order (`Sort.by_id()`)."""
     if spec.has_search:
         return [
-            Hit(str(obj.uuid), obj.properties or {}, _float(obj.metadata.score), _float(obj.metadata.distance))
+            Hit(str(obj.uuid), _with_links(obj), _float(obj.metadata.score), _float(obj.metadata.distance))
             for obj in response.objects
         ]
-    return [Hit(str(obj.uuid), obj.properties or {}) for obj in response.objects]
+    return [Hit(str(obj.uuid), _with_links(obj)) for obj in response.objects]
+
+
+def _with_links(obj: Any) -> Mapping[str, object]:
+    """An object's properties and, when references were returned, each reference's target id."""
+    properties = obj.properties or {}
+    references = getattr(obj, "references", None)
+    if not references:
+        return properties
+    links = {name: ", ".join(str(o.uuid) for o in ref.objects) for name, ref in references.items() if ref.objects}
+    return {**properties, **links}
 
 
 def _lazy_hits(spec: QuerySpec, response: Any) -> Iterator[Hit]:

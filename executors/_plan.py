@@ -24,14 +24,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from weaviate.classes.aggregate import GroupByAggregate
-from weaviate.classes.query import Filter, MetadataQuery, Metrics, Sort
+from weaviate.classes.query import Filter, MetadataQuery, Metrics, QueryReference, Sort
 
 from executors._render import Expr, attribute_call, list_expr, literal, render_arguments, render_literal
 from executors.options import ExecutorOptions, SearchMode
-from executors.spec import AggregationSpec, FilterSpec, QuerySpec
+from executors.spec import AggregationSpec, FilterSpec, QuerySpec, SortSpec
 from executors.vocabulary import (
     FILTER_METHODS,
     METRIC_ATTRIBUTES,
@@ -118,11 +119,16 @@ def int_filter_bound(operator: str, value: float) -> int:
 
 def filter_expr(spec: FilterSpec) -> Expr:
     value: Any = spec.value
-    if spec.kind == PropertyKind.NUMBER:
+    if not spec.is_date and spec.kind == PropertyKind.NUMBER:
         value = int_filter_bound(spec.operator, float(value)) if spec.prop.is_int else float(value)
     method = FILTER_METHODS[spec.operator]
+    shown = f"datetime.fromisoformat({value.isoformat()!r})" if isinstance(value, datetime) else render_literal(value)
+    if spec.via is not None:  # a property of the referenced object: Filter.by_ref(link).by_property(...)
+        built = getattr(Filter.by_ref(link_on=spec.via).by_property(spec.prop.name), method)(value)
+        source = f"Filter.by_ref(link_on={render_literal(spec.via)}).by_property({render_literal(spec.prop.name)})"
+        return Expr(built, f"{source}.{method}({shown})")
     built = getattr(Filter.by_property(spec.prop.name), method)(value)
-    return Expr(built, f"Filter.by_property({render_literal(spec.prop.name)}).{method}({render_literal(value)})")
+    return Expr(built, f"Filter.by_property({render_literal(spec.prop.name)}).{method}({shown})")
 
 
 #: Operators whose lone filter Weaviate (v1.39) resolves only up to the query's `limit`.
@@ -182,15 +188,42 @@ def _hits_call(spec: QuerySpec, options: ExecutorOptions, filters: Expr | None, 
         kwargs["filters"] = filters
     if not properties:
         kwargs["return_properties"] = literal([])
+    elif (references := references_expr(spec)) is not None:
+        kwargs["return_references"] = references
     wanted = "distance" if mode == SearchMode.NEAR_TEXT else "score"
     kwargs["return_metadata"] = Expr(MetadataQuery(**{wanted: True}), f"MetadataQuery({wanted}=True)")
     return PlannedCall("query", mode.value, "hits", (literal(spec.search_query),), kwargs)
 
 
+def references_expr(spec: QuerySpec) -> Expr | None:
+    """The collection's references, returned with each object (their targets' ids): none under `paper`."""
+    links = [reference.name for reference in spec.collection.references]
+    if not links:
+        return None
+    built = [QueryReference(link_on=name, return_properties=[]) for name in links]
+    shown = ", ".join(f"QueryReference(link_on={render_literal(name)}, return_properties=[])" for name in links)
+    return Expr(built, f"[{shown}]")
+
+
+def sort_expr(sort: SortSpec) -> Expr:
+    """The property's order, then ids ascending: equal values always come in one order."""
+    ascending = not sort.descending
+    built = Sort.by_property(sort.prop.name, ascending=ascending).by_id(ascending=True)
+    source = f"Sort.by_property({render_literal(sort.prop.name)}, ascending={ascending}).by_id(ascending=True)"
+    return Expr(built, source)
+
+
 def _fetch_call(spec: QuerySpec, limit: int, purpose: str) -> PlannedCall:
     kwargs: dict[str, Expr] = {"limit": literal(limit)}
     fetch_filters = filters_expr(spec.applied_filters, sorted_fetch=True)
-    if fetch_filters is None:
+    references = references_expr(spec)
+    if references is not None:
+        kwargs["return_references"] = references
+    if spec.sort is not None:
+        if fetch_filters is not None:
+            kwargs["filters"] = fetch_filters
+        kwargs["sort"] = sort_expr(spec.sort)
+    elif fetch_filters is None:
         # The cursor lists objects in UUID order reading only `limit` of them; Sort.by_id()
         # would read the whole collection. (It starts *after* the nil UUID, see NIL_UUID.)
         kwargs["after"] = literal(NIL_UUID)
@@ -233,6 +266,9 @@ def build_plan(spec: QuerySpec, options: ExecutorOptions) -> QueryPlan:
     samples = spec.group_by is not None and not spec.aggregations and options.samples_per_group > 0
     if spec.has_search:
         calls.append(_hits_call(spec, options, filters, properties=listing or samples))
+    elif listing and spec.sort is not None:
+        calls.append(_fetch_call(spec, spec.sort.limit, "objects"))
+        calls.append(_count_call(filters))
     elif listing:
         calls.append(_fetch_call(spec, options.fetch_limit + 1, "objects"))
         calls.append(_count_call(filters))

@@ -8,16 +8,20 @@ for unknown names, the closest valid one.
 
 from __future__ import annotations
 
-import difflib
 import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
 
-from executors import _text
-from executors.arguments import QueryDatabaseArguments, TextAggregation
+from executors._related import related_filters, sort_of
+from executors._resolve import _labels, _resolve, _show, check_filter_value, suggest
+from executors.arguments import (
+    ARGUMENT_MODELS,
+    QueryDatabaseArguments,
+    RelatedQueryArguments,
+    TextAggregation,
+)
 from executors.errors import (
     ExecutorError,
     InvalidArgumentsError,
@@ -26,22 +30,29 @@ from executors.errors import (
     InvalidValueError,
     TypeMismatchError,
     UnknownCollectionError,
-    UnknownPropertyError,
 )
-from executors.options import MAX_INT_FILTER_MAGNITUDE, MAX_SEARCH_QUERY_CHARS, MAX_TEXT_VALUE_CHARS
+from executors.options import MAX_SEARCH_QUERY_CHARS
 from executors.schema import CollectionSchema, DatabaseSchema, PropertySchema
 from executors.spec import AggregationSpec, FilterSpec, QuerySpec
 from executors.vocabulary import (
     AGGREGATION_FIELDS,
     AGGREGATION_SLOT,
+    DATE_FILTER_FIELD,
     FIELD_KIND,
     FILTER_FIELDS,
     FILTER_SLOT,
+    MAX_SORT_LIMIT,
     METRICS,
     OPERATORS,
+    REFERENCE_FILTER_FIELD,
+    RELATED_SLOT_KEYS,
     SLOT_KEYS,
+    SORT_FIELD,
     VALUE_TYPES,
+    DateOperator,
     PropertyKind,
+    SortOrder,
+    ToolOperations,
 )
 
 ARGUMENT_NAMES = tuple(QueryDatabaseArguments.model_fields)
@@ -53,10 +64,16 @@ IGNORED_KEYS = ("rationale",)
 # Parsing
 
 
-def parse_arguments(raw: object) -> QueryDatabaseArguments:
-    """Accept a `QueryDatabaseArguments`, a dict or a JSON string; raise `ExecutorError` otherwise."""
-    if isinstance(raw, QueryDatabaseArguments):
+def parse_arguments(raw: object, operations: ToolOperations = ToolOperations.PAPER) -> QueryDatabaseArguments:
+    """Accept a `QueryDatabaseArguments`, a dict or a JSON string; raise `ExecutorError` otherwise.
+
+    Under the `paper` operations only the paper's arguments exist; under `related` its three
+    optional slots too (`RelatedQueryArguments`)."""
+    model = ARGUMENT_MODELS[operations]
+    if isinstance(raw, model):
         return raw
+    if isinstance(raw, QueryDatabaseArguments):
+        raw = raw.to_tool_arguments()
     if isinstance(raw, bytes | bytearray):
         raw = bytes(raw).decode("utf-8", errors="replace")
     if isinstance(raw, str):
@@ -68,9 +85,9 @@ def parse_arguments(raw: object) -> QueryDatabaseArguments:
         )
     data = _prepare(raw)
     try:
-        return QueryDatabaseArguments.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
-        raise _from_validation_error(exc) from None
+        raise _from_validation_error(exc, tuple(model.model_fields)) from None
 
 
 def _type_name(value: object) -> str:
@@ -102,7 +119,7 @@ def _prepare(raw: Mapping[Any, Any]) -> dict[str, Any]:
             raise InvalidArgumentsError(f"Argument names must be strings; got {key!r}.")
         if key in IGNORED_KEYS:
             continue
-        if key in SLOT_KEYS and isinstance(value, str):
+        if (key in SLOT_KEYS or key in RELATED_SLOT_KEYS) and isinstance(value, str):
             value = _slot_from_string(key, value)
         data[key] = value
     for slot in FILTER_FIELDS:
@@ -132,8 +149,8 @@ def _reject_boolean_value(slot: str, value: object) -> None:
         )
 
 
-def _from_validation_error(exc: ValidationError) -> ExecutorError:
-    described = [_describe(error) for error in exc.errors()]
+def _from_validation_error(exc: ValidationError, names: tuple[str, ...] = ARGUMENT_NAMES) -> ExecutorError:
+    described = [_describe(error, names) for error in exc.errors()]
     error_class, _, field = described[0]
     messages = list(dict.fromkeys(message for _, message, _ in described))
     message = " ".join(messages[:5])
@@ -142,7 +159,9 @@ def _from_validation_error(exc: ValidationError) -> ExecutorError:
     return error_class(message, field=field)
 
 
-def _describe(error: Mapping[str, Any]) -> tuple[type[ExecutorError], str, str | None]:
+def _describe(
+    error: Mapping[str, Any], names: tuple[str, ...] = ARGUMENT_NAMES
+) -> tuple[type[ExecutorError], str, str | None]:
     loc = tuple(str(part) for part in error.get("loc", ()))
     kind = error.get("type", "")
     path = ".".join(loc) or "arguments"
@@ -153,18 +172,36 @@ def _describe(error: Mapping[str, Any]) -> tuple[type[ExecutorError], str, str |
         if len(loc) == 1:
             return (
                 InvalidArgumentsError,
-                f"'{leaf}' is not an argument of query_database. Valid arguments: {', '.join(ARGUMENT_NAMES)}.",
+                f"'{leaf}' is not an argument of query_database. Valid arguments: {', '.join(names)}.",
                 path,
             )
         return (
             InvalidArgumentsError,
-            f"'{leaf}' is not a key of {slot}. Valid keys: {', '.join(SLOT_KEYS.get(slot, ()))}.",
+            f"'{leaf}' is not a key of {slot}. Valid keys: "
+            f"{', '.join(SLOT_KEYS.get(slot, RELATED_SLOT_KEYS.get(slot, ())))}.",
             path,
         )
     if kind == "missing":
         if len(loc) == 1:
             return InvalidArgumentsError, f"{path} is required: name the collection to query.", path
-        return InvalidArgumentsError, f"{path} is required ({slot} needs {', '.join(SLOT_KEYS[slot][:3])}).", path
+        needs = SLOT_KEYS[slot][:3] if slot in SLOT_KEYS else RELATED_SLOT_KEYS.get(slot, ())[:3]
+        return InvalidArgumentsError, f"{path} is required ({slot} needs {', '.join(needs)}).", path
+    if slot in RELATED_SLOT_KEYS and len(loc) == 1:
+        return (
+            InvalidArgumentsError,
+            f"{slot} must be an object with keys {', '.join(RELATED_SLOT_KEYS[slot])}; got {_type_name(given)}.",
+            path,
+        )
+    if slot == DATE_FILTER_FIELD and leaf == "operator":
+        choices = ", ".join(o.value for o in DateOperator)
+        return InvalidOperatorError, f"{path} {_show(given)} is not valid; use one of: {choices}.", path
+    if slot == SORT_FIELD and leaf == "order":
+        choices = ", ".join(o.value for o in SortOrder)
+        return InvalidValueError, f"{path} {_show(given)} is not valid; use one of: {choices}.", path
+    if slot == SORT_FIELD and leaf == "limit":
+        return InvalidValueError, f"{path} must be a whole number from 1 to {MAX_SORT_LIMIT}; got {_show(given)}.", path
+    if slot == REFERENCE_FILTER_FIELD and leaf == "operator":
+        return InvalidOperatorError, f"{path} {_show(given)} is not valid; use =, !=, <, <=, >, >= or LIKE.", path
     if slot in SLOT_KEYS and len(loc) == 1:
         return (
             InvalidArgumentsError,
@@ -195,14 +232,6 @@ def _describe(error: Mapping[str, Any]) -> tuple[type[ExecutorError], str, str |
     return InvalidArgumentsError, f"{path}: {error.get('msg', 'invalid')}.", path
 
 
-def _show(value: object) -> str:
-    try:
-        text = json.dumps(value, allow_nan=True)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def _operator_message(slot: str, kind: PropertyKind, given: object) -> str:
     message = f"{slot}.operator {_show(given)} is not valid for {kind.value} properties; use one of: " + ", ".join(
         OPERATORS[kind]
@@ -225,13 +254,6 @@ def _metric_message(slot: str, kind: PropertyKind, given: object) -> str:
 
 # ----------------------------------------------------------------------------------------------
 # Validation against the live schema
-
-
-def suggest(name: str, candidates: list[str]) -> str:
-    """` Did you mean 'x'?` for a near miss (case-insensitive first), else an empty string."""
-    folded = [c for c in candidates if c.lower() == name.lower()]
-    close = folded or difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
-    return f" Did you mean '{close[0]}'?" if close else ""
 
 
 def validate_arguments(args: QueryDatabaseArguments, schema: DatabaseSchema) -> QuerySpec:
@@ -285,6 +307,11 @@ def validate_arguments(args: QueryDatabaseArguments, schema: DatabaseSchema) -> 
                 field="groupby_property",
             )
 
+    sort = None
+    if isinstance(args, RelatedQueryArguments):
+        filters += related_filters(args, collection, schema)
+        sort = sort_of(args, collection, bool(aggregations) or group_by is not None or search is not None)
+
     return QuerySpec(
         collection=collection,
         arguments=args,
@@ -292,24 +319,8 @@ def validate_arguments(args: QueryDatabaseArguments, schema: DatabaseSchema) -> 
         filters=tuple(filters),
         aggregations=tuple(aggregations),
         group_by=group_by,
+        sort=sort,
     )
-
-
-def _labels(collection: CollectionSchema, kind: PropertyKind | None) -> str:
-    props = [p for p in collection.properties if (p.kind == kind if kind else p.kind is not None)]
-    return ", ".join(p.label() for p in props) or "(none)"
-
-
-def _resolve(collection: CollectionSchema, name: str, slot: str, field: str) -> PropertySchema:
-    prop = collection.get_property(name)
-    if prop is None:
-        shown = f"'{name}'" if name.strip() else "an empty property name"
-        raise UnknownPropertyError(
-            f"Collection '{collection.name}' has no property {shown} (in {slot}). "
-            f"Its properties: {collection.describe_properties()}." + suggest(name, collection.property_names()),
-            field=field,
-        )
-    return prop
 
 
 def _check_kind(collection: CollectionSchema, prop: PropertySchema, slot: str, slots: dict[PropertyKind, str]) -> None:
@@ -328,49 +339,3 @@ def _check_kind(collection: CollectionSchema, prop: PropertySchema, slot: str, s
         message += f" ({'operators' if slot in FILTER_FIELDS else 'metrics'} {', '.join(options[prop.kind])})."
     message += f" {expected.value.capitalize()} properties of '{collection.name}': {_labels(collection, expected)}."
     raise TypeMismatchError(message, field=f"{slot}.property_name")
-
-
-def check_filter_value(collection: CollectionSchema, prop: PropertySchema, slot: str, operator: str, value: Any) -> Any:
-    field = f"{slot}.value"
-    if prop.kind == PropertyKind.NUMBER:
-        number = float(value)
-        if not math.isfinite(number):
-            raise InvalidValueError(f"{field} must be a finite number; got {_show(value)}.", field=field)
-        if prop.is_int:
-            if abs(number) > MAX_INT_FILTER_MAGNITUDE:
-                raise InvalidValueError(
-                    f"{field} {_show(value)} is out of range for the integer property '{prop.name}' "
-                    f"(at most {MAX_INT_FILTER_MAGNITUDE} in magnitude).",
-                    field=field,
-                )
-            if operator == "=" and not number.is_integer():
-                raise InvalidValueError(
-                    f"'{prop.name}' holds whole numbers, so '= {_show(value)}' can never match; compare with a "
-                    "whole number or use <, <=, >, >=.",
-                    field=field,
-                )
-        return number
-    if prop.kind == PropertyKind.TEXT:
-        text = str(value)
-        if not _text.go_trim_space(text):
-            raise InvalidValueError(
-                f"{field} is empty; give the text to match (LIKE accepts * and ? wildcards).", field=field
-            )
-        if len(text) > MAX_TEXT_VALUE_CHARS:
-            raise InvalidValueError(
-                f"{field} is {len(text)} characters long; keep it under {MAX_TEXT_VALUE_CHARS}.", field=field
-            )
-        tokenization = prop.tokenization or "word"
-        if tokenization in _text.SUPPORTED_TOKENIZATIONS:
-            if operator == "LIKE":
-                tokens = _text.like_tokens(text, tokenization)
-            else:
-                tokens = _text.equal_query_tokens(text, tokenization, collection.stopwords)
-            if not tokens:
-                raise InvalidValueError(
-                    f"{field} {_show(value)} has no searchable words: '{prop.name}' is matched word by word and "
-                    "stopwords and punctuation are ignored. Use a more specific value.",
-                    field=field,
-                )
-        return text
-    return bool(value)

@@ -16,12 +16,18 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from executors.vocabulary import (
     AGGREGATION_FIELDS,
     COMPONENT_FIELDS,
+    MAX_SORT_LIMIT,
+    RELATED_FIELDS,
     BooleanMetric,
     BooleanOperator,
+    DateOperator,
     NumberMetric,
     NumberOperator,
+    ReferenceOperator,
+    SortOrder,
     TextMetric,
     TextOperator,
+    ToolOperations,
 )
 
 
@@ -123,14 +129,67 @@ class QueryDatabaseArguments(_Strict):
         return self.model_dump(mode="json", exclude_none=True)
 
 
-def tool_parameters_schema(collection_names: list[str], rationale: bool = False) -> dict[str, Any]:
-    """The OpenAI `parameters` JSON schema, derived from `QueryDatabaseArguments`.
+class ReferenceFilter(_Strict):
+    """Keep objects whose referenced object matches: `reference` names the link, `property_name` a
+    property of the object it points to (or `id`), compared as the property filters compare."""
+
+    reference: str
+    property_name: str
+    operator: ReferenceOperator = Field(description="As the target property's kind allows (LIKE on text only).")
+    value: str | float | bool
+
+
+class DateFilter(_Strict):
+    """Filter a date property: before or after a moment, or between two (inclusive)."""
+
+    property_name: str
+    operator: DateOperator
+    value: str = Field(description="An RFC 3339 date-time such as 2025-03-01T00:00:00Z, or a date 2025-03-01.")
+    value_to: str | None = Field(default=None, description="The end of the range, for between only.")
+
+
+class SortBy(_Strict):
+    """List the objects ordered by a number or date property, keeping the first `limit`."""
+
+    property_name: str
+    order: SortOrder
+    limit: int = Field(ge=1, le=MAX_SORT_LIMIT)
+
+
+class RelatedQueryArguments(QueryDatabaseArguments):
+    """The paper's arguments plus three optional slots: a filter through a reference, a date filter,
+    and a sort with a limit. A call that uses none of them is a paper call and runs as one."""
+
+    reference_filter: ReferenceFilter | None = Field(
+        default=None, description="Filter on a property of the object a reference points to."
+    )
+    date_filter: DateFilter | None = Field(default=None, description="Filter a date property: before, after, between.")
+    sort: SortBy | None = Field(
+        default=None, description="Order the objects by a number or date property and keep the first `limit`."
+    )
+
+    def components(self) -> list[str]:
+        return [*super().components(), *(name for name in RELATED_FIELDS if getattr(self, name) is not None)]
+
+
+#: The arguments model of each operations set: the paper's exactly, or the paper's and the related slots.
+ARGUMENT_MODELS: dict[ToolOperations, type[QueryDatabaseArguments]] = {
+    ToolOperations.PAPER: QueryDatabaseArguments,
+    ToolOperations.RELATED: RelatedQueryArguments,
+}
+
+
+def tool_parameters_schema(
+    collection_names: list[str], rationale: bool = False, operations: ToolOperations = ToolOperations.PAPER
+) -> dict[str, Any]:
+    """The OpenAI `parameters` JSON schema, derived from `QueryDatabaseArguments` (or, for the
+    `related` operations, `RelatedQueryArguments`: the same slots first, then the three new ones).
 
     Pydantic emits `$ref`/`$defs` and `anyOf: [X, null]` for optional slots; OpenAI-compatible
     servers (llama.cpp grammars, Databricks, Gemini) accept a smaller subset, so references are
     inlined and optionality is expressed by leaving a slot out of `required`.
     """
-    raw = QueryDatabaseArguments.model_json_schema()
+    raw = ARGUMENT_MODELS[operations].model_json_schema()
     definitions = raw.get("$defs", {})
     schema = _simplify(raw, definitions)
     schema.pop("title", None)
@@ -165,6 +224,9 @@ def _simplify(node: Any, definitions: dict[str, Any]) -> Any:
         options = [option for option in node["anyOf"] if option != {"type": "null"}]
         if len(options) == 1:
             merged = {**options[0], **{k: v for k, v in node.items() if k not in ("anyOf", "default")}}
+            return _simplify(merged, definitions)
+        if all(set(option) == {"type"} for option in options):  # a scalar of several types: a type list
+            merged = {"type": [o["type"] for o in options], **{k: v for k, v in node.items() if k != "anyOf"}}
             return _simplify(merged, definitions)
     cleaned = {
         k: _simplify(v, definitions) for k, v in node.items() if k not in ("$defs", "title", "default", "properties")

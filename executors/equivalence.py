@@ -11,6 +11,7 @@ The scorer's argument match compares these forms, so only the executor decides w
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any
 
 from executors._plan import int_filter_bound
@@ -18,7 +19,7 @@ from executors._text import SUPPORTED_TOKENIZATIONS, equal_query_tokens, like_to
 from executors.options import DEFAULT_TOP_OCCURRENCES_LIMIT
 from executors.schema import PropertySchema
 from executors.spec import FilterSpec, QuerySpec
-from executors.vocabulary import GROUPBY_FIELD, SEARCH_FIELD, PropertyKind
+from executors.vocabulary import DATE_FILTER_FIELD, GROUPBY_FIELD, SEARCH_FIELD, SORT_FIELD, PropertyKind
 
 
 def canonical_form(spec: QuerySpec) -> dict[str, Any]:
@@ -27,7 +28,15 @@ def canonical_form(spec: QuerySpec) -> dict[str, Any]:
     if spec.search_query is not None:
         form[SEARCH_FIELD] = True
     for flt in spec.filters:
-        form[flt.slot] = (flt.prop.name, *filter_meaning(flt, spec.collection.stopwords))
+        meaning = (flt.prop.name, *filter_meaning(flt, spec.collection.stopwords))
+        if flt.via is not None:  # a property of the referenced object: the link is part of the meaning
+            meaning = (flt.via, *meaning)
+        if flt.slot == DATE_FILTER_FIELD:  # before/after is one bound, between two: all of them, in order
+            form[flt.slot] = (*form.get(flt.slot, ()), meaning)
+        else:
+            form[flt.slot] = meaning
+    if spec.sort is not None:
+        form[SORT_FIELD] = (spec.sort.prop.name, spec.sort.descending, spec.sort.limit)
     for aggregation in spec.aggregations:
         limit = None
         if "TOP_OCCURRENCES" in aggregation.metrics:
@@ -40,6 +49,9 @@ def canonical_form(spec: QuerySpec) -> dict[str, Any]:
 
 def filter_meaning(flt: FilterSpec, stopwords: frozenset[str] = frozenset()) -> tuple[str, Any]:
     """(operator, value) in the form the executor runs the filter."""
+    if flt.is_date:
+        assert isinstance(flt.value, datetime)
+        return flt.operator, flt.value.astimezone(timezone.utc).isoformat()
     if flt.kind is PropertyKind.BOOLEAN:
         return "=", bool(flt.value) if flt.operator == "=" else not bool(flt.value)
     if flt.kind is PropertyKind.NUMBER:

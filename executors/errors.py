@@ -98,6 +98,24 @@ class InvalidValueError(ExecutorError):
     code = "invalid_value"
 
 
+class UnknownReferenceError(ExecutorError):
+    """A reference filter names a reference the collection does not have (or a property its target lacks)."""
+
+    code = "unknown_reference"
+
+
+class InvalidDateError(ExecutorError):
+    """A date filter value that is not an RFC 3339 date-time (or date), or a range that ends before it starts."""
+
+    code = "invalid_date"
+
+
+class UnsortablePropertyError(ExecutorError):
+    """A sort on a property that cannot be ordered (only number and date properties can)."""
+
+    code = "unsortable_property"
+
+
 class UnsupportedQueryError(ExecutorError):
     """A valid call this executor cannot run, e.g. a search on the pure-Python reference executor."""
 
@@ -134,6 +152,9 @@ ERROR_CLASSES: tuple[type[ExecutorError], ...] = (
     InvalidOperatorError,
     InvalidMetricError,
     InvalidValueError,
+    UnknownReferenceError,
+    InvalidDateError,
+    UnsortablePropertyError,
     UnsupportedQueryError,
     WeaviateCallError,
     WeaviateUnavailableError,

@@ -20,9 +20,11 @@ from __future__ import annotations
 import math
 import uuid as uuid_lib
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timezone
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
+from weaviate.classes.query import QueryReference
 
 from executors import _text
 from executors._assemble import Hit, attach_samples, groups_total, notes_for, order_groups, ranked_objects, to_object
@@ -36,8 +38,8 @@ from executors.read_only import ReadOnlyWeaviate, typed_errors
 from executors.results import GroupResult, QueryResult, group_key
 from executors.schema import CollectionSchema, DatabaseSchema
 from executors.scope import Scope, scoped, visible_schema
-from executors.spec import FilterSpec, QuerySpec
-from executors.vocabulary import NUMBER_COMPARISONS, PropertyKind
+from executors.spec import FilterSpec, QuerySpec, SortSpec
+from executors.vocabulary import NUMBER_COMPARISONS, PropertyKind, ToolOperations
 from executors.weaviate_executor import RawArguments
 
 #: text -> its vector, from the model the collections were vectorized with.
@@ -67,7 +69,11 @@ def _as_data_object(item: DataObject | Mapping[str, Any] | Any) -> DataObject:
     vector = getattr(item, "vector", None)
     if isinstance(vector, Mapping):  # weaviate-client: {"default": [...]}
         vector = next(iter(vector.values()), None)
-    return DataObject(uuid=item.uuid, properties=dict(item.properties or {}), vector=vector)
+    properties = dict(item.properties or {})
+    for name, ref in (getattr(item, "references", None) or {}).items():
+        if ref.objects:
+            properties[name] = ", ".join(str(o.uuid) for o in ref.objects)
+    return DataObject(uuid=item.uuid, properties=properties, vector=vector)
 
 
 def cosine_distance(left: Sequence[float], right: Sequence[float]) -> float:
@@ -88,17 +94,21 @@ class ReferenceExecutor:
         *,
         embed: Embed | None = None,
         scope: Scope | None = None,
+        operations: ToolOperations = ToolOperations.PAPER,
     ) -> None:
         self._schema = schema
         self._scope = scope
+        self._operations = operations
         self._options = options or ExecutorOptions()
         self._embed = embed
         #: (collection, query) -> distances: the objects never change, so neither do these
         self._distances: dict[tuple[str, str], dict[str, float]] = {}
         self._objects = {
-            name: sorted((_as_data_object(item) for item in items), key=lambda o: o.uuid)
+            name: sorted((_with_dates(_as_data_object(item), schema.get(name)) for item in items), key=lambda o: o.uuid)
             for name, items in objects.items()
         }
+        #: collection -> uuid -> object: what a reference points to
+        self._by_uuid = {name: {o.uuid: o for o in items} for name, items in self._objects.items()}
 
     @classmethod
     def from_weaviate(
@@ -110,32 +120,47 @@ class ReferenceExecutor:
         embed: Embed | None = None,
         scope: Scope | None = None,
         names: CollectionNames | None = None,
+        operations: ToolOperations = ToolOperations.PAPER,
     ) -> ReferenceExecutor:
-        """Snapshot collections (all by default; logical names under `names`), vectors included,
-        with read-only iterators."""
+        """Snapshot collections (all by default; logical names under `names`), vectors and references
+        included, with read-only iterators."""
         names = names or CollectionNames()
         with typed_errors():
             schema = ReadOnlyWeaviate(client, names=names).read_schema()
             wanted = list(collections) if collections is not None else schema.names()
-            objects = {
-                name: [
+            objects: dict[str, list[DataObject]] = {}
+            for name in wanted:
+                collection = schema.get(name)
+                links = [r.name for r in collection.references] if collection is not None else []
+                refs = [QueryReference(link_on=link, return_properties=[]) for link in links] or None
+                objects[name] = [
                     _as_data_object(obj)
-                    for obj in client.collections.use(names.physical(name)).iterator(include_vector=True)
+                    for obj in client.collections.use(names.physical(name)).iterator(
+                        include_vector=True, return_references=refs
+                    )
                 ]
-                for name in wanted
-            }
-        return cls(schema, objects, options, embed=embed, scope=scope)
+        return cls(schema, objects, options, embed=embed, scope=scope, operations=operations)
 
     @property
     def schema(self) -> DatabaseSchema:
-        """The schema; with a scope, only the collections in it."""
-        return visible_schema(self._scope, self._schema)
+        """The schema its operations see; with a scope, only the collections in it."""
+        return visible_schema(self._scope, self._schema.for_operations(self._operations))
+
+    @property
+    def operations(self) -> ToolOperations:
+        return self._operations
+
+    def with_operations(self, operations: ToolOperations) -> ReferenceExecutor:
+        """A sibling over the same objects that offers other operations."""
+        sibling = self.with_options(self._options)
+        sibling._operations = operations
+        return sibling
 
     def with_options(self, options: ExecutorOptions) -> ReferenceExecutor:
         """A sibling with other limits over the same objects (like `WeaviateExecutor.with_options`)."""
         sibling = object.__new__(ReferenceExecutor)
         sibling._schema, sibling._objects, sibling._embed = self._schema, self._objects, self._embed
-        sibling._scope = self._scope
+        sibling._scope, sibling._operations, sibling._by_uuid = self._scope, self._operations, self._by_uuid
         sibling._distances = self._distances
         sibling._options = options
         return sibling
@@ -146,7 +171,7 @@ class ReferenceExecutor:
 
     def validate(self, arguments: RawArguments) -> QuerySpec:
         with typed_errors():
-            return scoped(self._scope, validate_arguments(parse_arguments(arguments), self.schema))
+            return scoped(self._scope, validate_arguments(parse_arguments(arguments, self._operations), self.schema))
 
     def execute(self, arguments: RawArguments) -> QueryResult:
         with typed_errors():
@@ -191,7 +216,7 @@ class ReferenceExecutor:
         matched = [
             obj
             for obj in self._objects.get(collection.name, [])
-            if all(matches(f, obj.properties, collection) for f in spec.applied_filters)
+            if all(self._matches(f, obj.properties, collection) for f in spec.applied_filters)
         ]
         result = QueryResult(
             collection=collection.name,
@@ -212,6 +237,12 @@ class ReferenceExecutor:
                 result.objects = ranked_objects(collection, hits[: options.search_limit])
                 result.truncated = len(hits) > options.search_limit
                 result.total_count = None if len(hits) >= options.search_hit_limit else len(hits)
+                return result
+            if spec.sort is not None:
+                ordered = sort_objects(matched, spec.sort)[: spec.sort.limit]
+                result.objects = [to_object(collection, Hit(o.uuid, o.properties)) for o in ordered]
+                result.total_count = len(matched)
+                result.truncated = len(matched) > len(ordered)
                 return result
             result.truncated = len(listed) > options.fetch_limit
             result.objects = [to_object(collection, Hit(o.uuid, o.properties)) for o in listed[: options.fetch_limit]]
@@ -250,6 +281,51 @@ class ReferenceExecutor:
             )
         return result
 
+    def _matches(self, spec: FilterSpec, properties: Mapping[str, Any], collection: CollectionSchema) -> bool:
+        """`matches`, through a reference when the filter has one: an object matches when the object
+        its reference points to does (Weaviate: any of them; ours point to one)."""
+        if spec.via is None:
+            return matches(spec, properties, collection)
+        reference = collection.get_reference(spec.via)
+        target = self._schema.get(reference.targets[0]) if reference is not None else None
+        if target is None:
+            return False
+        link = properties.get(spec.via)
+        ids = [part.strip() for part in str(link).split(",")] if link else []
+        found = self._by_uuid.get(target.name, {})
+        return any(uid in found and matches(spec, found[uid].properties, target) for uid in ids)
+
+
+def sort_objects(objects: list[DataObject], sort: SortSpec) -> list[DataObject]:
+    """By the property (missing values last), then by id ascending, as `Sort.by_property(...).by_id()`."""
+    sign = -1.0 if sort.descending else 1.0
+    present = [o for o in objects if o.properties.get(sort.prop.name) is not None]
+    missing = [o for o in objects if o.properties.get(sort.prop.name) is None]
+    ordered = sorted(present, key=lambda o: (sign * _sort_key(o.properties[sort.prop.name]), o.uuid))
+    return ordered + sorted(missing, key=lambda o: o.uuid)
+
+
+def _sort_key(value: Any) -> float:
+    return value.timestamp() if isinstance(value, datetime) else float(value)
+
+
+def _with_dates(obj: DataObject, collection: CollectionSchema | None) -> DataObject:
+    """Date properties as aware datetimes (stored objects give RFC 3339 text or datetimes)."""
+    if collection is None:
+        return obj
+    dates = {p.name for p in collection.dates()}
+    changed = {
+        name: _as_datetime(value)
+        for name, value in obj.properties.items()
+        if name in dates and value is not None and not isinstance(value, datetime)
+    }
+    return obj if not changed else obj.model_copy(update={"properties": {**obj.properties, **changed}})
+
+
+def _as_datetime(value: Any) -> datetime:
+    parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
+
 
 def _normalised(value: Any) -> Any:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
@@ -258,6 +334,12 @@ def _normalised(value: Any) -> Any:
 def matches(spec: FilterSpec, properties: Mapping[str, Any], collection: CollectionSchema) -> bool:
     """Does one object satisfy one filter, by Weaviate's rules?"""
     value = properties.get(spec.prop.name)
+    if spec.is_date:
+        if value is None:
+            return False
+        moment = value if isinstance(value, datetime) else _as_datetime(value)
+        assert isinstance(spec.value, datetime)
+        return NUMBER_COMPARISONS[spec.operator](moment.timestamp(), spec.value.timestamp())
     if spec.kind == PropertyKind.BOOLEAN:
         if spec.operator == "!=":
             return value is None or bool(value) != spec.value

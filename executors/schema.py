@@ -15,8 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_serializer
 
-from executors.ownership import CollectionNames, unmarked
-from executors.vocabulary import PropertyKind
+from executors.ownership import CollectionNames, marker_of, unmarked
+from executors.vocabulary import DATE_DATA_TYPE, PropertyKind, ToolOperations
 
 DATA_TYPE_KINDS: dict[str, PropertyKind] = {
     "text": PropertyKind.TEXT,
@@ -65,6 +65,19 @@ class PropertySchema(BaseModel):
         return f"{self.name} ({kind})"
 
 
+class ReferenceSchema(BaseModel):
+    """One cross-reference property: its name and the collections it may point to (logical names)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    targets: tuple[str, ...]
+    description: str | None = None
+
+    def label(self) -> str:
+        return f"{self.name} (reference to {' or '.join(self.targets)})"
+
+
 class CollectionSchema(BaseModel):
     """One collection: its properties in schema order plus the stopwords text filters use."""
 
@@ -74,6 +87,28 @@ class CollectionSchema(BaseModel):
     description: str | None = None
     properties: tuple[PropertySchema, ...] = ()
     stopwords: frozenset[str] = EN_STOPWORDS
+    references: tuple[ReferenceSchema, ...] = ()
+    #: Created by this project (its description carries the ownership marker).
+    ours: bool = False
+
+    def get_reference(self, name: str) -> ReferenceSchema | None:
+        return next((r for r in self.references if r.name == name), None)
+
+    def dates(self) -> list[PropertySchema]:
+        return [p for p in self.properties if p.data_type == DATE_DATA_TYPE]
+
+    def paper_view(self) -> CollectionSchema:
+        """What the paper's tool sees: no references (it never saw them), and on our own collections no
+        date properties either (they were added for the `related` operations; a collection of
+        anyone else's keeps showing its dates as before, listed and not queryable)."""
+        hidden = self.ours and any(p.data_type == DATE_DATA_TYPE for p in self.properties)
+        if not self.references and not hidden:
+            return self
+        kept = tuple(p for p in self.properties if not (self.ours and p.data_type == DATE_DATA_TYPE))
+        # A new instance, not model_copy: the cached names of this one must not carry over.
+        return CollectionSchema(
+            name=self.name, description=self.description, properties=kept, stopwords=self.stopwords, ours=self.ours
+        )
 
     @field_serializer("stopwords")
     def _sorted_stopwords(self, stopwords: frozenset[str]) -> list[str]:
@@ -83,6 +118,11 @@ class CollectionSchema(BaseModel):
     def names(self) -> tuple[str, ...]:
         """Property names in schema order (cached: read for every result object)."""
         return tuple(prop.name for prop in self.properties)
+
+    @cached_property
+    def shown_names(self) -> tuple[str, ...]:
+        """What a result object shows: the properties, then the references (their targets' ids)."""
+        return self.names + tuple(reference.name for reference in self.references)
 
     @cached_property
     def _by_name(self) -> dict[str, PropertySchema]:
@@ -115,6 +155,9 @@ class DatabaseSchema(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     collections: tuple[CollectionSchema, ...] = ()
+    #: The operations this schema is the view of (`for_operations`); None for the whole schema as read.
+    #: Calls are parsed with them (`paper`: the paper's arguments only) wherever only a schema is at hand.
+    operations: ToolOperations | None = None
 
     def get(self, name: str) -> CollectionSchema | None:
         for collection in self.collections:
@@ -128,10 +171,26 @@ class DatabaseSchema(BaseModel):
     def only(self, names: Iterable[str]) -> DatabaseSchema:
         """The collections named here (names it lacks are skipped), in name order."""
         wanted = set(names)
-        return DatabaseSchema(collections=tuple(c for c in self.collections if c.name in wanted))
+        kept = tuple(c for c in self.collections if c.name in wanted)
+        return DatabaseSchema(collections=kept, operations=self.operations)
 
     def describe(self) -> str:
         return "\n".join(collection.describe() for collection in self.collections)
+
+    def for_operations(self, operations: ToolOperations) -> DatabaseSchema:
+        """The schema a tool with these operations sees (`paper`: without dates and references)."""
+        if operations is self.operations:
+            return self
+        return self._related_view if operations is ToolOperations.RELATED else self._paper_view
+
+    @cached_property
+    def _related_view(self) -> DatabaseSchema:
+        return DatabaseSchema(collections=self.collections, operations=ToolOperations.RELATED)
+
+    @cached_property
+    def _paper_view(self) -> DatabaseSchema:
+        views = tuple(c.paper_view() for c in self.collections)
+        return DatabaseSchema(collections=views, operations=ToolOperations.PAPER)
 
 
 def _enum_value(value: Any) -> Any:
@@ -152,7 +211,9 @@ def stopwords_from_config(inverted_config: Any) -> frozenset[str]:
     return frozenset(words)
 
 
-def collection_from_config(config: Any, name: str | None = None) -> CollectionSchema:
+def collection_from_config(
+    config: Any, name: str | None = None, names: CollectionNames | None = None
+) -> CollectionSchema:
     """Convert a weaviate-client `CollectionConfig` (from `list_all(simple=False)`), under its logical
     `name` when given; the project's ownership marker is dropped from the description (no model sees it)."""
     properties = tuple(
@@ -168,11 +229,23 @@ def collection_from_config(config: Any, name: str | None = None) -> CollectionSc
         )
         for prop in config.properties
     )
+    references = tuple(
+        ReferenceSchema(
+            name=ref.name,
+            targets=tuple(
+                (names.logical(target) or target) if names is not None else target for target in ref.target_collections
+            ),
+            description=ref.description or None,
+        )
+        for ref in getattr(config, "references", None) or ()
+    )
     return CollectionSchema(
         name=name or config.name,
         description=unmarked(config.description) or None,
         properties=properties,
         stopwords=stopwords_from_config(getattr(config, "inverted_index_config", None)),
+        references=references,
+        ours=marker_of(config.description) is not None,
     )
 
 
@@ -184,7 +257,7 @@ def schema_from_configs(
     names = names or CollectionNames()
     collections = sorted(
         (
-            collection_from_config(config, logical)
+            collection_from_config(config, logical, names)
             for config in values
             if (logical := names.logical(config.name)) is not None
         ),

@@ -10,27 +10,45 @@ than adding new code paths per argument slot.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from executors.arguments import QueryDatabaseArguments
 from executors.schema import CollectionSchema, PropertySchema
-from executors.vocabulary import PropertyKind
+from executors.vocabulary import DATE_DATA_TYPE, PropertyKind
 
-FilterValue = str | float | int | bool
+FilterValue = str | float | int | bool | datetime
 
 
 @dataclass(frozen=True)
 class FilterSpec:
-    """`prop <operator> value`; operators are the tool's symbols (`=`, `!=`, `<`, `<=`, `>`, `>=`, `LIKE`)."""
+    """`prop <operator> value`; operators are the tool's symbols (`=`, `!=`, `<`, `<=`, `>`, `>=`, `LIKE`).
+
+    `via` names the reference the property is read through (`prop` is then a property of the
+    referenced collection); a date filter is `prop < value` etc. with `value` an aware datetime."""
 
     prop: PropertySchema
     operator: str
     value: FilterValue
     slot: str
+    via: str | None = None
 
     @property
     def kind(self) -> PropertyKind:
         assert self.prop.kind is not None
         return self.prop.kind
+
+    @property
+    def is_date(self) -> bool:
+        return self.prop.data_type == DATE_DATA_TYPE
+
+
+@dataclass(frozen=True)
+class SortSpec:
+    """Order by a number or date property, then by id (so equal values have one order), first `limit`."""
+
+    prop: PropertySchema
+    descending: bool
+    limit: int
 
 
 @dataclass(frozen=True)
@@ -59,6 +77,7 @@ class QuerySpec:
     notes: tuple[str, ...] = field(default=())
     #: The caller's scoping filters (see `executors.scope`): applied with the model's, never shown as its own.
     scope: tuple[FilterSpec, ...] = ()
+    sort: SortSpec | None = None
 
     @property
     def applied_filters(self) -> tuple[FilterSpec, ...]:
@@ -82,6 +101,7 @@ class QuerySpec:
                 ("filter", bool(self.filters)),
                 ("aggregate", self.has_aggregation),
                 ("group_by", self.group_by is not None),
+                ("sort", self.sort is not None),
             )
             if present
         ]

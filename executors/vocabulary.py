@@ -181,3 +181,56 @@ FILTER_METHODS: dict[str, str] = {
     ">=": "greater_or_equal",
     "LIKE": "like",
 }
+
+
+class ToolOperations(str, Enum):
+    """Which operations the tool offers: the paper's (Appendix A, exactly as published) or the paper's
+    plus `related`'s optional slots (a filter through a reference, a date filter, a sort with a limit).
+
+    An executor is built for one of them: under `paper` it shows and accepts nothing beyond the paper's
+    tool (date properties and references are hidden, the new slots are unknown arguments), so runs on
+    the existing splits are the same whatever the data gained."""
+
+    PAPER = "paper"
+    RELATED = "related"
+
+
+class DateOperator(str, Enum):
+    BEFORE = "before"
+    AFTER = "after"
+    BETWEEN = "between"
+
+
+class SortOrder(str, Enum):
+    ASCENDING = "ascending"
+    DESCENDING = "descending"
+
+
+#: Every filter operator, in one list: a reference filter takes those its target property's kind takes.
+ReferenceOperator = Enum(  # type: ignore[misc]
+    "ReferenceOperator",
+    [(f"OP_{i}", op) for i, op in enumerate(dict.fromkeys(m.value for e in OPERATOR_ENUMS.values() for m in e))],
+    type=str,
+)
+#: What a date filter compares with: before is `<`, after `>`, between both bounds inclusive.
+DATE_BOUNDS: dict[DateOperator, tuple[str, ...]] = {
+    DateOperator.BEFORE: (NumberOperator.LESS.value,),
+    DateOperator.AFTER: (NumberOperator.GREATER.value,),
+    DateOperator.BETWEEN: (NumberOperator.GREATER_EQUAL.value, NumberOperator.LESS_EQUAL.value),
+}
+#: The operators a date compares with (through a reference): the order comparisons of numbers.
+DATE_OPERATORS: tuple[str, ...] = tuple(op.value for op in NumberOperator if op is not NumberOperator.EQUAL)
+#: Weaviate's data type of a date property; dates are sent and shown as RFC 3339 date-times.
+DATE_DATA_TYPE = "date"
+#: The extra slots of the `related` operations, in the tool's order.
+REFERENCE_FILTER_FIELD = "reference_filter"
+DATE_FILTER_FIELD = "date_filter"
+SORT_FIELD = "sort"
+RELATED_FIELDS: tuple[str, ...] = (REFERENCE_FILTER_FIELD, DATE_FILTER_FIELD, SORT_FIELD)
+RELATED_SLOT_KEYS: dict[str, tuple[str, ...]] = {
+    REFERENCE_FILTER_FIELD: ("reference", "property_name", "operator", "value"),
+    DATE_FILTER_FIELD: ("property_name", "operator", "value", "value_to"),
+    SORT_FIELD: ("property_name", "order", "limit"),
+}
+#: The largest `sort.limit` (a "top N" question lists at most this many).
+MAX_SORT_LIMIT = 100

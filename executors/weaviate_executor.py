@@ -45,6 +45,7 @@ from executors.results import QueryResult
 from executors.schema import DatabaseSchema, SchemaCache
 from executors.scope import Scope, scoped, visible_schema
 from executors.spec import QuerySpec
+from executors.vocabulary import ToolOperations
 
 RawArguments = QueryDatabaseArguments | dict[str, Any] | str
 
@@ -96,10 +97,12 @@ class WeaviateExecutor:
         *,
         scope: Scope | None = None,
         names: CollectionNames | None = None,
+        operations: ToolOperations = ToolOperations.PAPER,
         **overrides: Any,
     ) -> None:
         self._options = _options(options, overrides)
         self._scope = scope
+        self._operations = operations
         self._weaviate = ReadOnlyWeaviate(client, names=names)
         self._schema = SchemaCache(self._weaviate.read_schema)
         self._breaker = _Breaker(self._weaviate)
@@ -111,15 +114,27 @@ class WeaviateExecutor:
     def with_options(self, options: ExecutorOptions) -> WeaviateExecutor:
         """A sibling with other limits that shares this one's connection, schema cache and breaker."""
         sibling = object.__new__(WeaviateExecutor)
-        sibling._options, sibling._scope = options, self._scope
+        sibling._options, sibling._scope, sibling._operations = options, self._scope, self._operations
         sibling._weaviate, sibling._schema, sibling._breaker = self._weaviate, self._schema, self._breaker
         return sibling
 
+    def with_operations(self, operations: ToolOperations) -> WeaviateExecutor:
+        """A sibling that offers other operations (`paper` or `related`), sharing the connection."""
+        sibling = self.with_options(self._options)
+        sibling._operations = operations
+        return sibling
+
+    @property
+    def operations(self) -> ToolOperations:
+        """`paper`: the paper's tool exactly (no dates, references, or related slots); `related`: all."""
+        return self._operations
+
     @property
     def schema(self) -> DatabaseSchema:
-        """The cached live schema (read on first use); with a scope, only the collections in it."""
+        """The cached live schema (read on first use) as its operations see it; with a scope, only
+        the collections in it."""
         with typed_errors():
-            return visible_schema(self._scope, self._schema.get())
+            return visible_schema(self._scope, self._schema.get().for_operations(self._operations))
 
     @property
     def names(self) -> CollectionNames:
@@ -141,7 +156,7 @@ class WeaviateExecutor:
     def validate(self, arguments: RawArguments) -> QuerySpec:
         """Parse and check `arguments` against the live schema; raises `ExecutorError`."""
         with typed_errors():
-            return scoped(self._scope, validate_arguments(parse_arguments(arguments), self.schema))
+            return scoped(self._scope, validate_arguments(parse_arguments(arguments, self._operations), self.schema))
 
     def plan(self, arguments: RawArguments) -> QueryPlan:
         """The calls `execute` would make, without making them."""

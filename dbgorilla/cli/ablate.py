@@ -34,6 +34,7 @@ from evaluation.runner import RunContext
 from evaluation.selection import Chosen, chosen_from_sample, select_questions
 from evaluation.strategies import use_strategy
 from evaluation.strategy_table import strategy_markdown, strategy_rows
+from fixtures.datasets.cases import needs_related
 
 TABLE_FILE = "ablation.md"
 STRATEGY_TABLE = "strategies.md"
@@ -99,8 +100,10 @@ def ablate(
     if unknown:
         raise ConfigError(f"unknown ablation(s) {unknown}; choose from {ablation_names()[1:]}")
     names = list(dict.fromkeys(names))
-    baseline = design_from_flags("unified", False, None, False, token_budget)
     chosen = select_questions(dataset, use_case, limit, case_id, max_steps, echo=say)
+    # Every design is the paper's change to the baseline tool: the paper's, or `related` on a split that needs it.
+    operations = "related" if needs_related(chosen.cases) else "paper"
+    baseline = design_from_flags("unified", False, None, False, token_budget, operations)
     root = out_dir or Path("runs") / f"ablation-{datetime.now():%Y%m%d-%H%M%S}"
 
     def context_for(name: str, client: Any, executor: Any, driver: Driver) -> RunContext:
@@ -172,11 +175,12 @@ def compare_strategies(
 ) -> None:
     """Every strategy named against react on the same questions; a table per kind of question."""
     names = list(dict.fromkeys(["react", *(check_strategy(n) for n in strategies.split(",") if n.strip())]))
-    design = design_from_flags("unified", False, None, False, token_budget)
     if sample is not None:
         chosen = chosen_from_sample(sample, limit, max_steps)
     else:
         chosen = select_questions(dataset, use_case, limit, case_id, max_steps, echo=say)
+    operations = "related" if needs_related(chosen.cases) else "paper"
+    design = design_from_flags("unified", False, None, False, token_budget, operations)
     root = out_dir or Path("runs") / f"strategies-{datetime.now():%Y%m%d-%H%M%S}"
 
     def context_for(name: str, client: Any, executor: Any, driver: Driver) -> RunContext:

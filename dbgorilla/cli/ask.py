@@ -59,6 +59,13 @@ def ask(
     parallel: Annotated[bool | None, typer.Option("--parallel/--sequential", help="Send parallel_tool_calls.")] = None,
     structured: Annotated[bool, typer.Option(help="ResponseOrToolCall via response_format, no native tools.")] = False,
     token_budget: Annotated[int, typer.Option(help="Tool description budget in tokens.")] = DEFAULT_TOKEN_BUDGET,
+    operations: Annotated[
+        str | None,
+        typer.Option(
+            help="paper: the paper's tool exactly (the default); related: plus a reference filter, a date filter "
+            "and a sort with a limit (the default for --dataset related)."
+        ),
+    ] = None,
     scope: Annotated[
         list[str] | None,
         typer.Option(
@@ -73,7 +80,7 @@ def ask(
     """Ask a question: the model queries Weaviate through query_database until it can answer."""
     if model == ORACLE:
         raise ConfigError("the oracle replays ground truth: use it with `dbgorilla eval --model oracle`")
-    design = design_from_flags(variant, rationale, parallel, structured, token_budget)
+    design = design_from_flags(variant, rationale, parallel, structured, token_budget, operations or "paper")
     check_strategy(strategy)
     try:  # a use case's collections live under the namespace and must be ours; --collections names yours
         chosen = get_use_case(use_case) if use_case else None
@@ -83,7 +90,7 @@ def ask(
         if chosen is not None:
             check_ours(client, [chosen], namespace)
         names = chosen.names(namespace) if chosen is not None else None
-        executor = WeaviateExecutor(client, scope=parse_scope(scope or []), names=names)
+        executor = WeaviateExecutor(client, scope=parse_scope(scope or []), names=names, operations=design.operations)
         named = [name.strip() for name in collections.split(",") if name.strip()] if collections else None
         schema = schema_for(executor.schema, use_case, named)
         tools = build_tools(schema, design, token_counter())

@@ -28,6 +28,7 @@ from evaluation.runner import InfrastructureStopped, RunError
 from executors import ScopeError
 from executors.index_health import IndexBroken
 from executors.ownership import NAMESPACE_ENV, InvalidNamespace, NotOurCollection, check_namespace
+from executors.vocabulary import ToolOperations
 from fixtures.datasets import DatasetFileError, PaperFileError
 from fixtures.loader import LoadFailed
 
@@ -145,11 +146,16 @@ def progress_bar(label_width: int = 16) -> Iterator[Callable[[str, int, int], No
 
 
 def design_from_flags(
-    variant: str, rationale: bool, parallel: bool | None, structured: bool, budget: int
+    variant: str, rationale: bool, parallel: bool | None, structured: bool, budget: int, operations: str = "paper"
 ) -> ToolDesign:
-    """The tool design `ask` and `eval` were asked for (the paper's ablation flags)."""
+    """The tool design `ask` and `eval` were asked for (the paper's ablation flags, and `--operations`:
+    the paper's tool or `related`, which adds a reference filter, a date filter and a sort)."""
     try:
         tool_variant = ToolVariant(variant)
     except ValueError:
         raise ConfigError(f"unknown --variant {variant!r}; choose unified or per-collection") from None
-    return ToolDesign(tool_variant, rationale, parallel, structured, budget)
+    try:
+        chosen = ToolOperations(operations)
+    except ValueError:
+        raise ConfigError(f"unknown --operations {operations!r}; choose paper or related") from None
+    return ToolDesign(tool_variant, rationale, parallel, structured, budget, chosen)

@@ -31,6 +31,7 @@ from evaluation.selection import select_questions
 from evaluation.strategies import use_strategy
 from evaluation.summary import summarize
 from fixtures.datasets import read_dataset
+from fixtures.datasets.cases import needs_related
 from fixtures.index_repair import repair_broken
 from fixtures.loader import check_ours, names_of
 from fixtures.use_cases import get_use_cases
@@ -57,6 +58,13 @@ def evaluate(
     parallel: Annotated[bool | None, typer.Option("--parallel/--sequential", help="Send parallel_tool_calls.")] = None,
     structured: Annotated[bool, typer.Option(help="ResponseOrToolCall via response_format.")] = False,
     token_budget: Annotated[int, typer.Option(help="Tool description budget in tokens.")] = DEFAULT_TOKEN_BUDGET,
+    operations: Annotated[
+        str | None,
+        typer.Option(
+            help="paper: the paper's tool exactly (the default); related: plus a reference filter, a date filter "
+            "and a sort with a limit (the default when the questions' gold calls use them: --dataset related)."
+        ),
+    ] = None,
     max_steps: Annotated[
         int | None,
         typer.Option(
@@ -92,9 +100,11 @@ def evaluate(
     """Run a model over the benchmark through the live loop; score by arguments and by execution."""
     if resume and overwrite:
         raise ConfigError("choose --resume or --overwrite, not both")
-    design = design_from_flags(variant, rationale, parallel, structured, token_budget)
     check_strategy(strategy)
     chosen = select_questions(dataset, use_case, limit, case_id, max_steps, echo=say)
+    # The paper's tool unless asked, or unless the questions' gold calls need the related slots.
+    default_operations = "related" if needs_related(chosen.cases) else "paper"
+    design = design_from_flags(variant, rationale, parallel, structured, token_budget, operations or default_operations)
     run_dir = out_dir or default_run_dir(model or "offline-default")
     directories = prepared_directories(repeat_directories(run_dir, repeats), resume, overwrite)
     # The model first: one that cannot answer a token stops here, before any data is loaded.

@@ -61,6 +61,7 @@ from evaluation.ground_truth import Gold, GroundTruthCache
 from evaluation.records import EvalRecord, Outcome
 from evaluation.scorer import Scorer
 from executors import ExecutorError, QueryDatabaseArguments, QueryResult, WeaviateExecutor
+from executors.vocabulary import ToolOperations
 from fixtures.authoring.mutants import (
     MIN_CROSSED_SHARE,
     MUTATION_KINDS,
@@ -74,6 +75,7 @@ from fixtures.authoring.mutants import (
     with_component,
 )
 from fixtures.datasets import Case, read_dataset
+from fixtures.datasets.cases import needs_related
 from fixtures.loader import ensure_loaded, names_of
 from fixtures.use_cases import UseCase
 
@@ -99,7 +101,9 @@ def audit_dataset(
     dataset = read_dataset(path)
     used = [u for u in dataset.use_cases if u.name in {case.use_case for case in dataset.cases}]
     ensure_loaded(client, used, echo=lambda _: None, namespace=namespace)
-    executor = WeaviateExecutor(client, SCORING_OPTIONS, names=names_of(used, namespace))
+    # A split whose labels use the related slots is checked with that tool; the others with the paper's.
+    operations = ToolOperations.RELATED if needs_related(dataset.cases) else ToolOperations.PAPER
+    executor = WeaviateExecutor(client, SCORING_OPTIONS, names=names_of(used, namespace), operations=operations)
     collections = sorted({case.collection for case in dataset.cases})
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:

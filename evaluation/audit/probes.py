@@ -29,7 +29,7 @@ from evaluation.ground_truth import Gold
 from evaluation.protocols import PROTOCOLS
 from evaluation.records import EvalRecord, Outcome, PredictedCall
 from evaluation.scorer import Scorer
-from executors.vocabulary import COMPONENT_FIELDS, COMPONENT_OF_FIELD, Component
+from executors.vocabulary import COMPONENT_FIELDS, COMPONENT_OF_FIELD, RELATED_FIELDS, Component
 from fixtures.authoring.mutants import Mutant
 from fixtures.datasets import Case
 
@@ -83,6 +83,11 @@ def _drop(field: str) -> Callable[[Case, list[Mutant]], Iterable[Run]]:
     return lambda case, _mutants: [[[_without(case, [field])]]]
 
 
+def _drop_related(field: str) -> Callable[[Case, list[Mutant]], Iterable[Run]]:
+    """A related slot dropped, on the questions whose label has it (no run for the others)."""
+    return lambda case, _mutants: [[[_without(case, [field])]]] if field in _label(case) else []
+
+
 def _swapped(kind: str) -> Callable[[Case, list[Mutant]], Iterable[Run]]:
     return lambda _case, mutants: [[[m.arguments.to_tool_arguments()]] for m in mutants if m.kind == kind]
 
@@ -98,6 +103,7 @@ PROBES: tuple[Probe, ...] = (
     Probe("collection_only", None, lambda case, _m: [[[{"collection_name": case.collection}]]]),
     Probe("hedge", None, lambda case, _m: [[[_label(case), {"collection_name": case.collection}]]]),
     *(Probe(f"drop_{COMPONENT_OF_FIELD[f].value}", COMPONENT_OF_FIELD[f], _drop(f)) for f in COMPONENT_FIELDS),
+    *(Probe(f"drop_{f}", None, _drop_related(f)) for f in RELATED_FIELDS),
     Probe("swap_operator", None, _swapped("operator")),
     Probe("swap_metric", None, _swapped("metric")),
 )

@@ -24,7 +24,7 @@ from fixtures import (
 )
 from fixtures.collections import create_collection
 from fixtures.generator import ObjectGenerator
-from fixtures.loader import _import
+from fixtures.loader import _import, comparable
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.integration
@@ -39,11 +39,11 @@ def use_case(client: Any, request: pytest.FixtureRequest) -> Iterator[UseCase]:
 
 
 def stored(client: Any, name: str) -> dict[str, dict]:
-    return {str(o.uuid): dict(o.properties) for o in client.collections.get(name).iterator()}
+    return {str(o.uuid): comparable(dict(o.properties)) for o in client.collections.get(name).iterator()}
 
 
 def expected(case: UseCase, index: int, count: int, seed: int) -> dict[str, dict]:
-    return {str(o.uuid): o.properties for o in generate_objects(case.collections[index], count, seed)}
+    return {str(o.uuid): o.stored_properties() for o in generate_objects(case.collections[index], count, seed)}
 
 
 def test_loading_twice_leaves_counts_exact(client: Any, use_case: UseCase) -> None:
@@ -117,7 +117,9 @@ def test_collections_are_created_as_documented(client: Any, use_case: UseCase) -
     config = client.collections.get(spec.name).config.get()
     assert config.description == f"{spec.description} [dbgorilla-live: usecase/restaurants]"
     assert marker_of(config.description) == use_case.dataset == "usecase/restaurants"
-    assert [(p.name, p.description) for p in config.properties] == [(p.name, p.description) for p in spec.properties]
+    assert [(p.name, p.description) for p in config.properties] == [
+        (p.name, p.description) for p in [*spec.properties, *spec.dates]
+    ]
     text = [p for p in config.properties if p.name in spec.vectorized_properties]
     assert all(str(getattr(p.tokenization, "value", p.tokenization)) == "word" for p in text)
     vectorizer = config.vector_config["default"].vectorizer
