@@ -29,7 +29,14 @@ from evaluation.ground_truth import Gold
 from evaluation.protocols import PROTOCOLS
 from evaluation.records import EvalRecord, Outcome, PredictedCall
 from evaluation.scorer import Scorer
-from executors.vocabulary import COMPONENT_FIELDS, COMPONENT_OF_FIELD, RELATED_FIELDS, Component
+from executors.vocabulary import (
+    COMPONENT_FIELDS,
+    COMPONENT_OF_FIELD,
+    DATE_FILTER_FIELD,
+    REFERENCE_FILTER_FIELD,
+    RELATED_FIELDS,
+    Component,
+)
 from fixtures.authoring.mutants import Mutant
 from fixtures.datasets import Case
 
@@ -38,6 +45,7 @@ PROBE_LIMIT = 0.02
 #: The scores each probe is read on, under each protocol.
 PROBE_SCORES = ("exact_match", "execution_exact", "execution_subset")
 GOLD = "gold"
+RELATED_FILTERS = (REFERENCE_FILTER_FIELD, DATE_FILTER_FIELD)
 
 #: A run: the steps of calls a predictor makes (an empty list: no call at all).
 Run = list[list[dict[str, Any]]]
@@ -92,9 +100,12 @@ def _swapped(kind: str) -> Callable[[Case, list[Mutant]], Iterable[Run]]:
     return lambda _case, mutants: [[[m.arguments.to_tool_arguments()]] for m in mutants if m.kind == kind]
 
 
+#: What narrows a label's objects: search and every filter, the related tool's included.
+NARROWING = (*(f for f in COMPONENT_FIELDS if "filter" in f or f == "search_query"), *RELATED_FILTERS)
+
+
 def _everything(case: Case, _mutants: list[Mutant]) -> Iterable[Run]:
-    narrowing = [f for f in COMPONENT_FIELDS if "filter" in f or f == "search_query"]
-    return [[[_without(case, narrowing)]]]
+    return [[[_without(case, NARROWING)]]]
 
 
 PROBES: tuple[Probe, ...] = (
@@ -111,7 +122,8 @@ PROBES: tuple[Probe, ...] = (
 
 def _applies(probe: Probe, case: Case) -> bool:
     if probe.name == "everything":
-        return any(c is Component.SEARCH or c.value.endswith("_filter") for c in case.components)
+        narrowed = any(c is Component.SEARCH or c.value.endswith("_filter") for c in case.components)
+        return narrowed or any(f in _label(case) for f in RELATED_FILTERS)
     return probe.component is None or probe.component in case.components
 
 
