@@ -101,6 +101,19 @@ def multistep(
 
 
 @task
+def related(
+    use_case: str | None = None,
+    ids: str | None = None,
+    limit: int | None = None,
+    max_steps: int | None = None,
+    epochs: int = 1,
+    force_first_call: bool = False,
+) -> Task:
+    """Questions through references, on dates, sorted, and chains across collections (the related tool)."""
+    return split_task("related", use_case, ids, limit, max_steps, epochs, force_first_call)
+
+
+@task
 def abstention(
     use_case: str | None = None,
     ids: str | None = None,

@@ -48,7 +48,9 @@ from evaluation.records import ARGUMENT_ERROR_CODES, EvalRecord, Outcome, Predic
 from evaluation.selection import select_abstentions, select_cases
 from evaluation.statistics import passed
 from executors import ExecutorError, WeaviateExecutor
+from executors.vocabulary import ToolOperations
 from fixtures.datasets import AbstentionCase, Case, read_dataset
+from fixtures.datasets.cases import needs_related
 from fixtures.loader import ensure_loaded, names_of
 from llm import (
     ChatRequest,
@@ -103,8 +105,9 @@ def benchmark(
         raise ValueError(f"no questions of {split!r} match use_cases={use_cases} ids={ids}")
     needed = [u for u in source.use_cases if u.name in {c.use_case for c in cases}]
     ensure_loaded(client, needed, echo=echo, namespace=namespace)
-    executor = WeaviateExecutor(client, names=names_of(needed, namespace))
-    design = ToolDesign()
+    # The paper's tool, or the related one for a split whose gold calls use its slots.
+    design = ToolDesign(operations=ToolOperations.RELATED if needs_related(cases) else ToolOperations.PAPER)
+    executor = WeaviateExecutor(client, names=names_of(needed, namespace), operations=design.operations)
     collections = {u.name: [c.name for c in u.collections] for u in needed}
     return Benchmark(
         split=split,
