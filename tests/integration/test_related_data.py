@@ -65,3 +65,16 @@ def test_a_lost_link_is_restored(client: Any, linked: UseCase) -> None:
     collection.data.reference_replace(from_uuid=first.uuid, from_property="restaurant", to=[])
     assert load_schemas(client, [linked], COUNT).ok
     assert links(client, linked, spec.name)[str(first.uuid)] == {"restaurant": [str(first.references["restaurant"])]}
+
+
+def test_an_index_rebuild_keeps_the_links_and_dates(client: Any, linked: UseCase) -> None:
+    from fixtures.index_repair import rebuild_index
+
+    assert load_schemas(client, [linked], COUNT).ok
+    spec = linked.collections[2]
+    before = links(client, linked, spec.name)
+    dates = {str(o.uuid): dict(o.properties) for o in client.collections.get(spec.name).iterator()}
+    repair = rebuild_index(client, spec.name)
+    assert repair.after.ok and repair.failed == 0
+    assert links(client, linked, spec.name) == before
+    assert {str(o.uuid): dict(o.properties) for o in client.collections.get(spec.name).iterator()} == dates
