@@ -14,8 +14,9 @@ from evaluation.runner import live_scorer, scoring_executor
 from evaluation.scorer import Scorer
 from executors import DatabaseSchema, QueryDatabaseArguments, WeaviateExecutor
 from executors.ownership import CollectionNames
-from executors.vocabulary import COMPONENT_FIELDS, COMPONENT_OF_FIELD
+from executors.vocabulary import COMPONENT_FIELDS, COMPONENT_OF_FIELD, ToolOperations
 from fixtures.datasets import PAPER_ID_PREFIX, complexity_of, components_of, paper_case_id
+from fixtures.datasets.cases import needs_related
 from fixtures.datasets.paper import weaviate_collection_name
 from fixtures.input_files import (
     SHOWN_PROBLEMS,
@@ -226,6 +227,10 @@ def offline_schema(record: EvalRecord) -> DatabaseSchema | None:
     return database_schema_of([get_use_case(record.use_case)])
 
 
+def _viewed(schema: DatabaseSchema | None, operations: ToolOperations) -> DatabaseSchema | None:
+    return schema.for_operations(operations) if schema is not None else None
+
+
 def collection_names(records: list[EvalRecord], namespace: str | None = None) -> CollectionNames:
     """Where the records' collections live: predictions on the DBGorilla paper's format (ids
     `dbgorilla-NNNN`) run on the paper set's collections, any others on our use cases'."""
@@ -236,8 +241,11 @@ def collection_names(records: list[EvalRecord], namespace: str | None = None) ->
 def rescore(records: list[EvalRecord], client: Any | None, names: CollectionNames | None = None) -> list[EvalRecord]:
     """Argument scores always; execution scores too when a live client is given (on the collections
     `names` maps the logical names to)."""
+    # Records whose gold calls use the related slots were run with that tool: scored with it too.
+    operations = ToolOperations.RELATED if needs_related(records) else ToolOperations.PAPER
     if client is None:
-        scorer = Scorer(offline_schema)
+        scorer = Scorer(lambda record: _viewed(offline_schema(record), operations))
     else:
-        scorer = live_scorer(client, scoring_executor(client, WeaviateExecutor(client, names=names)))
+        executor = WeaviateExecutor(client, names=names, operations=operations)
+        scorer = live_scorer(client, scoring_executor(client, executor))
     return [scorer.score(record) for record in records]
