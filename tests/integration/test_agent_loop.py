@@ -344,9 +344,12 @@ def test_ask_command_shows_the_trace_and_never_prints_the_key(executor: Weaviate
 
     with MockOpenAIServer(bar_script(arguments)) as server:
         env = {**weaviate_stack.env, "OPENAI_API_KEY": secret}
-        readable = run_cli("ask", "Which places are bars?", "--base-url", server.base_url, "--model", "mock", env=env)
+        react = ("--strategy", "react")  # the paper's loop and its commit turn, which this mock answers
+        readable = run_cli(
+            "ask", "Which places are bars?", "--base-url", server.base_url, "--model", "mock", *react, env=env
+        )
         traced = run_cli(
-            "ask", "Which places are bars?", "--base-url", server.base_url, "--model", "mock", "--json", env=env
+            "ask", "Which places are bars?", "--base-url", server.base_url, "--model", "mock", *react, "--json", env=env
         )
     assert readable.returncode == 0, readable.stderr
     assert "weaviate:" in readable.stdout and "Sakura Bar is the one." in readable.stdout

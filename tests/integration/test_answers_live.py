@@ -107,6 +107,7 @@ def test_a_model_that_stops_after_the_first_call_is_right_on_the_call_and_wrong_
 
     with MockOpenAIServer(stop_early) as server:
         args = ["eval", "--dataset", "multistep", "--base-url", server.base_url, "--model", "mock-model"]
+        args += ["--strategy", "react"]  # the model answers the loop's turns and commit, not a strategy's
         result = run_cli(*args, "--limit", "0", "--out", str(tmp_path), "--json", env=loaded.env)
     assert result.returncode == 0, result.stderr
     summary = json.loads(result.stdout)
