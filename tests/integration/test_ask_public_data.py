@@ -70,7 +70,7 @@ def test_ask_streams_the_call_and_answers_from_the_total_not_the_rows_shown(weat
     with MockOpenAIServer(scripted(question.arguments, "It rained on 253 days.")) as server:
         result = run_cli(
             "ask", question.question, "--collections", COLLECTION, "--model", "mock", "--base-url", server.base_url,
-            env=weather.env,
+            "--strategy", "react", env=weather.env,
         )  # fmt: skip
         offered = json.dumps(server.requests[0]["tools"])
         shown = next(m["content"] for m in server.requests[1]["messages"] if m["role"] == "tool")
@@ -96,7 +96,7 @@ def test_a_cited_row_is_a_source_and_an_invented_one_is_named(weather: Stack) ->
     with MockOpenAIServer(citing) as server:
         result = run_cli(
             "ask", question.question, "--collections", COLLECTION, "--model", "mock", "--base-url", server.base_url,
-            env=weather.env,
+            "--strategy", "react", env=weather.env,
         )  # fmt: skip
     assert result.returncode == 0, result.stderr
     sources = next(line for line in result.stdout.splitlines() if line.startswith("sources:"))

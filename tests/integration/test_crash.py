@@ -165,7 +165,7 @@ def replay_model(delay: float) -> Iterator[tuple[subprocess.Popen[str], str]]:
 def eval_command(out: Path, base_url: str) -> list[str]:
     return [
         "eval", "--model", "mock", "--base-url", base_url, "--use-case", USE_CASE, "--limit", "0",
-        "--out", str(out), "--max-retries", "0", "--request-timeout", "10",
+        "--out", str(out), "--max-retries", "0", "--request-timeout", "10", "--strategy", "react",
     ]  # fmt: skip
 
 
