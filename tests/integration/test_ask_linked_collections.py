@@ -99,6 +99,8 @@ QUESTION = "How many books by Canadian authors were published after 2000?"
 
 
 def scripted(arguments: dict[str, Any], answer: str) -> Any:
+    """The paper loop's turns (run with --strategy react): the call, then the answer."""
+
     def reply(body: dict[str, Any], index: int) -> Reply:
         if any(m["role"] == "tool" for m in body["messages"]):
             return text(answer)
@@ -119,7 +121,7 @@ def test_ask_answers_a_question_that_needs_the_link(library: Library) -> None:
     assert 0 < count < min(canadian, recent)  # the link and the date both matter
     with MockOpenAIServer(scripted(LINKED_CALL, f"{count} books.")) as server:
         result = run_cli(
-            "ask", QUESTION, "--collections", f"{BOOKS},{AUTHORS}", "--operations", "related",
+            "ask", QUESTION, "--collections", f"{BOOKS},{AUTHORS}", "--operations", "related", "--strategy", "react",
             "--model", "mock", "--base-url", server.base_url, "--json", env=library.stack.env,
         )  # fmt: skip
         offered = json.dumps(server.requests[0]["tools"])
@@ -137,7 +139,7 @@ def test_the_paper_tool_cannot_express_it_and_says_so(library: Library) -> None:
     with MockOpenAIServer(scripted(LINKED_CALL, "I cannot tell.")) as server:
         result = run_cli(
             "ask", QUESTION, "--collections", f"{BOOKS},{AUTHORS}", "--model", "mock", "--base-url", server.base_url,
-            env=library.stack.env,
+            "--strategy", "react", env=library.stack.env,
         )  # fmt: skip
         offered = json.dumps(server.requests[0]["tools"])
         shown = next(m["content"] for m in server.requests[1]["messages"] if m["role"] == "tool")

@@ -133,7 +133,7 @@ def test_the_oracle_scores_100_percent_through_any_node(cluster: Cluster, tmp_pa
 
 def test_a_node_killed_mid_eval_loses_no_case_and_catches_up(cluster: Cluster, tmp_path: Path) -> None:
     victim = cluster.node(2)
-    args = ["eval", "--model", "mock", "--use-case", USE_CASE, "--limit", "20", "--json"]
+    args = ["eval", "--model", "mock", "--use-case", USE_CASE, "--limit", "20", "--json", "--strategy", "react"]
     env = cluster.env | {"DBGORILLA_CONSISTENCY_LEVEL": "QUORUM"}
     with MockOpenAIServer(oracle_script(kill=victim)) as server:
         quorum = run_cli(*args, "--out", str(tmp_path / "quorum"), "--base-url", server.base_url, env=env)
