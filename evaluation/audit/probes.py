@@ -185,7 +185,9 @@ def run_probes(
                 protocol: {score: round(n / summary.predictions, 4) for score, n in scores.items()}
                 for protocol, scores in earned[name].items()
             }
-    return summaries
+    # A probe that applies to none of the questions (a related slot's drop on the paper's splits) is no
+    # evidence either way: it is left out of the report rather than shown as run.
+    return {name: summary for name, summary in summaries.items() if summary.predictions}
 
 
 def probe_failures(summaries: dict[str, ProbeSummary]) -> list[str]:

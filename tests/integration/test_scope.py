@@ -192,7 +192,7 @@ def test_ask_takes_a_scope_the_model_cannot_remove(
 
     with MockOpenAIServer(escaping_model) as server:
         result = run_cli(
-            "ask", "Whose notes are there?", "--model", "mock", "--base-url", server.base_url,
+            "ask", "Whose notes are there?", "--model", "mock", "--base-url", server.base_url, "--strategy", "react",
             "--scope", f"{NOTES}.owner=alice", "--json", env=weaviate_stack.env,
         )  # fmt: skip
         offered = json.dumps(server.requests[0]["tools"])
