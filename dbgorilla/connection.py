@@ -1,7 +1,9 @@
 """One way to open a weaviate-client v4 connection, whatever the backend.
 
 `WEAVIATE_URL` (with `WEAVIATE_API_KEY`, optionally `WEAVIATE_GRPC_URL`) points everything at a
-cluster or Weaviate Cloud; otherwise the local server of `dbgorilla up` is used.
+cluster or Weaviate Cloud; otherwise the local server of `dbgorilla up` is used. Every client it
+returns has passed `executors.endpoints.check_same_database`: its REST and gRPC endpoints reach
+one Weaviate, so ownership checks (REST) and writes (gRPC) never land in two databases.
 """
 
 from __future__ import annotations
@@ -13,12 +15,31 @@ import weaviate
 from weaviate.classes.init import AdditionalConfig, Auth, Timeout
 
 from dbgorilla.config import Settings
+from dbgorilla.errors import ConfigError
+from executors.endpoints import EndpointMismatch, check_same_database
 
 CLOUD_SUFFIXES = (".weaviate.cloud", ".weaviate.network", ".wcs.api.weaviate.io")
 
 
+class EndpointsDiffer(ConfigError):
+    """The configured REST and gRPC addresses reach two different Weaviates (exit 9, nothing written)."""
+
+
 def connect(settings: Settings | None = None, timeout_seconds: float = 60.0) -> weaviate.WeaviateClient:
-    settings = settings or Settings()
+    """A client for the configured Weaviate whose REST and gRPC endpoints are proven to be one server."""
+    client = _open(settings or Settings(), timeout_seconds)
+    try:
+        check_same_database(client)
+    except EndpointMismatch as error:
+        client.close()
+        raise EndpointsDiffer(str(error)) from None
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+def _open(settings: Settings, timeout_seconds: float) -> weaviate.WeaviateClient:
     config = AdditionalConfig(timeout=Timeout(init=10, query=timeout_seconds, insert=max(120.0, timeout_seconds)))
     url = os.environ.get("WEAVIATE_URL")
     key = os.environ.get("WEAVIATE_API_KEY")

@@ -26,6 +26,7 @@ from evaluation.report import ReportError
 from evaluation.report.prices import PriceTableError
 from evaluation.runner import InfrastructureStopped, RunError
 from executors import ScopeError
+from executors.endpoints import EndpointMismatch
 from executors.index_health import IndexBroken
 from executors.ownership import NAMESPACE_ENV, InvalidNamespace, NotOurCollection, check_namespace
 from executors.vocabulary import ToolOperations
@@ -54,6 +55,7 @@ EXIT_CODES: dict[type[Exception], ExitCode] = {
     InfrastructureStopped: ExitCode.INFRASTRUCTURE,
     LoadFailed: ExitCode.FAILURE,
     NotOurCollection: ExitCode.NOT_OURS,  # nothing was changed; the message names the way out
+    EndpointMismatch: ExitCode.CONFIG,  # REST and gRPC reach two Weaviates: nothing was written
     InvalidNamespace: ExitCode.CONFIG,
     IndexBroken: ExitCode.FAILURE,
     ScopeError: ExitCode.CONFIG,

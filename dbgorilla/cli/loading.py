@@ -92,6 +92,9 @@ def load(
         )
     if len(report.failed) > 20:
         err.print(f"... and {len(report.failed) - 20} more failed objects", highlight=False)
+    for collection in report.collections:
+        if collection.difference:  # read back over REST, not what the load wrote
+            err.print(f"[red]read back differs[/] {escape(collection.difference)}", highlight=False)
     if not report.ok:
         raise typer.Exit(int(ExitCode.FAILURE))
 
