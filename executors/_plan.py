@@ -76,10 +76,13 @@ class PlannedCall:
     over_hits: bool = False
 
     def source(self) -> str:
-        kwargs = self.kwargs
-        if self.over_hits:
-            kwargs = {**kwargs, "filters": _and(kwargs.get("filters"), Expr(None, HITS_FILTER_SOURCE))}
-        return f"collection.{self.namespace}.{self.method}({render_arguments(self.args, kwargs)})"
+        return f"collection.{self.namespace}.{self.method}({render_arguments(self.args, self.shown_kwargs())})"
+
+    def shown_kwargs(self) -> dict[str, Expr]:
+        """The keyword arguments as shown: a call over the hits names their ids (`hit_ids`) in its filters."""
+        if not self.over_hits:
+            return self.kwargs
+        return {**self.kwargs, "filters": _and(self.kwargs.get("filters"), Expr(None, HITS_FILTER_SOURCE))}
 
     def restricted_to(self, hit_ids: list[str]) -> PlannedCall:
         """This call with the search's hits ANDed into its filters (done when the hits are known)."""

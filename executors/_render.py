@@ -26,13 +26,7 @@ def render_literal(value: Any) -> str:
     """Python source of a plain value; floats keep a decimal point so types stay visible."""
     if isinstance(value, float):
         return repr(value) if math.isfinite(value) else f"float({str(value)!r})"
-    if isinstance(value, str):
-        return _short_repr(value)
-    return repr(value)
-
-
-def _short_repr(text: str, limit: int = 200) -> str:
-    return repr(text) if len(text) <= limit else repr(text[: limit - 3] + "...")
+    return repr(value)  # strings whole: the source is run as shown (`executors.snippet`)
 
 
 def attribute_call(receiver: Expr, method: str, *args: Expr, **kwargs: Expr) -> Expr:

@@ -25,6 +25,7 @@ from executors.errors import (
 from executors.liveness import weaviate_is_live
 from executors.ownership import CollectionNames
 from executors.schema import DatabaseSchema, schema_from_configs
+from executors.snippet import endpoint_of
 
 _UNAVAILABLE_ERRORS = (
     wx.WeaviateConnectionError,
@@ -47,7 +48,7 @@ class ReadOnlyWeaviate:
     method here that inserts, updates, deletes or changes the schema.
     """
 
-    __slots__ = ("__client", "__handles", "consistency_level", "names")  # no public way back to the client
+    __slots__ = ("__client", "__handles", "consistency_level", "endpoint", "names")  # no public way back to the client
 
     def __init__(self, client: Any, consistency_level: str | None = None, names: CollectionNames | None = None) -> None:
         self.__client = client
@@ -57,6 +58,8 @@ class ReadOnlyWeaviate:
         #: ONE | QUORUM | ALL for the reads of replicated collections (a cluster); None: Weaviate's
         #: default (QUORUM). `DBGORILLA_CONSISTENCY_LEVEL` sets it for the CLI's runs.
         self.consistency_level = _consistency(consistency_level or os.environ.get("DBGORILLA_CONSISTENCY_LEVEL"))
+        #: Where the client connects, for the programs results show (`executors.snippet`).
+        self.endpoint = endpoint_of(client)
 
     def read_schema(self) -> DatabaseSchema:
         return schema_from_configs(self.__client.collections.list_all(simple=False), self.names)

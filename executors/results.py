@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from executors.options import SearchMode
+
+if TYPE_CHECKING:
+    from executors.snippet import Snippet
 
 #: Default size bound of `QueryResult.to_llm_text`.
 DEFAULT_LLM_MAX_CHARS = 4000
@@ -73,6 +76,17 @@ class QueryResult(BaseModel):
     truncated: bool = Field(default=False, description="More objects or groups exist than are listed.")
     calls: list[str] = Field(default_factory=list, description="The weaviate-client calls made, as Python.")
     notes: list[str] = Field(default_factory=list)
+    #: The executed plan and its connection (live executor only): what `program` renders.
+    _snippet: Snippet | None = PrivateAttr(default=None)
+
+    def with_snippet(self, snippet: Snippet) -> QueryResult:
+        self._snippet = snippet
+        return self
+
+    def program(self) -> str | None:
+        """`calls` as a whole weaviate-client v4 program (imports, connection, collection, calls, prints),
+        for a person to paste and run; None when no live executor made this result."""
+        return self._snippet.program() if self._snippet is not None else None
 
     def comparable(self) -> dict[str, Any]:
         """The part of the result that must agree between executors (no scores, calls or notes)."""

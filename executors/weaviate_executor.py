@@ -44,6 +44,7 @@ from executors.read_only import ReadOnlyWeaviate, translate_exception, typed_err
 from executors.results import QueryResult
 from executors.schema import DatabaseSchema, SchemaCache
 from executors.scope import Scope, scoped, visible_schema
+from executors.snippet import Snippet
 from executors.spec import QuerySpec
 from executors.vocabulary import ToolOperations
 
@@ -176,7 +177,7 @@ class WeaviateExecutor:
                 if isinstance(error, WeaviateUnavailableError):
                     self._breaker.trip()
                 raise error from exc
-            return assemble_result(plan, responses)
+            return assemble_result(plan, responses).with_snippet(self._snippet(plan))
 
     def _run_calls(self, collection: str, plan: QueryPlan) -> dict[str, Any]:
         """Each call's response by purpose; a call over the search's hits gets their ids (or, when
@@ -189,6 +190,12 @@ class WeaviateExecutor:
             else:
                 responses[call.purpose] = self._weaviate.run(collection, call)
         return responses
+
+    def _snippet(self, plan: QueryPlan) -> Snippet:
+        """What the result's `program()` renders: this plan, on this connection, under the physical name."""
+        level = self._weaviate.consistency_level
+        name = self._weaviate.names.physical(plan.spec.collection.name)
+        return Snippet(plan, name, self._weaviate.endpoint, level.name if level is not None else None)
 
     def _plan(self, arguments: RawArguments) -> QueryPlan:
         return build_plan(self.validate(arguments), self._options)
