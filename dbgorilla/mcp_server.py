@@ -91,6 +91,14 @@ class SearchHit(BaseModel):
     properties: dict[str, Any] = Field(default_factory=dict)
 
 
+class QueryDatabaseResult(QueryResult):
+    """A `query_database` result with the query as code, so a person can run it in their own application."""
+
+    code: str | None = Field(
+        default=None, description="A weaviate-client v4 program that makes this result's calls (executors.snippet)."
+    )
+
+
 class SearchResult(BaseModel):
     """The closest hits over the collections searched, and how many each matched within the cut."""
 
@@ -149,7 +157,9 @@ def query_database(served: Served, arguments: dict[str, Any]) -> tuple[str, dict
         result = served.execute(arguments)
     except ExecutorError as error:
         raise ToolFailure.of(error) from None
-    return result.to_llm_text(), result.model_dump(mode="json")
+    code = result.program()
+    text = result.to_llm_text() + (f"\n\nThe query as code (weaviate-client v4):\n```python\n{code}```" if code else "")
+    return text, {**result.model_dump(mode="json"), "code": code}
 
 
 def search(served: Served, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -284,7 +294,7 @@ def tool_list(served: Served) -> list[types.Tool]:
             name="query_database",
             description=query_tool["description"],
             input_schema=query_tool["parameters"],
-            output_schema=QueryResult.model_json_schema(mode="serialization"),
+            output_schema=QueryDatabaseResult.model_json_schema(mode="serialization"),
             annotations=read_only,
         ),
     ]

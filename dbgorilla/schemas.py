@@ -82,7 +82,7 @@ FORMATS: dict[str, tuple[str, Callable[[], dict[str, Any]]]] = {
     ),
     "mcp-query-database": (
         "`dbgorilla mcp`: the structured content of a `query_database` result",
-        lambda: _model(mcp_server.QueryResult),
+        lambda: _model(mcp_server.QueryDatabaseResult),
     ),
 }
 

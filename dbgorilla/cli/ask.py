@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Annotated
 
 import typer
@@ -75,6 +76,12 @@ def ask(
     ] = None,
     namespace: NamespaceOption = "",
     strategy: StrategyOption = DEFAULT_STRATEGY,
+    show_code: Annotated[
+        bool,
+        typer.Option(
+            "--show-code", help="After each call, a weaviate-client v4 program that runs it: paste it into your code."
+        ),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole trace as JSON.")] = False,
 ) -> None:
     """Ask a question: the model queries Weaviate through query_database until it can answer."""
@@ -103,7 +110,8 @@ def ask(
         name, retriever_for, _ = prepare_strategy(client, strategy, namespace, echo=say, cross_domain=False)
         agent = build_strategy(name, retriever=retriever_for("") if retriever_for is not None else None)
         config = AgentConfig(max_steps=max_steps)
-        run = agent.run(chat, executor, tools, config, question, None if as_json else show_call)  # shown as they finish
+        shown = partial(show_call, show_code=show_code)
+        run = agent.run(chat, executor, tools, config, question, None if as_json else shown)  # shown as they finish
     if as_json:
         print(run.model_dump_json(indent=2))
     else:
@@ -138,8 +146,9 @@ def show_run(run: AgentRun, collection_names: list[str]) -> None:
     )
 
 
-def show_call(step: int, call: ExecutedCall) -> None:
-    """A call, the Weaviate calls it became, and its result (or typed error), printed as it finishes."""
+def show_call(step: int, call: ExecutedCall, show_code: bool = False) -> None:
+    """A call, the Weaviate calls it became, and its result (or typed error), printed as it finishes;
+    with `show_code`, the program that makes those calls, plain, so it pastes as it is."""
     flag = " [yellow](recovered from text)[/]" if call.recovered_from_text else ""
     out.print(f"[cyan]step {step + 1}: {call.tool_name}[/]{flag} {json.dumps(call.arguments or call.raw_arguments)}")
     for line in call.weaviate_call:
@@ -148,6 +157,10 @@ def show_call(step: int, call: ExecutedCall) -> None:
         out.print(f"  [red]error ({call.error.code}):[/] {call.error.message}", highlight=False)
     elif call.result is not None:
         out.print(result_table(call.result))
+        program = call.result.program() if show_code else None
+        if program is not None:
+            out.print(f"[dim]--- code: step {step + 1} ---[/]")
+            out.print(program, markup=False, highlight=False, soft_wrap=True)
 
 
 def result_table(result: QueryResult, max_rows: int = 10) -> Table:

@@ -61,7 +61,7 @@ def live(stack: Stack, arguments: dict[str, Any], scope: list[str] | None = None
 
 
 def without_calls(result: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in result.items() if k != "calls"}
+    return {k: v for k, v in result.items() if k not in ("calls", "code")}
 
 
 def test_tools_are_listed_with_their_schemas(restaurants_stack: Stack) -> None:
@@ -122,6 +122,9 @@ def test_calls_run_against_the_live_data_and_malformed_ones_get_typed_errors(res
     assert not grouped.is_error
     assert without_calls(grouped.structured_content) == without_calls(live(restaurants_stack, GROUP_BY_CUISINE))
     assert grouped.content[0].text.startswith("Collection: Restaurants")
+    code = grouped.structured_content["code"]  # the query as code: the calls made, as a whole program
+    assert "client.collections.get('Restaurants')" in code and "GroupByAggregate(prop='cuisine'" in code
+    assert f"port={restaurants_stack.settings.ports.weaviate_http}," in code and code in grouped.content[0].text
     assert not searched.is_error and 0 < len(searched.structured_content["hits"]) <= 5
     distances = [hit["distance"] for hit in searched.structured_content["hits"]]
     assert distances == sorted(distances) and max(distances) <= 0.65

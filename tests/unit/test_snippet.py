@@ -189,3 +189,20 @@ def test_the_connection_is_the_clients() -> None:
 
 def test_only_a_live_executors_result_has_a_program() -> None:
     assert QueryResult(collection="Shops", operator_class="fetch").program() is None
+
+
+@pytest.mark.parametrize("show_code", [True, False])
+def test_ask_prints_each_calls_program_whole_with_show_code(show_code: bool) -> None:
+    from agent import ExecutedCall
+    from dbgorilla.cli.ask import show_call
+    from dbgorilla.cli.console import out
+
+    raw = {"collection_name": "Shops", "search_query": "a bakery " * 30}
+    plan = plan_for(raw)
+    result = QueryResult(collection="Shops", operator_class="search", calls=plan.rendered())
+    program = result.with_snippet(Snippet(plan, "Shops", LOCAL)).program()
+    assert program is not None
+    call = ExecutedCall(tool_call_id="c1", tool_name="query_database", raw_arguments="{}", arguments=raw, result=result)
+    with out.capture() as captured:
+        show_call(0, call, show_code=show_code)
+    assert (program in captured.get()) is show_code  # unwrapped: it pastes as it is
