@@ -166,6 +166,16 @@ def try_canonical(arguments: Any, schema: DatabaseSchema) -> Canonical | None:
         return None
 
 
+def rejection(arguments: Any, schema: DatabaseSchema) -> str | None:
+    """Why the executor rejects a call on `schema` ("code: message"), or None when it accepts it: a
+    label rejected so cannot be scored, and the summary says why."""
+    try:
+        canonical(arguments, schema)
+    except ExecutorError as error:
+        return f"{error.code}: {error.message}"
+    return None
+
+
 def exact_as_written(truth: Mapping[str, Any], predicted: Mapping[str, Any] | None) -> bool:
     """The old definition: the raw JSON equal after dropping empty slots, search on presence."""
 

@@ -45,6 +45,16 @@ class ProtocolScores(_Strict):
     execution_f1: float | None = None
 
 
+class Labels(_Strict):
+    """What the argument metrics scored on (`evaluation.evaluators.arguments.label_summary`): a ground
+    truth that does not fit the schema is left out of every argument metric, with `--execute` or without."""
+
+    valid: int = Field(description="Answerable questions whose ground truth fits the schema: every argument metric's.")
+    excluded: int = Field(description="Questions left out of the argument metrics: their ground truth cannot run.")
+    excluded_ids: list[str]
+    excluded_by_reason: dict[str, int] = Field(description="The excluded, by the executor's error code.")
+
+
 class Slice(_Strict):
     """One use case's or one complexity's scores, under each protocol."""
 
@@ -163,6 +173,7 @@ class RunSummary(_Strict):
     no_tool_rate: float | None
     exact_match_as_written: float | None
     search_similarity: float | None
+    labels: Labels
     avg_calls_made: float | None
     avg_steps: float | None
     avg_corrections: float | None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,10 +15,10 @@ from evaluation.runner import live_scorer, scoring_executor
 from evaluation.scorer import Scorer
 from executors import DatabaseSchema, QueryDatabaseArguments, WeaviateExecutor
 from executors.ownership import CollectionNames
-from executors.vocabulary import COMPONENT_FIELDS, COMPONENT_OF_FIELD, ToolOperations
+from executors.vocabulary import COMPONENT_FIELDS, COMPONENT_OF_FIELD, GROUPBY_FIELD, ToolOperations
 from fixtures.datasets import PAPER_ID_PREFIX, complexity_of, components_of, paper_case_id
 from fixtures.datasets.cases import needs_related
-from fixtures.datasets.paper import weaviate_collection_name
+from fixtures.datasets.paper import PaperSchema, schema_to_use_case, weaviate_collection_name, weaviate_property_name
 from fixtures.input_files import (
     SHOWN_PROBLEMS,
     InputFileError,
@@ -76,6 +77,9 @@ class Predictions:
     skipped_count: int = 0
     #: Lines (or entries) the file holds, read or not.
     entries: int = 0
+    #: By record id, the schema its label was written against where the file carries it (the paper's
+    #: format): offline scoring checks labels and calls against it, as `--execute` does on the loaded set.
+    schemas: dict[str, DatabaseSchema] = field(default_factory=dict)
 
     def first_skipped(self) -> list[Problem]:
         """The problems of the first few skipped lines, for a message."""
@@ -144,13 +148,16 @@ def _read_paper_results(data: bytes, path: Path) -> Predictions:
     if not isinstance(payload, dict):
         summary = "is not the DBGorilla paper's result JSON:"
         raise PredictionFileError(path, summary, [Problem("top level", kind_of(payload), "a JSON object")])
-    records, skipped = paper_results(payload, path)
+    records, skipped, schemas = paper_results(payload, path)
     entries = len(payload["detailed_results"])
-    return Predictions(records, "paper", skipped, len({p.item for p in skipped}), entries)
+    return Predictions(records, "paper", skipped, len({p.item for p in skipped}), entries, schemas)
 
 
-def paper_results(payload: dict[str, Any], path: Path) -> tuple[list[EvalRecord], list[Problem]]:
-    """The records of the paper's result payload, and the problems of the entries that are not results."""
+def paper_results(
+    payload: dict[str, Any], path: Path
+) -> tuple[list[EvalRecord], list[Problem], dict[str, DatabaseSchema]]:
+    """The records of the paper's result payload, the problems of the entries that are not results, and
+    by record id the schema its label carries (`ground_truth_query.database_schema`)."""
     try:
         results = PaperResults.model_validate(payload)
     except ValidationError as error:
@@ -159,6 +166,8 @@ def paper_results(payload: dict[str, Any], path: Path) -> tuple[list[EvalRecord]
         ) from None
     records: list[EvalRecord] = []
     skipped: list[Problem] = []
+    schemas: dict[str, DatabaseSchema] = {}
+    seen: dict[str, DatabaseSchema | None] = {}
     for index, entry in enumerate(results.detailed_results):
         where = f"detailed_results[{index}]"
         try:
@@ -167,7 +176,24 @@ def paper_results(payload: dict[str, Any], path: Path) -> tuple[list[EvalRecord]
         except ValidationError as error:
             problems = validation_problems(error, where, index, separator=".")
             skipped += problems or [Problem(where, kind_of(entry), "a JSON object", index)]
-    return records, skipped
+            continue
+        schema = _carried_schema((item.ground_truth_query or {}).get("database_schema"), seen)
+        if schema is not None:
+            schemas[records[-1].id] = schema
+    return records, skipped, schemas
+
+
+def _carried_schema(raw: Any, seen: dict[str, DatabaseSchema | None]) -> DatabaseSchema | None:
+    """The schema the paper set's loader creates from a label's `database_schema` (an object, or a JSON
+    string as published); None when it is not one. Each distinct schema is read once."""
+    key = raw if isinstance(raw, str) else json.dumps(raw, sort_keys=True, default=str)
+    if key not in seen:
+        try:
+            parsed = PaperSchema.model_validate(json.loads(raw) if isinstance(raw, str) else raw)
+            seen[key] = database_schema_of([schema_to_use_case(parsed, PAPER_USE_CASE)])
+        except (ValueError, RecursionError):  # ValidationError and JSONDecodeError are ValueErrors
+            seen[key] = None
+    return seen[key]
 
 
 def from_paper_results(payload: dict[str, Any]) -> list[EvalRecord]:
@@ -178,8 +204,9 @@ def from_paper_results(payload: dict[str, Any]) -> list[EvalRecord]:
 def _paper_arguments(query: dict[str, Any] | None, label: bool) -> dict[str, Any] | None:
     """The paper's queries name the collection `target_collection`; ours `collection_name`.
 
-    A label's collection is given Weaviate's capitalisation (the paper's labels were never run
-    against Weaviate); a prediction keeps the name it gave: `restaurants` is not `Restaurants`.
+    A label's names are given Weaviate's capitalisation, as the paper set's loader gives them
+    (`fixtures.datasets.paper.to_arguments`; the labels were never run against Weaviate); a prediction
+    keeps the names it gave: `restaurants` is not `Restaurants`.
     """
     if query is None:
         return None
@@ -187,6 +214,12 @@ def _paper_arguments(query: dict[str, Any] | None, label: bool) -> dict[str, Any
     collection = query.get("collection_name") or query.get("target_collection")
     if collection is not None:
         arguments["collection_name"] = weaviate_collection_name(str(collection)) if label else str(collection)
+    if label:
+        for name, value in arguments.items():
+            if isinstance(value, dict) and isinstance(value.get("property_name"), str):
+                arguments[name] = {**value, "property_name": weaviate_property_name(value["property_name"])}
+        if isinstance(arguments.get(GROUPBY_FIELD), str):
+            arguments[GROUPBY_FIELD] = weaviate_property_name(arguments[GROUPBY_FIELD])
     return arguments
 
 
@@ -238,13 +271,27 @@ def collection_names(records: list[EvalRecord], namespace: str | None = None) ->
     return CollectionNames.for_dataset("paper/" if paper else "usecase/", namespace)
 
 
-def rescore(records: list[EvalRecord], client: Any | None, names: CollectionNames | None = None) -> list[EvalRecord]:
+def unknown_schemas(records: list[EvalRecord], schemas: Mapping[str, DatabaseSchema]) -> list[str]:
+    """The ids offline scoring has no schema for (not our use case, none carried or given): their labels
+    and calls are checked against one read off the calls, which `eval` and `--execute` do not use."""
+    return [r.id for r in records if r.expected == "call" and r.id not in schemas and offline_schema(r) is None]
+
+
+def rescore(
+    records: list[EvalRecord],
+    client: Any | None,
+    names: CollectionNames | None = None,
+    schemas: Mapping[str, DatabaseSchema] | None = None,
+) -> list[EvalRecord]:
     """Argument scores always; execution scores too when a live client is given (on the collections
-    `names` maps the logical names to)."""
+    `names` maps the logical names to). Offline, a record is checked against `schemas[id]` (the
+    dataset's, or the one its file carries), else its use case's: the schema the live set has, so a
+    label is valid or not the same way in both."""
     # Records whose gold calls use the related slots were run with that tool: scored with it too.
     operations = ToolOperations.RELATED if needs_related(records) else ToolOperations.PAPER
     if client is None:
-        scorer = Scorer(lambda record: _viewed(offline_schema(record), operations))
+        given = schemas or {}
+        scorer = Scorer(lambda record: _viewed(given.get(record.id) or offline_schema(record), operations))
     else:
         executor = WeaviateExecutor(client, names=names, operations=operations)
         scorer = live_scorer(client, scoring_executor(client, executor))

@@ -87,6 +87,9 @@ class Scores(BaseModel):
 
     first: ProtocolScores = Field(default_factory=ProtocolScores)
     final: ProtocolScores = Field(default_factory=ProtocolScores)
+    #: Why the ground truth does not fit the schema it is scored on ("code: message"): the record is left
+    #: out of every argument metric, offline and executed alike. None: the label is valid.
+    invalid_label: str | None = None
     #: The first call's raw JSON equal to the label, the definition before validation.
     exact_match_as_written: bool = False
     search_similarity: float | None = None

@@ -39,6 +39,16 @@ def show_summary(summary: dict[str, Any], run_dir: Path | None = None) -> None:
         if any(v is not None for v in values):
             table.add_row(key, *("n/a" if v is None else f"{v:.3f}" for v in values))
     out.print(table)
+    labels = summary.get("labels") or {}
+    if labels.get("excluded"):
+        ids = labels["excluded_ids"]
+        shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        reasons = ", ".join(f"{code} {count}" for code, count in labels["excluded_by_reason"].items())
+        out.print(
+            f"argument metrics over the {labels['valid']} valid labels; {labels['excluded']} ground truths that do "
+            f"not fit the schema are left out ({reasons}): {shown}",
+            highlight=False,
+        )
     for key in ("no_tool_rate", "exact_match_as_written", "avg_calls_made", "avg_steps", "latency_p50_s"):
         if summary.get(key) is not None:
             out.print(f"{key}: {summary[key]:.3f}", highlight=False)

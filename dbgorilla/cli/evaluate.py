@@ -26,7 +26,7 @@ from evaluation.orchestration import (
     run_repeats,
     write_repeats,
 )
-from evaluation.predictions import collection_names, read_predictions, rescore
+from evaluation.predictions import collection_names, read_predictions, rescore, unknown_schemas
 from evaluation.selection import select_questions
 from evaluation.strategies import use_strategy
 from evaluation.summary import summarize
@@ -34,7 +34,7 @@ from fixtures.datasets import read_dataset
 from fixtures.datasets.cases import needs_related
 from fixtures.index_repair import repair_broken
 from fixtures.loader import check_ours, names_of
-from fixtures.use_cases import get_use_cases
+from fixtures.use_cases import database_schema_of, get_use_cases
 
 
 def register(app: typer.Typer) -> None:
@@ -150,15 +150,17 @@ def score(
     if read.skipped_count:
         err.print(f"[yellow]warning:[/] {escape(read.skipped_message(predictions))}", highlight=False)
     records = read.records
+    given = None
+    if dataset is not None:
+        try:
+            given = read_dataset(dataset).use_cases
+        except (FileNotFoundError, KeyError) as error:
+            raise ConfigError(str(error).strip('"')) from None
     if execute:
         used = [u for u in get_use_cases() if u.name in {r.use_case for r in records}]
         names = collection_names(records, namespace)  # a DBGorilla file answers the paper set; --dataset says
-        if dataset is not None:
-            try:
-                used = read_dataset(dataset).use_cases
-            except (FileNotFoundError, KeyError) as error:
-                raise ConfigError(str(error).strip('"')) from None
-            names = names_of(used, namespace)
+        if given is not None:
+            used, names = given, names_of(given, namespace)
         with connected() as client:
             check_ours(client, used, namespace)
             repair_broken(client, [names.physical(c.name) for u in used for c in u.collections], echo=say)
@@ -170,7 +172,18 @@ def score(
                 "load the dataset they answer first (`dbgorilla load --dataset FILE`), or name it with --dataset"
             )
     else:
-        records = rescore(records, None)
+        # Offline, labels and calls are checked against the schema --execute would read: the dataset's,
+        # the one the file carries, or the use case's.
+        schemas = read.schemas if given is None else dict.fromkeys((r.id for r in records), database_schema_of(given))
+        guessed = unknown_schemas(records, schemas)
+        if guessed:
+            err.print(
+                f"[yellow]warning:[/] no schema for {len(guessed)} predictions (e.g. {escape(guessed[0])}): their "
+                "labels are checked against one read off the calls; name their dataset with --dataset to score "
+                "them as eval and --execute do",
+                highlight=False,
+            )
+        records = rescore(records, None, schemas=schemas)
     summary = summarize(records, executed_scoring=execute)
     if as_json:
         print(json.dumps(summary, default=str))

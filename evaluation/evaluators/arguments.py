@@ -1,14 +1,20 @@
 """Argument match: each protocol's call against the accepted ground truths, on what the executor accepts
-(`evaluation.argument_match`): exact match, the paper's AST score, routing and per-component accuracy."""
+(`evaluation.argument_match`): exact match, the paper's AST score, routing and per-component accuracy.
+
+A ground truth that does not fit the schema it is scored on (a text filter on a number, an unknown
+property: 38 of the paper's 315 labels) measures the label, not the model. It is left out of every
+argument metric, offline and with `--execute` alike, and the summary's `labels` names it."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evaluation.argument_match import (
     COMPONENT_LABELS,
     exact_as_written,
+    rejection,
     score_canonical,
     score_rejected,
     search_similarity,
@@ -45,6 +51,7 @@ class Arguments(Evaluator):
     def evaluate(self, ctx: ScoreContext) -> Results:
         first_call = ctx.record.first_arguments
         results: dict[str, Any] = {
+            "invalid_label": _invalid_label(ctx),
             "exact_match_as_written": exact_as_written(ctx.record.ground_truth, first_call),
             "search_similarity": search_similarity(
                 ctx.record.ground_truth.get("search_query"), (first_call or {}).get("search_query")
@@ -76,7 +83,7 @@ class Arguments(Evaluator):
         )
 
     def protocol_numbers(self, records: Sequence[EvalRecord], protocol: ScoringProtocol) -> dict[str, Any]:
-        scores = [r.scores.of(protocol.value) for r in records]
+        scores = [r.scores.of(protocol.value) for r in valid_labels(records)]
         return {
             "exact_match": mean(float(s.exact_match) for s in scores),
             "ast_score": mean(s.ast_score for s in scores),
@@ -85,11 +92,14 @@ class Arguments(Evaluator):
         }
 
     def summary(self, records: Sequence[EvalRecord], executed_scoring: bool) -> dict[str, Any]:
-        similarities = [r.scores.search_similarity for r in records if r.scores.search_similarity is not None]
+        valid = valid_labels(records)
+        similarities = [r.scores.search_similarity for r in valid if r.scores.search_similarity is not None]
         return {
+            # The one number that reads no label: over every question.
             "no_tool_rate": mean(float(r.outcome is Outcome.NO_TOOL_CALL) for r in records),
-            "exact_match_as_written": mean(float(r.scores.exact_match_as_written) for r in records),
+            "exact_match_as_written": mean(float(r.scores.exact_match_as_written) for r in valid),
             "search_similarity": mean(similarities),
+            "labels": label_summary(records),
             "by_component": {p.value: component_accuracy(records, p) for p in PROTOCOLS},
         }
 
@@ -98,10 +108,34 @@ class Arguments(Evaluator):
         return {**values, "no_tool_rate": summary.get("no_tool_rate")}
 
 
+def _invalid_label(ctx: ScoreContext) -> str | None:
+    """Why no accepted ground truth fits the record's schema ("code: message"); None when one does."""
+    if ctx.truths or ctx.schema is None:
+        return None
+    return rejection(ctx.record.ground_truth, ctx.schema) or "invalid_label: the ground truth cannot be scored"
+
+
+def valid_labels(records: Sequence[EvalRecord]) -> list[EvalRecord]:
+    """The records whose ground truth fits the schema: the only ones an argument metric reads."""
+    return [r for r in records if r.scores.invalid_label is None]
+
+
+def label_summary(records: Sequence[EvalRecord]) -> dict[str, Any]:
+    """What the argument metrics scored on: the valid labels, and the ids left out and why (by error code)."""
+    invalid = [r for r in records if r.scores.invalid_label is not None]
+    return {
+        "valid": len(records) - len(invalid),
+        "excluded": len(invalid),
+        "excluded_ids": sorted(r.id for r in invalid),
+        "excluded_by_reason": dict(sorted(Counter(str(r.scores.invalid_label).split(":")[0] for r in invalid).items())),
+    }
+
+
 def component_accuracy(records: Sequence[EvalRecord], protocol: ScoringProtocol | str) -> dict[str, dict[str, Any]]:
     """Per component: how often it was right where the ground truth used it, and how often the
     prediction added it where the ground truth did not (the paper's per-component view)."""
     name = ScoringProtocol(protocol).value
+    records = valid_labels(records)
     table = {}
     for component in COMPONENTS:
         needed = [r for r in records if component in r.components]
