@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from weaviate.classes.query import MetadataQuery
 from weaviate.exceptions import WeaviateBaseError
 
 #: How many REST-listed collections are compared before the check settles for "nothing differs".
@@ -125,19 +124,28 @@ def _compare(client: Any, name: str, rest_exists: bool) -> _Verdict | None:
 
 
 def _rest_seen(client: Any, name: str) -> _Seen | None:
-    """The first object of a collection over REST (GraphQL over HTTP): its id and creation time."""
-    query = f"{{ Get {{ {name}(limit: 1) {{ _additional {{ id creationTimeUnix }} }} }} }}"
+    """The first object of a collection over REST (`GET /v1/objects`): its id and creation time."""
     try:
-        result = client.graphql_raw_query(query)
-    except WeaviateBaseError:
+        listed = rest_json(client, "/objects", params={"class": name, "limit": 1})
+    except (WeaviateBaseError, ValueError):
         return None
-    if result.errors:
-        return None
-    objects = (result.get or {}).get(name) or []
+    objects = listed.get("objects") or []
     if not objects:
         return _Seen(exists=True)
-    extra = objects[0]["_additional"]
-    return _Seen(exists=True, first=str(extra["id"]), created_ms=int(extra["creationTimeUnix"]))
+    return _Seen(exists=True, first=str(objects[0]["id"]), created_ms=int(objects[0]["creationTimeUnix"]))
+
+
+def rest_json(client: Any, path: str, params: dict[str, Any] | None = None, body: Any = None) -> Any:
+    """A REST call on the client's own HTTP endpoint and credentials (GET, or POST `body`), its JSON.
+
+    Why the client's connection (an internal of weaviate-client 4.x): it is the endpoint and the
+    authentication its REST calls use, and its GraphQL wrapper warns on every use (deprecated).
+    `ValueError` on an answer other than 2xx."""
+    connection = client._connection
+    response = connection.get(path, params=params) if body is None else connection.post(path, weaviate_object=body)
+    if not 200 <= response.status_code < 300:
+        raise ValueError(f"{path}: HTTP {response.status_code} {response.text[:200]}")
+    return response.json()
 
 
 def _grpc_seen(client: Any, name: str) -> _Seen | None:
@@ -152,9 +160,7 @@ def _grpc_seen(client: Any, name: str) -> _Seen | None:
 def _grpc_object(client: Any, name: str, object_id: str) -> _Seen | None:
     """One object by id over gRPC, with its creation time."""
     try:
-        found = client.collections.use(name).query.fetch_object_by_id(
-            object_id, return_properties=[], return_metadata=MetadataQuery(creation_time=True)
-        )
+        found = client.collections.use(name).query.fetch_object_by_id(object_id, return_properties=[])
     except WeaviateBaseError:
         return None
     if found is None:
