@@ -4,8 +4,10 @@ pip compiles llama.cpp from the sdist with `GGML_NATIVE=ON` by default: code for
 own CPU. On a 2-core VM whose CPU reports AVX-512 and AMX that build died with a general protection
 fault on its first token, and a wheel cached by pip on one machine crashes on the next. So the
 wheel is built here with `GGML_BACKEND_DL` and `GGML_CPU_ALL_VARIANTS`: llama.cpp's CPU code is
-compiled once per instruction-set level (x64 baseline … AVX2 … AVX-512 … AMX) as separate
-libraries, and `dbgorilla.llm_server` loads the best one the running CPU supports. The wheel is kept
+compiled once per instruction-set level as separate libraries, and `dbgorilla.llm_server` loads the
+best one the running CPU supports. llama.cpp offers no option to build only some levels, and its 14
+cost most of the compile, so the sdist's CMake list is cut to `CPU_VARIANTS` before the build
+(`_patch_variants`, checked: a layout it does not recognise fails the build, named). The wheel is kept
 in our cache under a name that carries the build options, so a native wheel in pip's cache is never
 picked up by mistake, and `prove_llama` runs one real completion in a child process, so a build
 that crashes is named at set-up instead of showing up as scores of 0.
@@ -16,9 +18,12 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import os
+import re
 import signal
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +37,10 @@ LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 #: Options of the portable build: no `-march=native`; one CPU library per instruction-set level,
 #: chosen at run time; no multimodal library (the project serves text models only).
 PORTABLE_CMAKE_ARGS = "-DGGML_NATIVE=OFF -DGGML_BACKEND_DL=ON -DGGML_CPU_ALL_VARIANTS=ON -DLLAVA_BUILD=OFF"
+#: The CPU libraries built (of llama.cpp's 14 x86 levels): the baseline, AVX2 (Haswell and every AMD
+#: Zen before Zen 4), AVX-512 (Skylake-SP, Cascade Lake), Ice Lake-SP and later Xeons, and Zen 4/5 (the
+#: AMD EPYC this project runs on). A CPU between two levels runs the lower one; `prove_llama` checks.
+CPU_VARIANTS = ("x64", "haswell", "skylakex", "icelake", "zen4")
 #: The CPU library every portable build has (the x86-64 baseline); a native build has none.
 BASELINE_CPU_LIBRARY = "libggml-cpu-x64.so"
 
@@ -40,7 +49,7 @@ Echo = Callable[[str], None]
 
 def wheel_dir(version: str = LLAMA_CPP_PYTHON_VERSION, cmake_args: str = PORTABLE_CMAKE_ARGS) -> Path:
     """Where the wheel of this version and these options is kept (the options are part of the name)."""
-    options = hashlib.sha256(cmake_args.encode()).hexdigest()[:10]
+    options = hashlib.sha256((cmake_args + " " + ",".join(CPU_VARIANTS)).encode()).hexdigest()[:10]
     return cache_dir() / "wheels" / f"llama-cpp-python-{version}-{options}"
 
 
@@ -70,6 +79,35 @@ def _pip(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     return subprocess.run(command, capture_output=True, text=True, env=env)
 
 
+def _patch_variants(source: Path, keep: tuple[str, ...] = CPU_VARIANTS) -> list[str]:
+    """Cut the x86 CPU levels of an unpacked llama-cpp-python sdist to `keep`; returns those dropped.
+
+    Fails when the file is not where it was or not every kept level is in it, rather than build
+    something other than what the docs say."""
+    cmake = source / "vendor" / "llama.cpp" / "ggml" / "src" / "CMakeLists.txt"
+    if not cmake.is_file():
+        raise BuildFailed(f"cannot choose llama.cpp's CPU levels: {cmake} is missing")
+    x86 = re.compile(r"^\s*ggml_add_cpu_backend_variant\((\w+)(?:\s+[A-Z0-9_ ]*)?\)\s*$")
+    lines, dropped, found = [], [], set()
+    inside = False
+    for line in cmake.read_text().splitlines(keepends=True):
+        if 'GGML_SYSTEM_ARCH STREQUAL "x86"' in line and "GGML_CPU_ALL_VARIANTS" not in line:
+            inside = True
+        elif inside and "GGML_SYSTEM_ARCH STREQUAL" in line:
+            inside = False
+        match = x86.match(line) if inside else None
+        if match and match.group(1) not in keep:
+            dropped.append(match.group(1))
+            continue
+        if match:
+            found.add(match.group(1))
+        lines.append(line)
+    if found != set(keep):
+        raise BuildFailed(f"cannot choose llama.cpp's CPU levels: {cmake} lacks {sorted(set(keep) - found)}")
+    cmake.write_text("".join(lines))
+    return dropped
+
+
 def build_wheel(version: str = LLAMA_CPP_PYTHON_VERSION, echo: Echo = print) -> Path:
     """The cached portable wheel, compiled first when it is missing (minutes on 2 cores)."""
     folder = wheel_dir(version)
@@ -77,7 +115,8 @@ def build_wheel(version: str = LLAMA_CPP_PYTHON_VERSION, echo: Echo = print) -> 
     if wheels:
         return wheels[-1]
     folder.mkdir(parents=True, exist_ok=True)
-    echo(f"compiling llama-cpp-python {version} for any x86-64 CPU ({PORTABLE_CMAKE_ARGS}); 10-20 minutes on 2 cores")
+    levels = ", ".join(CPU_VARIANTS)
+    echo(f"compiling llama-cpp-python {version} for x86-64 CPUs {levels} ({PORTABLE_CMAKE_ARGS}); ~10 min on 2 cores")
     started = time.monotonic()
     env = {
         **os.environ,
@@ -85,10 +124,19 @@ def build_wheel(version: str = LLAMA_CPP_PYTHON_VERSION, echo: Echo = print) -> 
         "FORCE_CMAKE": "1",
         "CMAKE_BUILD_PARALLEL_LEVEL": os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 1)),
     }
-    result = _pip(
-        "wheel", "--quiet", "--no-deps", "--no-cache-dir", "--no-binary", "llama-cpp-python",
-        "-w", str(folder), f"llama-cpp-python=={version}", env=env,
-    )  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="llama-sdist-") as tmp:
+        result = _pip(
+            "download", "--quiet", "--no-deps", "--no-binary", ":all:", "-d", tmp, f"llama-cpp-python=={version}",
+        )  # fmt: skip
+        archives = sorted(Path(tmp).glob("llama_cpp_python-*.tar.gz"))
+        if result.returncode != 0 or not archives:
+            output = (result.stdout + result.stderr)[-3000:]
+            raise BuildFailed(f"downloading the llama-cpp-python {version} sdist failed:\n{output}")
+        with tarfile.open(archives[0]) as archive:
+            archive.extractall(tmp, filter="data")
+        source = Path(tmp) / archives[0].name.removesuffix(".tar.gz")
+        _patch_variants(source)
+        result = _pip("wheel", "--quiet", "--no-deps", "--no-cache-dir", "-w", str(folder), str(source), env=env)
     wheels = sorted(folder.glob("llama_cpp_python-*.whl"))
     if result.returncode != 0 or not wheels:
         raise BuildFailed(f"building llama-cpp-python {version} failed:\n{(result.stdout + result.stderr)[-3000:]}")
