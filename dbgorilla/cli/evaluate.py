@@ -136,8 +136,9 @@ def score(
     dataset: Annotated[
         Path | None,
         typer.Option(
-            help="The dataset the predictions answer, whose collections --execute scores on (default: the paper "
-            "set for a DBGorilla result file, our use cases for results.jsonl)."
+            help="The dataset the predictions answer: its schema checks the labels and calls, and --execute scores "
+            "on its collections (default: the paper set, and the schema a DBGorilla result file carries; our use "
+            "cases for results.jsonl)."
         ),
     ] = None,
     execute: Annotated[bool, typer.Option("--execute", help="Also score execution match on the loaded data.")] = False,
