@@ -121,6 +121,10 @@ class AgentConfig(BaseModel):
     #: Text put before the question in the user turn (after the stable system prompt and tools, so the
     #: server's prompt cache still reuses them): a strategy's solved examples, for instance.
     question_preamble: str = ""
+    #: A strategy's test of a result that answers the question by itself (grounded's `derived_answer`):
+    #: when the run's one successful call passes it, the loop ends there, with no prose turn; the
+    #: strategy writes the answer from the result.
+    answered_by: Callable[[QueryResult], bool] | None = Field(default=None, exclude=True)
 
 
 class Agent:
@@ -200,12 +204,21 @@ class Agent:
             run.recovered_text_calls += len(calls) if recovered else 0
             messages += self._feedback(reply, calls, step.calls, structured)
             failed_last_step = any(not call.ok for call in step.calls)
+            if self._answered(run):
+                run.outcome = "answered"
+                break
         if self.config.commit_answer and run.outcome in ("answered", "no_tool_call"):
             run.commit = commit_answer(self.model, messages, offered or None)
             run.usage = run.usage + run.commit.usage
         run.messages = messages
         run.latency_s = time.perf_counter() - started
         return run
+
+    def _answered(self, run: AgentRun) -> bool:
+        """The run's one successful call answers the question by the strategy's test."""
+        test = self.config.answered_by
+        done = [call for call in run.calls() if call.ok and call.repeat_of is None]
+        return test is not None and len(done) == 1 and done[0].result is not None and test(done[0].result)
 
     def _calls_of(self, reply: ModelReply, structured: bool) -> tuple[list[RawToolCall], bool, str | None]:
         if structured:

@@ -9,7 +9,9 @@ against the results (it has a value or a reason, every id exists) and asks once 
 
 When the question was answered by one call whose result holds exactly one answer (a statistic, the
 top values, one value per group), there is nothing to choose: the agent writes that answer itself
-(`derived_answer`) and spends no commit turn. The model chose the call; the agent reads its result,
+(`derived_answer`) and spends no commit turn. The loop ends at that result (`AgentConfig.answered_by`):
+no prose turn either; the text the user reads is written from the committed answer, so the two
+cannot disagree. The model chose the call; the agent reads its result,
 as a query agent's answer step does. A wrong call still gives a wrong answer.
 """
 
@@ -177,6 +179,15 @@ def derived_answer(result: QueryResult) -> FinalAnswer | None:
     return FinalAnswer(numbers=numbers, names=names) if numbers or names else None
 
 
+def _answers(result: QueryResult) -> bool:
+    return derived_answer(result) is not None
+
+
+def answer_text(answer: FinalAnswer) -> str:
+    """The answer the user reads, written from the committed one, so the two never disagree."""
+    return f"From the query result: {answer.text()}."
+
+
 class PointingError(ValueError):
     """A grounded reply that cannot be turned into an answer (not JSON, an id that is no value)."""
 
@@ -239,9 +250,8 @@ class Grounded:
         question: str,
         on_call: Any = None,
     ) -> AgentRun:
-        run: AgentRun = self.inner.run(
-            model, executor, tools, config.model_copy(update={"commit_answer": False}), question, on_call
-        )
+        inner = config.model_copy(update={"commit_answer": False, "answered_by": _answers})
+        run: AgentRun = self.inner.run(model, executor, tools, inner, question, on_call)
         if not config.commit_answer or run.outcome not in ("answered", "no_tool_call"):
             return run
         results = [call.result for call in _successful(run.calls())]
@@ -254,6 +264,8 @@ class Grounded:
         derived = derived_answer(results[0]) if len(results) == 1 else None
         if derived is not None:  # one call, one answer in its result: nothing to point at
             run.commit = Commit(answer=derived)
+            if run.final_answer is None:  # the loop ended at that result: the text is the committed answer's
+                run.final_answer = answer_text(derived)
             run.strategy_notes["grounded"] = {"facts": len(facts), "derived": True}
             return run
         run.commit = self._commit(model, run, facts, offered)

@@ -149,15 +149,15 @@ def test_examples_go_in_the_user_turn_after_an_unchanged_prefix() -> None:
 
 def test_grounded_copies_the_value_pointed_at_never_the_models_digits() -> None:
     def point(messages: list[ModelMessage], _turn: int) -> dict[str, Any]:
-        [fact_id] = re.findall(r"^(c1\.price\.\S+) = ", content(messages[-1]), re.MULTILINE)
+        [fact_id] = re.findall(r"^(c2\.price\.\S+) = ", content(messages[-1]), re.MULTILINE)
         return {"numbers": [fact_id], "names": [], "groups": "", "cannot_answer": ""}
 
-    model = mean_model(point, calls=(MEAN_PRICE, LISTING))
+    model = mean_model(point, calls=(LISTING, MEAN_PRICE))
     run = build_strategy("grounded").run(model, executor(), tools(), AgentConfig(), QUESTION)
     assert run.strategy == "grounded" and run.final_answer == "The average price is 5."
     assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean(), rel=1e-12)]
     sent = model.calls[-1]["response_format"].json_schema
-    assert "c1.price" in json.dumps(sent["properties"]["numbers"]["items"]["enum"])  # ids as a grammar
+    assert "c2.price" in json.dumps(sent["properties"]["numbers"]["items"]["enum"])  # ids as a grammar
     assert len(run.strategy_notes["grounded"]["attempts"]) == 1
     assert run.usage.completion_tokens == sum(s.usage.completion_tokens for s in run.steps)  # no usage lost
 
@@ -166,11 +166,11 @@ def test_grounded_verifies_and_retries_once() -> None:
     def point(messages: list[ModelMessage], turn: int) -> dict[str, Any]:
         if turn == 2:  # the question, then the grounded request: points at nothing
             return {"numbers": [], "names": [], "groups": "", "cannot_answer": ""}
-        [fact_id] = re.findall(r"^(c1\.price\.\S+) = ", content(messages[-3]), re.MULTILINE)
+        [fact_id] = re.findall(r"^(c2\.price\.\S+) = ", content(messages[-3]), re.MULTILINE)
         assert "pointed at no value" in content(messages[-1])
         return {"numbers": [fact_id], "names": [], "groups": "", "cannot_answer": ""}
 
-    model = mean_model(point, calls=(MEAN_PRICE, LISTING))
+    model = mean_model(point, calls=(LISTING, MEAN_PRICE))
     run = build_strategy("grounded").run(model, executor(), tools(), AgentConfig(), QUESTION)
     attempts = run.strategy_notes["grounded"]["attempts"]
     assert [a["problem"] is None for a in attempts] == [False, True]
@@ -181,7 +181,7 @@ def test_grounded_records_an_answer_it_could_not_verify_after_the_retry() -> Non
     never = build_strategy("grounded").run(
         mean_model(
             lambda _m, _t: {"numbers": ["c9.nothing"], "names": [], "groups": "", "cannot_answer": ""},
-            calls=(MEAN_PRICE, LISTING),
+            calls=(LISTING, MEAN_PRICE),
         ),
         executor(),
         tools(),
@@ -199,7 +199,23 @@ def test_grounded_writes_one_calls_one_answer_itself_without_a_commit_turn() -> 
     assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean(), rel=1e-12)]
     assert run.strategy_notes["grounded"]["derived"] is True
     assert not any(is_commit_request(call["response_format"]) for call in model.calls), "no commit turn"
-    assert len(model.calls) == 2, "the call, the prose answer"
+    assert len(model.calls) == 1, "the call only: the loop ends at the result that answers, no prose turn"
+    assert run.outcome == "answered" and run.final_answer == f"From the query result: {run.answer.text()}."
+
+
+def test_a_listing_first_goes_on_to_the_models_next_turn() -> None:
+    model = mean_model(
+        lambda messages, _t: {
+            "numbers": re.findall(r"^(c2\.price\.\S+) = ", content(messages[-1]), re.MULTILINE),
+            "names": [],
+            "groups": "",
+            "cannot_answer": "",
+        },
+        calls=(LISTING, MEAN_PRICE),
+    )
+    run = build_strategy("grounded").run(model, executor(), tools(), AgentConfig(), QUESTION)
+    assert len(run.calls()) == 2 and run.final_answer == "The average price is 5.", "the prose turn ran"
+    assert "derived" not in run.strategy_notes["grounded"]
 
 
 def test_derived_answers_are_the_results_one_answer_and_nothing_when_there_is_a_choice() -> None:
@@ -435,11 +451,11 @@ def test_grounded_computes_a_difference_of_two_values_pointed_at() -> None:
 
 def test_the_python_api_takes_a_strategy() -> None:
     def point(messages: list[ModelMessage], _turn: int) -> dict[str, Any]:
-        [fact_id] = re.findall(r"^(c1\.price\.\S+) = ", content(messages[-1]), re.MULTILINE)
+        [fact_id] = re.findall(r"^(c2\.price\.\S+) = ", content(messages[-1]), re.MULTILINE)
         return {"numbers": [fact_id], "names": [], "groups": "", "cannot_answer": ""}
 
     agent = QueryAgent(
-        None, model=mean_model(point, calls=(MEAN_PRICE, LISTING)), executor=executor(), strategy="grounded"
+        None, model=mean_model(point, calls=(LISTING, MEAN_PRICE)), executor=executor(), strategy="grounded"
     )
     response = agent.ask(QUESTION)
     assert response.trace.strategy == "grounded"
