@@ -33,9 +33,10 @@ from agent.answer import FinalAnswer
 from agent.citations import Citations, check_citations
 from agent.loop import AgentConfig, AgentRun, ExecutedCall
 from agent.models import Usage
+from agent.session import AgentSession
 from agent.strategies import DEFAULT_STRATEGY, ExampleRetriever, build_strategy
-from agent.tooldef import ToolDesign, build_tools
-from executors import SHORT_ID_CHARS, DatabaseSchema, UnknownCollectionError, WeaviateExecutor
+from agent.tooldef import ToolDesign
+from executors import SHORT_ID_CHARS, WeaviateExecutor
 
 #: Sources listed at most (the hosted agent lists the objects its answer used).
 MAX_SOURCES = 20
@@ -106,22 +107,19 @@ class QueryAgent:
         if model is None:
             raise ValueError("QueryAgent needs a chat model, e.g. OpenAIChatModel(name, base_url=...)")
         self.design = design or ToolDesign()
-        # The executor offers what the tool shows: the paper's operations, or `related`'s too.
-        self.executor = (executor or WeaviateExecutor(client)).with_operations(self.design.operations)
+        self.executor = executor or WeaviateExecutor(client)
         self.collections = collections
         self.model = model
         self.config = config or AgentConfig()
-        self.strategy = build_strategy(strategy, retriever=retriever)
+        self.strategy = build_strategy(strategy, retriever=retriever).name  # a bad name fails here
+        self.retriever = retriever
 
     def _agent(self) -> tuple[Callable[..., AgentRun], list[str]]:
-        """A function of (question, on_call) running the strategy, and the collections offered."""
-        schema = narrowed(self.executor.schema, self.collections)
-        tools = build_tools(schema, self.design)
-
-        def run(query: str, on_call: Callable[[int, ExecutedCall], None] | None = None) -> AgentRun:
-            return self.strategy.run(self.model, self.executor, tools, self.config, query, on_call)
-
-        return run, schema.names()
+        """The session over the live schema (read at each question), and the collections offered."""
+        session = AgentSession.over(
+            self.executor, self.collections, self.design, self.model, self.strategy, self.config, self.retriever
+        )
+        return session.run, session.collection_names
 
     def ask(self, query: str) -> QueryAgentResponse:
         agent, names = self._agent()
@@ -151,18 +149,6 @@ class QueryAgent:
                 return
             if include_progress:
                 yield event
-
-
-def narrowed(schema: DatabaseSchema, collections: list[str] | None) -> DatabaseSchema:
-    """The schema of the named collections only (all when None); an unknown name is a typed error."""
-    if not collections:
-        return schema
-    missing = [name for name in collections if schema.get(name) is None]
-    if missing:
-        raise UnknownCollectionError(
-            f"no collection named {', '.join(missing)} in this Weaviate. Available: {', '.join(schema.names())}."
-        )
-    return schema.only(collections)
 
 
 def progress_of(step: int, call: ExecutedCall) -> ProgressMessage:

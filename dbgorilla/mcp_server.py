@@ -8,7 +8,9 @@ typed. Thin over the lower layers:
 - `query_database`: the tool itself, executed (`executors`); a rejected call comes back as an MCP
   tool error (`is_error`) whose structured content is the executor's `{code, message, field}`.
 - `search`: retrieval only, no model: each offered collection's search hits, closest first.
-- `ask`: our agent (`agent.Agent`), answered as `agent.query_agent.response_of` reads the trace.
+- `ask`: our agent, the session every door runs (`agent.session.AgentSession`: the strategy, the
+  default `check+grounded` unless `--strategy` says otherwise, and the commit turn), answered as
+  `agent.query_agent.response_of` reads the trace.
 
 Read-only (the executor holds Weaviate only through `ReadOnlyWeaviate`), and a `--scope` is applied
 by the executor below any arguments, so neither a caller nor the model can step outside it. The
@@ -20,14 +22,15 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, get_args
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agent import Agent, AgentConfig, StopReason, ToolSet
+from agent import StopReason
 from agent.query_agent import QueryAgentResponse, response_of
+from agent.session import AgentSession, Offered
 from executors import (
     DatabaseSchema,
     ErrorPayload,
@@ -35,7 +38,6 @@ from executors import (
     ExecutorOptions,
     InvalidArgumentsError,
     QueryResult,
-    UnknownCollectionError,
     WeaviateExecutor,
     parse_arguments,
 )
@@ -111,18 +113,18 @@ class SearchResult(BaseModel):
 
 @dataclass
 class Served:
-    """What the server answers over: a (scoped) read-only executor, the collections it offers, the
-    tool the agent gets, and the chat model for `ask`, opened on the first question."""
+    """What the server answers over: the agent session of `ask` (the one every door runs, its
+    executor scoped and read-only, the collections it offers), whose chat model is opened on the
+    first question; `search` and `query_database` use its executor and collections."""
 
-    executor: WeaviateExecutor
-    schema: DatabaseSchema
-    tools: ToolSet
+    session: AgentSession
     open_model: Callable[[], Any]
-    max_steps: int = 4
     _model: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
+        self.executor: WeaviateExecutor = self.session.executor  # type: ignore[assignment]
+        self.schema: DatabaseSchema = self.executor.schema.only(self.session.collection_names)
         self._searcher = self.executor.with_options(ExecutorOptions(search_limit=MAX_SEARCH_HITS))
 
     def model(self) -> Any:
@@ -134,12 +136,7 @@ class Served:
     def execute(self, arguments: Any, executor: WeaviateExecutor | None = None) -> QueryResult:
         """A `query_database` call on the offered collections only (the scope is the executor's)."""
         parsed = parse_arguments(arguments)
-        if self.schema.get(parsed.collection_name) is None:
-            raise UnknownCollectionError(
-                f"no collection named {parsed.collection_name!r} here. Available: {', '.join(self.schema.names())}.",
-                field="collection_name",
-            )
-        return (executor or self.executor).execute(parsed)
+        return Offered(executor or self.executor, tuple(self.schema.names())).execute(parsed)
 
 
 def _typed(model: type[BaseModel], arguments: dict[str, Any]) -> Any:
@@ -196,8 +193,10 @@ def ask(served: Served, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]
         model = served.model()
     except Exception as error:  # the model server could not be started or reached: typed, never a traceback
         raise ToolFailure("model_unavailable", f"no model to answer with: {error}") from None
-    config = AgentConfig(max_steps=asked.max_steps or served.max_steps)
-    run = Agent(model, served, served.tools, config).run(asked.question)
+    session = served.session.with_model(model)
+    if asked.max_steps is not None:
+        session = replace(session, config=session.config.model_copy(update={"max_steps": asked.max_steps}))
+    run = session.run(asked.question)
     if run.outcome in MODEL_FAILURES and not run.calls():
         raise ToolFailure(run.outcome, run.error or f"the model failed ({run.outcome})")
     response = response_of(run, served.schema.names())
@@ -265,7 +264,7 @@ def tool_list(served: Served) -> list[types.Tool]:
     import mcp_types as types  # the SDK (half a second) is imported here: every CLI command imports this module
 
     read_only = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
-    query_tool = served.tools.tools[0]["function"]
+    query_tool = served.session.tools.tools[0]["function"]
     search_input = SearchInput.model_json_schema()
     search_input["properties"]["collection"] = {
         "type": "string",

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from agent import ORACLE, AgentConfig, AgentRun, OracleModel, ToolDesign, ToolSet, build_tools
-from agent.strategies import ExampleRetriever, build_strategy
+from agent.session import AgentSession
+from agent.strategies import ExampleRetriever
 from agent.tokens import TokenCounter
 from evaluation.execution_match import SCORING_OPTIONS
 from evaluation.ground_truth import GroundTruthCache
@@ -161,8 +162,8 @@ def run_case(case: Case | AbstentionCase, context: RunContext) -> EvalRecord:
         if isinstance(model, OracleModel) and isinstance(case, Case):
             model = _informed_oracle(model, case, context)
         retriever = context.retriever_for(case.use_case) if context.retriever_for is not None else None
-        strategy = build_strategy(context.strategy, retriever=retriever)
-        run = strategy.run(model, context.executor, tools, context.config, case.query)
+        session = AgentSession(context.executor, tools, model, context.strategy, context.config, retriever)
+        run = session.run(case.query)
         return context.scorer.score(build_record(case, run, context.model_name, context.design.label()))
     except Exception as error:  # the run must go on: record the failure with its type
         return EvalRecord.for_case(

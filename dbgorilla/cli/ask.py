@@ -11,39 +11,20 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from agent import ORACLE, AgentConfig, AgentRun, ExecutedCall, build_tools
-from agent.query_agent import narrowed, response_of
-from agent.strategies import build_strategy, canonical
+from agent import ORACLE, AgentConfig, AgentRun, ExecutedCall
+from agent.query_agent import response_of
+from agent.strategies import canonical
 from agent.tooldef import DEFAULT_TOKEN_BUDGET
-from dbgorilla.chat import resolve_model, token_counter
+from dbgorilla.chat import resolve_model
 from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, out, say
+from dbgorilla.cli.doors import chosen_use_case, door_session
 from dbgorilla.cli.strategy_options import DEFAULT_STRATEGY, StrategyOption, check_strategy
 from dbgorilla.errors import ConfigError
-from evaluation.strategies import prepare_strategy
-from executors import DatabaseSchema, QueryResult, UnknownCollectionError, WeaviateExecutor
-from executors.scope import parse_scope
-from fixtures.loader import check_ours
-from fixtures.use_cases import get_use_case
+from executors import QueryResult
 
 
 def register(app: typer.Typer) -> None:
     app.command("ask")(ask)
-
-
-def schema_for(schema: DatabaseSchema, use_case: str | None, collections: list[str] | None = None) -> DatabaseSchema:
-    """The live schema, narrowed to named collections of any Weaviate, or to one use case's, when asked."""
-    if collections:
-        try:
-            return narrowed(schema, collections)
-        except UnknownCollectionError as error:
-            raise ConfigError(error.message) from None
-    if use_case is None:
-        return schema
-    wanted = [c.name for c in get_use_case(use_case).collections]
-    found = schema.only(wanted)
-    if not found.collections:
-        raise ConfigError(f"none of {wanted} is loaded; run `dbgorilla load --use-case {use_case}`")
-    return found
 
 
 def ask(
@@ -89,33 +70,23 @@ def ask(
         raise ConfigError("the oracle replays ground truth: use it with `dbgorilla eval --model oracle`")
     design = design_from_flags(variant, rationale, parallel, structured, token_budget, operations or "paper")
     check_strategy(strategy)
-    try:  # a use case's collections live under the namespace and must be ours; --collections names yours
-        chosen = get_use_case(use_case) if use_case else None
-    except KeyError as error:
-        raise ConfigError(str(error.args[0])) from None
+    chosen = chosen_use_case(use_case)  # a use case's collections live under the namespace and must be ours
     with connected() as client:
-        if chosen is not None:
-            check_ours(client, [chosen], namespace)
-        names = chosen.names(namespace) if chosen is not None else None
-        executor = WeaviateExecutor(client, scope=parse_scope(scope or []), names=names, operations=design.operations)
-        named = [name.strip() for name in collections.split(",") if name.strip()] if collections else None
-        schema = schema_for(executor.schema, use_case, named)
-        tools = build_tools(schema, design, token_counter())
-        chat = resolve_model(model, base_url, echo=say)
+        config = AgentConfig(max_steps=max_steps)
+        session = door_session(client, chosen, collections, scope, namespace, design, strategy, config)
+        session = session.with_model(resolve_model(model, base_url, echo=say))
         if not as_json:
+            tools = session.tools
             out.print(
-                f"[bold]{question}[/]  [dim]model={chat.name} strategy={canonical(strategy)} "
+                f"[bold]{question}[/]  [dim]model={session.model.name} strategy={canonical(strategy)} "
                 f"tools={tools.design.label()} description={tools.description_tokens}/{design.token_budget} tokens[/]"
             )
-        name, retriever_for, _ = prepare_strategy(client, strategy, namespace, echo=say, cross_domain=False)
-        agent = build_strategy(name, retriever=retriever_for("") if retriever_for is not None else None)
-        config = AgentConfig(max_steps=max_steps)
         shown = partial(show_call, show_code=show_code)
-        run = agent.run(chat, executor, tools, config, question, None if as_json else shown)  # shown as they finish
+        run = session.run(question, None if as_json else shown)  # the calls shown as they finish
     if as_json:
         print(run.model_dump_json(indent=2))
     else:
-        show_run(run, schema.names())
+        show_run(run, session.collection_names)
 
 
 def show_run(run: AgentRun, collection_names: list[str]) -> None:

@@ -1,5 +1,6 @@
 """`dbgorilla mcp`: serve `ask`, `search` and `query_database` over MCP (stdio, or streamable HTTP
-on 127.0.0.1), over a use case or named collections of your own Weaviate, read-only, scoped as asked."""
+on 127.0.0.1), over a use case or named collections of your own Weaviate, read-only, scoped as asked.
+`ask` is the agent session `dbgorilla ask` opens (`dbgorilla.cli.doors`): the same strategy, the same answer."""
 
 from __future__ import annotations
 
@@ -7,18 +8,15 @@ from typing import Annotated
 
 import typer
 
-from agent import ORACLE, build_tools
+from agent import ORACLE, AgentConfig
 from agent.tooldef import DEFAULT_TOKEN_BUDGET
 from dbgorilla import mcp_server
 from dbgorilla._process import port_is_free
-from dbgorilla.chat import resolve_model, token_counter
-from dbgorilla.cli.ask import schema_for
+from dbgorilla.chat import resolve_model
 from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, say
+from dbgorilla.cli.doors import chosen_use_case, door_session
+from dbgorilla.cli.strategy_options import DEFAULT_STRATEGY, StrategyOption, check_strategy
 from dbgorilla.errors import ConfigError, PortInUse
-from executors import WeaviateExecutor
-from executors.scope import parse_scope
-from fixtures.loader import check_ours
-from fixtures.use_cases import get_use_case
 
 
 def register(app: typer.Typer) -> None:
@@ -44,6 +42,7 @@ def serve(
         ),
     ] = None,
     namespace: NamespaceOption = "",
+    strategy: StrategyOption = DEFAULT_STRATEGY,
 ) -> None:
     """Serve the agent (`ask`), retrieval (`search`) and the tool (`query_database`) over MCP, read-only."""
     port = port or mcp_server.DEFAULT_PORT
@@ -54,26 +53,15 @@ def serve(
     if transport == "http" and not port_is_free(mcp_server.HOST, port):
         raise PortInUse(f"port {port} on {mcp_server.HOST} is taken; pass --port")
     design = design_from_flags("unified", False, None, False, token_budget)
-    try:  # as `ask`: a use case's collections live under the namespace and must be ours
-        chosen = get_use_case(use_case) if use_case else None
-    except KeyError as error:
-        raise ConfigError(str(error.args[0])) from None
+    check_strategy(strategy)
+    chosen = chosen_use_case(use_case)  # as `ask`: a use case's collections live under the namespace, ours
     with connected() as client:
-        if chosen is not None:
-            check_ours(client, [chosen], namespace)
-        names = chosen.names(namespace) if chosen is not None else None
-        executor = WeaviateExecutor(client, scope=parse_scope(scope or []), names=names)
-        named = [name.strip() for name in collections.split(",") if name.strip()] if collections else None
-        schema = schema_for(executor.schema, use_case, named)
-        served = mcp_server.Served(
-            executor=executor,
-            schema=schema,
-            tools=build_tools(schema, design, token_counter()),
-            open_model=lambda: resolve_model(model, base_url, echo=say),  # stdout is the protocol's
-            max_steps=max_steps,
-        )
+        config = AgentConfig(max_steps=max_steps)
+        session = door_session(client, chosen, collections, scope, namespace, design, strategy, config)
+        # the model of `ask` opens on the first question; stdout is the protocol's
+        served = mcp_server.Served(session, open_model=lambda: resolve_model(model, base_url, echo=say))
         server = mcp_server.build_server(served)
-        offered = ", ".join(schema.names())
+        offered = ", ".join(session.collection_names)
         if transport == "stdio":
             say(f"dbgorilla MCP server on stdio over {offered}")
             mcp_server.serve_stdio(server)

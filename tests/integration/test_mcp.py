@@ -210,7 +210,17 @@ def scripted(*replies: Reply) -> Callable[[dict[str, Any], int], Reply]:
 def test_ask_runs_the_agent_against_a_chat_endpoint(restaurants_stack: Stack) -> None:
     question = "Which cuisine has the most restaurants?"
     with MockOpenAIServer(scripted(call("query_database", GROUP_BY_CUISINE), text("Italian leads."))) as mock:
-        args = ("--use-case", "restaurants", "--model", "mock-model", "--base-url", mock.base_url)
+        # the paper's loop, as scripted here; the default strategy at this door: tests/integration/test_doors.py
+        args = (
+            "--use-case",
+            "restaurants",
+            "--model",
+            "mock-model",
+            "--base-url",
+            mock.base_url,
+            "--strategy",
+            "react",
+        )
         answered = talk(stdio(restaurants_stack, *args), lambda c: c.call_tool("ask", {"question": question}))
         sent_tools = [r["tools"] for r in mock.requests if "tools" in r]
     assert not answered.is_error, answered.content
@@ -224,7 +234,8 @@ def test_ask_runs_the_agent_against_a_chat_endpoint(restaurants_stack: Stack) ->
     assert [t["function"]["name"] for t in sent_tools[0]] == ["query_database"]
     assert sent_tools[0][0]["function"]["parameters"]["properties"]["collection_name"]["enum"] == RESTAURANTS
 
-    with MockOpenAIServer(scripted(Reply(status=400, error_message="model overloaded"))) as mock:
+    overloaded = Reply(status=400, error_message="model overloaded")  # every turn, the default strategy's own too
+    with MockOpenAIServer(lambda _body, _index: overloaded) as mock:
         args = ("--use-case", "restaurants", "--model", "mock-model", "--base-url", mock.base_url)
         failed = talk(stdio(restaurants_stack, *args), lambda c: c.call_tool("ask", {"question": question}))
     assert failed.is_error and failed.structured_content["error"]["code"] == "model_error"

@@ -1,0 +1,76 @@
+"""The agent session `ask` and `mcp` open: the same set-up at both doors, so they serve the same agent.
+
+Which collections (a use case's, ours under the namespace, or named ones of any Weaviate), the
+scope, the tool design, the strategy and its query memory become one `agent.session.AgentSession`;
+the door then adds only its input and output.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent import AgentConfig, ToolDesign
+from agent.session import AgentSession, narrowed
+from agent.strategies import ExampleRetriever
+from dbgorilla.chat import token_counter
+from dbgorilla.cli.console import say
+from dbgorilla.cli.strategy_options import check_strategy
+from dbgorilla.errors import ConfigError
+from evaluation.strategies import prepare_strategy
+from executors import DatabaseSchema, UnknownCollectionError, WeaviateExecutor
+from executors.scope import parse_scope
+from fixtures.loader import check_ours
+from fixtures.use_cases import UseCase, get_use_case
+
+
+def schema_for(schema: DatabaseSchema, use_case: str | None, collections: list[str] | None = None) -> DatabaseSchema:
+    """The live schema, narrowed to named collections of any Weaviate, or to one use case's, when asked."""
+    if collections:
+        try:
+            return narrowed(schema, collections)
+        except UnknownCollectionError as error:
+            raise ConfigError(error.message) from None
+    if use_case is None:
+        return schema
+    wanted = [c.name for c in get_use_case(use_case).collections]
+    found = schema.only(wanted)
+    if not found.collections:
+        raise ConfigError(f"none of {wanted} is loaded; run `dbgorilla load --use-case {use_case}`")
+    return found
+
+
+def retriever_of(client: Any, strategy: str, namespace: str) -> ExampleRetriever | None:
+    """The query memory a door's `examples` strategy reads (every example may be shown: not an evaluation)."""
+    _, retriever_for, _ = prepare_strategy(client, strategy, namespace, echo=say, cross_domain=False)
+    return retriever_for("") if retriever_for is not None else None
+
+
+def chosen_use_case(use_case: str | None) -> UseCase | None:
+    """The use case named (None: none), or a configuration error, before any connection is made."""
+    try:
+        return get_use_case(use_case) if use_case else None
+    except KeyError as error:
+        raise ConfigError(str(error.args[0])) from None
+
+
+def door_session(
+    client: Any,
+    chosen: UseCase | None,
+    collections: str | None,
+    scope: list[str] | None,
+    namespace: str,
+    design: ToolDesign,
+    strategy: str,
+    config: AgentConfig,
+) -> AgentSession:
+    """The session over a use case's collections (ours, under the namespace) or `A,B` of any Weaviate,
+    scoped as asked; its model is set by the door (`with_model`) once the set-up is known to be good."""
+    check_strategy(strategy)
+    if chosen is not None:
+        check_ours(client, [chosen], namespace)
+    names = chosen.names(namespace) if chosen is not None else None
+    executor = WeaviateExecutor(client, scope=parse_scope(scope or []), names=names, operations=design.operations)
+    named = [name.strip() for name in collections.split(",") if name.strip()] if collections else None
+    offered = schema_for(executor.schema, chosen.name if chosen else None, named).names()
+    retriever = retriever_of(client, strategy, namespace)
+    return AgentSession.over(executor, offered, design, None, strategy, config, retriever, token_counter())
