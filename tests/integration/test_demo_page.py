@@ -1,0 +1,212 @@
+"""`dbgorilla demo` in a real browser: Debian's headless Chromium driven by Playwright, against the
+live Weaviate, the model a scripted OpenAI-compatible endpoint on loopback (the real provider runs).
+
+One page, one server, in this order: a question whose first call is wrong streams its steps (the
+typed error, then the correction, its group table and its weaviate-client program, each equal to what
+the executor gives on the same data) and its answer with sources that open; bad input (an empty
+question, a collection that does not exist, a model endpoint that is down, a second question while
+one runs) gets a message on the page and the server keeps serving; it listens on loopback only.
+`DBGORILLA_DEMO_SCREENSHOT=docs/images/demo.png` keeps the screenshot the README shows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from agent.models import is_commit_request
+from agent.testing import MockOpenAIServer, Reply, call, text
+from dbgorilla._process import listening_sockets
+from dbgorilla.connection import connect
+from executors import ExecutorError, WeaviateExecutor
+from tests.conftest import REPO, Stack
+from tests.integration.test_loopback import assert_refused_from_outside
+
+pytestmark = pytest.mark.integration
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+QUESTION = "Which cuisine has the most restaurants?"
+SLOW = "How many restaurants are there, slowly?"
+WRONG = {"collection_name": "Restaurants", "groupby_property": "cuisines"}  # no such property
+RIGHT = {"collection_name": "Restaurants", "groupby_property": "cuisine"}
+COMMITTED = {"numbers": [], "names": ["Italian"], "groups": {}, "cannot_answer": "", "sources": [],
+             "is_partial_answer": False, "missing_information": []}  # fmt: skip
+
+
+def script(body: dict[str, Any], _index: int) -> Reply:
+    """The model: per question, its turns in order (the count of tool results so far says which)."""
+    if is_commit_request(body.get("response_format")):
+        return text(json.dumps(COMMITTED))
+    asked = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    returned = sum(1 for m in body["messages"] if m["role"] == "tool")
+    if SLOW in asked:
+        turns = [Reply(content="There are some.", hang_seconds=3.0)]
+    else:
+        turns = [call("query_database", WRONG), call("query_database", RIGHT), text("Italian leads.")]
+    return turns[returned] if returned < len(turns) else Reply(status=500, error_message="script exhausted")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def demo(restaurants_stack: Stack) -> Iterator[tuple[str, subprocess.Popen[str], MockOpenAIServer]]:
+    """`dbgorilla demo` as a user starts it, its model the scripted endpoint."""
+    port = free_port()
+    with MockOpenAIServer(script) as mock:
+        command = [sys.executable, "-m", "dbgorilla", "demo", "--port", str(port), "--use-case", "restaurants",
+                   "--model", "mock-model", "--base-url", mock.base_url]  # fmt: skip
+        process = subprocess.Popen(command, env=restaurants_stack.env, cwd=REPO, stderr=subprocess.PIPE, text=True)
+        assert process.stderr is not None
+        line, deadline = "", time.monotonic() + 60
+        while "dbgorilla demo at" not in line and time.monotonic() < deadline and process.poll() is None:
+            line = process.stderr.readline()
+        url = f"http://127.0.0.1:{port}/"
+        assert url in line, line
+        try:
+            yield url, process, mock
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: scripts/bootstrap.sh installs Debian's chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+def live(stack: Stack, arguments: dict[str, Any]) -> Any:
+    with connect(stack.settings) as client:
+        return WeaviateExecutor(client).execute(arguments)
+
+
+def live_error(stack: Stack, arguments: dict[str, Any]) -> ExecutorError:
+    with connect(stack.settings) as client, pytest.raises(ExecutorError) as raised:
+        WeaviateExecutor(client).execute(arguments)
+    return raised.value
+
+
+def ask(page: Any, question: str) -> None:
+    page.fill("#question", question)
+    page.click("#ask")
+
+
+def test_the_page_streams_steps_shows_errors_and_keeps_serving(
+    restaurants_stack: Stack, demo: tuple[str, subprocess.Popen[str], MockOpenAIServer], browser: Any
+) -> None:
+    url, process, mock = demo
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto(url)
+    page.wait_for_selector("#use-case option[value=restaurants]", state="attached")
+    page.fill("#strategy", "react")
+
+    ask(page, QUESTION)
+    page.wait_for_selector("#answer .final-answer", timeout=60_000)
+    timings = page.evaluate("window.demoTimings")
+    steps = page.locator(".card.step")
+    assert steps.count() == 2
+    # step 1: the model's wrong call and the executor's typed error, as the executor gives it
+    error = live_error(restaurants_stack, WRONG)
+    first = steps.nth(0)
+    assert json.loads(first.locator("pre.arguments").inner_text()) == WRONG
+    assert f"error: {error.code}" in first.locator(".badge").all_inner_texts()
+    assert first.locator(".error").inner_text() == f"{error.code}: {error.message}"
+    # step 2: the correction, its groups as the executor counts them, and the program that makes the calls
+    result = live(restaurants_stack, RIGHT)
+    second = steps.nth(1)
+    assert "correction of step 1" in second.locator(".badge").all_inner_texts()
+    rows = second.locator("table.groups tbody tr")
+    shown = {rows.nth(i).locator("td").nth(0).inner_text(): int(rows.nth(i).locator("td").nth(1).inner_text())
+             for i in range(rows.count())}  # fmt: skip
+    assert shown == {key: group.count for key, group in list(result.groups.items())[: rows.count()]} and shown
+    assert second.locator("pre.code").inner_text().strip() == result.program().strip()
+    assert "tokens" in second.locator(".cost").inner_text()
+    # the answer, committed, with sources that open as the objects they are
+    assert page.inner_text("#answer .final-answer") == "Italian leads."
+    assert page.inner_text("#answer .committed") == "committed: Italian"
+    links = page.locator("#answer .sources a")
+    assert links.count() > 0
+    opened = page.request.get(url.rstrip("/") + links.nth(0).get_attribute("href"))
+    assert opened.ok and opened.json()["uuid"] == links.nth(0).get_attribute("title")
+    assert opened.json()["properties"]["cuisine"] in result.groups
+    assert "Traceback" not in page.content()
+    screenshot(page)
+
+    # bad input: each a message on the page, the steps of the last answer left as they were
+    ask(page, "   ")
+    expect_message(page, "Type a question first.")
+    page.select_option("#source", "collections")
+    page.fill("#collections", "NoSuchCollection")
+    ask(page, QUESTION)
+    expect_message(page, "no collection named NoSuchCollection")
+    page.select_option("#source", "use_case")
+    closed = f"http://127.0.0.1:{free_port()}/v1"
+    page.fill("#base-url", closed)
+    ask(page, QUESTION)
+    expect_message(page, f"the model endpoint at {closed} did not answer one token")
+    assert "Traceback" not in page.content()
+    page.fill("#base-url", mock.base_url)
+    ask(page, SLOW)
+    page.wait_for_function(f"document.getElementById('run-header').textContent.startsWith({SLOW!r})")
+    ask(page, QUESTION)  # while the slow one runs
+    expect_message(page, "A question is already running")
+    page.wait_for_function("document.querySelector('#answer .final-answer')?.textContent === 'There are some.'")
+
+    ask(page, QUESTION)  # still serving, and now warm: the session and the model are open
+    page.wait_for_selector("#answer:not([hidden]) .final-answer", timeout=60_000)
+    warm = page.evaluate("window.demoTimings")
+    assert page.locator(".card.step").count() == 2
+    assert all(r.startswith(url) for r in requested), [r for r in requested if not r.startswith(url)]
+    print(f"ask to first step: cold {timings['firstStep'] - timings['asked']:.0f} ms, "
+          f"warm {warm['firstStep'] - warm['asked']:.0f} ms")  # fmt: skip
+    page.close()
+
+    # loopback only: one listening socket, on 127.0.0.1; other addresses refuse; another Host is refused
+    listening = [s for s in listening_sockets(process.pid) if s.protocol == "tcp"]
+    port = int(url.rsplit(":", 1)[1].strip("/"))
+    assert [s.port for s in listening] == [port] and all(s.is_loopback for s in listening)
+    assert_refused_from_outside({("tcp", port)})
+    assert httpx.get(f"{url}api/options", headers={"Host": f"attacker.example:{port}"}).status_code == 400
+    assert process.poll() is None
+
+
+def expect_message(page: Any, text: str) -> None:
+    page.wait_for_function(
+        "t => { const m = document.getElementById('message'); return !m.hidden && m.textContent.includes(t); }",
+        arg=text,
+    )
+
+
+def screenshot(page: Any) -> None:
+    """The page after its first answer; kept where DBGORILLA_DEMO_SCREENSHOT says (the README's image)."""
+    target = os.environ.get("DBGORILLA_DEMO_SCREENSHOT")
+    taken = page.screenshot(full_page=True)
+    assert taken.startswith(b"\x89PNG")
+    if target:
+        path = Path(target) if Path(target).is_absolute() else REPO / target
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(taken)
