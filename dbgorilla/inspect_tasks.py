@@ -2,9 +2,10 @@
 
     inspect eval dbgorilla/inspect_tasks.py@natural --model openai/gpt-4o-mini -T use_case=restaurants
     inspect eval dbgorilla/inspect_tasks.py@multistep --model anthropic/claude-sonnet-4-0 --epochs 3
+    inspect eval dbgorilla/inspect_tasks.py@natural --model openai/gpt-4o-mini -T strategy=react   # the paper's loop
     python -m dbgorilla.inspect_tasks natural --oracle --limit 5      # our oracle through inspect's mockllm
 
-The tasks are built by `evaluation.inspect_tasks`; this module only opens the connection (the top
+The tasks are built by `evaluation.inspect_benchmark`; this module only opens the connection (the top
 layer's job) and loads the use cases a split needs on first use, as `dbgorilla eval` does.
 """
 
@@ -17,10 +18,11 @@ from typing import Any
 
 from inspect_ai import Task, task
 
+from agent.strategies import DEFAULT_STRATEGY
 from dbgorilla.config import Settings
 from dbgorilla.connection import connect
 from dbgorilla.errors import ServiceNotRunning
-from evaluation.inspect_tasks import Benchmark, benchmark, oracle_outputs, task_for
+from evaluation.inspect_benchmark import Benchmark, benchmark, oracle_outputs, task_for
 
 _clients: list[Any] = []
 
@@ -44,9 +46,13 @@ def _listed(value: str | list[str] | None) -> list[str] | None:
 
 
 def split_benchmark(
-    split: str, use_case: str | list[str] | None = None, ids: str | list[str] | None = None, limit: int | None = None
+    split: str,
+    use_case: str | list[str] | None = None,
+    ids: str | list[str] | None = None,
+    limit: int | None = None,
+    strategy: str = DEFAULT_STRATEGY,
 ) -> Benchmark:
-    return benchmark(split, client(), use_cases=_listed(use_case), ids=_listed(ids), limit=limit)
+    return benchmark(split, client(), use_cases=_listed(use_case), ids=_listed(ids), limit=limit, strategy=strategy)
 
 
 def split_task(
@@ -57,8 +63,9 @@ def split_task(
     max_steps: int | None = None,
     epochs: int = 1,
     force_first_call: bool = False,
+    strategy: str = DEFAULT_STRATEGY,
 ) -> Task:
-    return task_for(split_benchmark(split, use_case, ids, limit), max_steps, epochs, force_first_call)
+    return task_for(split_benchmark(split, use_case, ids, limit, strategy), max_steps, epochs, force_first_call)
 
 
 @task
@@ -69,9 +76,10 @@ def natural(
     max_steps: int | None = None,
     epochs: int = 1,
     force_first_call: bool = False,
+    strategy: str = DEFAULT_STRATEGY,
 ) -> Task:
     """Single-step questions in plain words (the default split)."""
-    return split_task("natural", use_case, ids, limit, max_steps, epochs, force_first_call)
+    return split_task("natural", use_case, ids, limit, max_steps, epochs, force_first_call, strategy)
 
 
 @task
@@ -82,9 +90,10 @@ def explicit(
     max_steps: int | None = None,
     epochs: int = 1,
     force_first_call: bool = False,
+    strategy: str = DEFAULT_STRATEGY,
 ) -> Task:
     """Single-step questions that name the properties and operators (the paper's style)."""
-    return split_task("explicit", use_case, ids, limit, max_steps, epochs, force_first_call)
+    return split_task("explicit", use_case, ids, limit, max_steps, epochs, force_first_call, strategy)
 
 
 @task
@@ -95,9 +104,10 @@ def multistep(
     max_steps: int | None = None,
     epochs: int = 1,
     force_first_call: bool = False,
+    strategy: str = DEFAULT_STRATEGY,
 ) -> Task:
     """Questions that need a chain of calls, each using a value the one before found."""
-    return split_task("multistep", use_case, ids, limit, max_steps, epochs, force_first_call)
+    return split_task("multistep", use_case, ids, limit, max_steps, epochs, force_first_call, strategy)
 
 
 @task
@@ -108,9 +118,10 @@ def related(
     max_steps: int | None = None,
     epochs: int = 1,
     force_first_call: bool = False,
+    strategy: str = DEFAULT_STRATEGY,
 ) -> Task:
     """Questions through references, on dates, sorted, and chains across collections (the related tool)."""
-    return split_task("related", use_case, ids, limit, max_steps, epochs, force_first_call)
+    return split_task("related", use_case, ids, limit, max_steps, epochs, force_first_call, strategy)
 
 
 @task
@@ -121,9 +132,10 @@ def abstention(
     max_steps: int | None = None,
     epochs: int = 1,
     force_first_call: bool = False,
+    strategy: str = DEFAULT_STRATEGY,
 ) -> Task:
     """Questions the tool cannot answer: saying so is right."""
-    return split_task("abstention", use_case, ids, limit, max_steps, epochs, force_first_call)
+    return split_task("abstention", use_case, ids, limit, max_steps, epochs, force_first_call, strategy)
 
 
 @task
@@ -135,9 +147,10 @@ def dbgorilla_split(
     max_steps: int | None = None,
     epochs: int = 1,
     force_first_call: bool = False,
+    strategy: str = DEFAULT_STRATEGY,
 ) -> Task:
     """Any split by name, or a split file of your own (`-T split=path/to/file.jsonl`)."""
-    return split_task(split, use_case, ids, limit, max_steps, epochs, force_first_call)
+    return split_task(split, use_case, ids, limit, max_steps, epochs, force_first_call, strategy)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,11 +166,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ids")
     parser.add_argument("--limit", type=int)
     parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--strategy", default=DEFAULT_STRATEGY, help="the agent strategy (docs/strategies.md)")
     parser.add_argument("--log-dir", default="logs/inspect")
     args = parser.parse_args(argv)
     if args.oracle == bool(args.model):
         parser.error("pass --oracle or --model")
-    bench = split_benchmark(args.split, args.use_case, args.ids, args.limit)
+    bench = split_benchmark(args.split, args.use_case, args.ids, args.limit, args.strategy)
     model: Any = get_model("mockllm/model", custom_outputs=oracle_outputs(bench)) if args.oracle else args.model
     logs = inspect_eval(task_for(bench, epochs=args.epochs), model=model, log_dir=args.log_dir, display="plain")
     for log in logs:

@@ -206,10 +206,12 @@ def ask(served: Served, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]
 def ask_result(response: QueryAgentResponse) -> dict[str, Any]:
     """The MCP form of the agent's response, and the one place it is mapped: every field
     `agent.query_agent` returns (so a field added there, like a typed answer, is served as is), but
-    the whole trace, which would flood a client's context; how the loop ended comes instead."""
+    the whole trace, which would flood a client's context; how the loop ended, and the strategy that
+    answered (the one every door runs, `agent.session`), come instead."""
     data = response.model_dump(mode="json", exclude={"trace"})
     data["outcome"] = response.trace.outcome
     data["steps"] = len(response.trace.steps)
+    data["strategy"] = response.trace.strategy
     return data
 
 
@@ -220,7 +222,8 @@ def ask_output_schema() -> dict[str, Any]:
     schema["required"] = [name for name in schema.get("required", []) if name != "trace"]
     schema["properties"]["outcome"] = {"type": "string", "enum": list(get_args(StopReason))}
     schema["properties"]["steps"] = {"type": "integer", "minimum": 0}
-    schema["required"] += ["outcome", "steps"]
+    schema["properties"]["strategy"] = {"type": "string", "description": "The agent strategy that answered."}
+    schema["required"] += ["outcome", "steps", "strategy"]
     return _pruned(schema)
 
 

@@ -160,7 +160,7 @@ def run_case(case: Case | AbstentionCase, context: RunContext) -> EvalRecord:
             raise RunError(f"the collections of use case {case.use_case!r} are not loaded")
         model = context.model_for(case)
         if isinstance(model, OracleModel) and isinstance(case, Case):
-            model = _informed_oracle(model, case, context)
+            model = informed_oracle(case, context.scorer.truths, model)
         retriever = context.retriever_for(case.use_case) if context.retriever_for is not None else None
         session = AgentSession(context.executor, tools, model, context.strategy, context.config, retriever)
         run = session.run(case.query)
@@ -184,10 +184,13 @@ def oracle_for(case: Case | AbstentionCase) -> OracleModel:
     return OracleModel.for_case(case)
 
 
-def _informed_oracle(oracle: OracleModel, case: Case, context: RunContext) -> OracleModel:
-    """The oracle told the resolved gold chain and the answer key, from the cache that scores it."""
-    truths = context.scorer.truths
-    if truths is None:
+def informed_oracle(
+    case: Case | AbstentionCase, truths: GroundTruthCache | None, oracle: OracleModel | None = None
+) -> OracleModel:
+    """The oracle of a case told the resolved gold chain and the answer key (and the value to commit),
+    from the cache that scores it: what `eval --model oracle` and inspect's oracle run."""
+    oracle = oracle or oracle_for(case)
+    if truths is None or isinstance(case, AbstentionCase):
         return oracle
     gold = truths.gold(EvalRecord.for_case(case, model=ORACLE, tool_design="", outcome=Outcome.OK))
     if isinstance(gold, ExecutorError):
