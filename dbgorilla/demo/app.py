@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import threading
 from collections.abc import Callable
@@ -27,6 +28,10 @@ from agent.session import AgentSession
 from dbgorilla.cli.console import exit_code_of
 from dbgorilla.demo.events import Event, ObservedModel, answer_event, call_event, error_event, sse
 from dbgorilla.errors import ConfigError
+from evaluation.records import ResultsFileError
+from evaluation.report import ReportError
+from evaluation.report.html import run_view
+from evaluation.report.runs import load_run
 from executors import ExecutorError
 from llm import ModelError
 
@@ -62,7 +67,8 @@ class Backend(Protocol):
 
 
 def build_app(backend: Backend) -> FastAPI:
-    """The page, its options, `POST /api/ask` (a stream of events) and `GET /api/object` (a source's properties)."""
+    """The page, its options, `POST /api/ask` (a stream of events), `GET /api/object` (a source's properties),
+    and `/run`, the page of a finished eval run (`GET /api/run?path=RUN_DIR`)."""
     app = FastAPI(title="dbgorilla demo", docs_url=None, redoc_url=None, openapi_url=None)
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=[HOST, "localhost"])
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
@@ -85,6 +91,18 @@ def build_app(backend: Backend) -> FastAPI:
         if found is None:
             return JSONResponse({"error": f"no object {uuid} in {collection}"}, status_code=404)
         return JSONResponse(found)
+
+    @app.get("/run")
+    def run_page() -> FileResponse:
+        return FileResponse(STATIC / "run.html")
+
+    @app.get("/api/run")
+    def finished_run(path: str) -> JSONResponse:
+        """An eval run directory read as the report reads it (`evaluation.report`), every question."""
+        try:
+            return JSONResponse(json.loads(json.dumps(run_view(load_run(Path(path).expanduser())), default=str)))
+        except (ReportError, ResultsFileError) as error:
+            return JSONResponse({"error": str(error)}, status_code=400)
 
     @app.post("/api/ask")
     async def ask(choice: Choice) -> Response:

@@ -67,6 +67,13 @@ def render(report: Report) -> str:
     )
 
 
+def run_view(run: Run) -> dict[str, Any]:
+    """A run and each of its questions as the report shows a failure (gold against predicted, their
+    results, why it failed), passed ones too: what the demo's run page browses (`dbgorilla.demo`)."""
+    questions = [_failure(run, record, failure_reasons(record)) for record in run.records]
+    return {"name": run.name, "meta": _run_meta(run), "questions": questions}
+
+
 def _failure(run: Run, record: EvalRecord, reasons: list[str]) -> dict[str, Any]:
     s = record.scores
     score_line = " · ".join(

@@ -28,9 +28,11 @@ from agent.models import is_commit_request
 from agent.testing import MockOpenAIServer, Reply, call, text
 from dbgorilla._process import listening_sockets
 from dbgorilla.connection import connect
+from evaluation.report.tables import failure_reasons
 from executors import ExecutorError, WeaviateExecutor
 from tests.conftest import REPO, Stack
 from tests.integration.test_loopback import assert_refused_from_outside
+from tests.unit.test_report import alpha_records, write_run
 
 pytestmark = pytest.mark.integration
 
@@ -177,9 +179,11 @@ def test_the_page_streams_steps_shows_errors_and_keeps_serving(
     page.wait_for_function("document.querySelector('#answer .final-answer')?.textContent === 'There are some.'")
 
     ask(page, QUESTION)  # still serving, and now warm: the session and the model are open
-    page.wait_for_selector("#answer:not([hidden]) .final-answer", timeout=60_000)
+    page.wait_for_function(
+        "document.querySelectorAll('.card.step').length === 2"
+        " && document.querySelector('#answer:not([hidden]) .final-answer')?.textContent === 'Italian leads.'"
+    )
     warm = page.evaluate("window.demoTimings")
-    assert page.locator(".card.step").count() == 2
     assert all(r.startswith(url) for r in requested), [r for r in requested if not r.startswith(url)]
     print(f"ask to first step: cold {timings['firstStep'] - timings['asked']:.0f} ms, "
           f"warm {warm['firstStep'] - warm['asked']:.0f} ms")  # fmt: skip
@@ -210,3 +214,35 @@ def screenshot(page: Any) -> None:
         path = Path(target) if Path(target).is_absolute() else REPO / target
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(taken)
+
+
+def test_the_run_page_browses_a_finished_run(
+    demo: tuple[str, subprocess.Popen[str], MockOpenAIServer], browser: Any, tmp_path: Path
+) -> None:
+    """Every question of a run directory, failed ones with the report's reasons, gold beside predicted."""
+    url, _, _ = demo
+    records = alpha_records()
+    run_dir = write_run(tmp_path / "run-a", records)
+    failed = {r.id: failure_reasons(r) for r in records if failure_reasons(r)}
+    assert failed and len(failed) < len(records)  # the filter has something to tell apart
+    page = browser.new_page()
+    page.goto(f"{url}run?path={run_dir}")
+    page.wait_for_selector(".question")
+    assert page.locator(".question").count() == len(records)
+    page.select_option("#which", "failed")
+    shown = page.locator(".question:not([hidden])")
+    assert sorted(shown.nth(i).locator("summary h3 span").first.inner_text() for i in range(shown.count())) == sorted(
+        failed
+    )
+    first = shown.nth(0)
+    first.locator("summary").click()
+    key = first.locator("summary h3 span").first.inner_text()
+    assert first.locator(".badge.reason").all_inner_texts() == failed[key]
+    record = next(r for r in records if r.id == key)
+    gold, predicted = first.locator(".split").nth(0).locator("pre").all_inner_texts()
+    assert json.loads(gold) == record.ground_truth
+    assert predicted == "none" if record.first_arguments is None else json.loads(predicted) == record.first_arguments
+    page.fill("#path", str(tmp_path / "no-such-run"))
+    page.click("#open")
+    expect_message(page, "run directory not found")
+    page.close()
