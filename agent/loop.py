@@ -125,6 +125,9 @@ class AgentConfig(BaseModel):
     #: when the run's one successful call passes it, the loop ends there, with no prose turn; the
     #: strategy writes the answer from the result.
     answered_by: Callable[[QueryResult], bool] | None = Field(default=None, exclude=True)
+    #: The statistic a question asks for, as the `check` strategy read it ("count", "average", ...;
+    #: "" unread): grounded ends the loop only at a result that computes that statistic.
+    asked_statistic: str = ""
 
 
 class Agent:

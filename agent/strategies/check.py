@@ -140,7 +140,8 @@ class Check:
         reason = refusal(decision)
         checked_s = time.perf_counter() - started
         if not reason:
-            run = self.inner.run(model, executor, tools, config, question, on_call)
+            asked = config.model_copy(update={"asked_statistic": str(decision.get("statistic") or "")})
+            run = self.inner.run(model, executor, tools, asked, question, on_call)
             run.usage = run.usage + usage
             run.latency_s += checked_s
             run.strategy_notes["check"] = {"decision": decision, "latency_s": round(checked_s, 3)}

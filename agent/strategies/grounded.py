@@ -9,9 +9,10 @@ against the results (it has a value or a reason, every id exists) and asks once 
 
 When the question was answered by one call whose result holds exactly one answer (a statistic, the
 top values, one value per group), there is nothing to choose: the agent writes that answer itself
-(`derived_answer`) and spends no commit turn. The loop ends at that result (`AgentConfig.answered_by`):
-no prose turn either; the text the user reads is written from the committed answer, so the two
-cannot disagree. The model chose the call; the agent reads its result,
+(`derived_answer`) and spends no commit turn. Where the `check` strategy read which statistic the
+question asks for and the one result computes it (`answers_statistic`), the loop ends at that result
+(`AgentConfig.answered_by`): no prose turn either; the text the user reads is written from the
+committed answer, so the two cannot disagree. The model chose the call; the agent reads its result,
 as a query agent's answer step does. A wrong call still gives a wrong answer.
 """
 
@@ -179,8 +180,33 @@ def derived_answer(result: QueryResult) -> FinalAnswer | None:
     return FinalAnswer(numbers=numbers, names=names) if numbers or names else None
 
 
-def _answers(result: QueryResult) -> bool:
-    return derived_answer(result) is not None
+#: What the check says a question asks for -> the metrics of a result that compute it.
+STATISTIC_METRICS: dict[str, frozenset[str]] = {
+    "count": frozenset({"COUNT", "TOTAL_TRUE", "TOTAL_FALSE"}),
+    "average": frozenset({"MEAN"}),
+    "median": frozenset({"MEDIAN"}),
+    "minimum": frozenset({"MIN"}),
+    "maximum": frozenset({"MAX"}),
+    "sum": frozenset({"SUM"}),
+    "most common": frozenset({"TOP_OCCURRENCES", "MODE"}),
+    "percentage": frozenset({"PERCENTAGE_TRUE", "PERCENTAGE_FALSE"}),
+}
+
+
+def answers_statistic(result: QueryResult, statistic: str) -> bool:
+    """The result holds one answer (`derived_answer`) and it is the statistic the question asks for.
+
+    A multi-step question goes on past a first call that answers something else (a group-by that
+    finds the group a second call is about): the loop ends early only where the two agree."""
+    wanted = STATISTIC_METRICS.get(statistic)
+    if wanted is None or derived_answer(result) is None:
+        return False
+    groups = (result.groups or {}).values()
+    metrics = {m for values in result.aggregations.values() for m in values}
+    metrics |= {m for group in groups for values in group.aggregations.values() for m in values}
+    if not metrics:  # a group-by alone: its per-group counts
+        return statistic == "count"
+    return metrics <= wanted
 
 
 def answer_text(answer: FinalAnswer) -> str:
@@ -250,7 +276,9 @@ class Grounded:
         question: str,
         on_call: Any = None,
     ) -> AgentRun:
-        inner = config.model_copy(update={"commit_answer": False, "answered_by": _answers})
+        statistic = config.asked_statistic
+        answered = (lambda result: answers_statistic(result, statistic)) if statistic else None
+        inner = config.model_copy(update={"commit_answer": False, "answered_by": answered})
         run: AgentRun = self.inner.run(model, executor, tools, inner, question, on_call)
         if not config.commit_answer or run.outcome not in ("answered", "no_tool_call"):
             return run

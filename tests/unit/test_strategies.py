@@ -195,12 +195,23 @@ def test_grounded_records_an_answer_it_could_not_verify_after_the_retry() -> Non
 
 def test_grounded_writes_one_calls_one_answer_itself_without_a_commit_turn() -> None:
     model = mean_model(lambda _m, _t: pytest.fail("nothing to point at: no grounded turn"))
-    run = build_strategy("grounded").run(model, executor(), tools(), AgentConfig(), QUESTION)
+    config = AgentConfig(asked_statistic="average")  # as the check read the question
+    run = build_strategy("grounded").run(model, executor(), tools(), config, QUESTION)
     assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean(), rel=1e-12)]
     assert run.strategy_notes["grounded"]["derived"] is True
     assert not any(is_commit_request(call["response_format"]) for call in model.calls), "no commit turn"
     assert len(model.calls) == 1, "the call only: the loop ends at the result that answers, no prose turn"
     assert run.outcome == "answered" and run.final_answer == f"From the query result: {run.answer.text()}."
+
+
+def test_a_result_of_another_statistic_goes_on_to_the_models_next_turn() -> None:
+    for statistic in ("", "count", "maximum"):  # unread, or not what the mean computes
+        model = mean_model(lambda _m, _t: pytest.fail("nothing to point at: no grounded turn"))
+        run = build_strategy("grounded").run(
+            model, executor(), tools(), AgentConfig(asked_statistic=statistic), QUESTION
+        )
+        assert len(model.calls) == 2 and run.final_answer == "The average price is 5.", "the prose turn ran"
+        assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean(), rel=1e-12)]
 
 
 def test_a_listing_first_goes_on_to_the_models_next_turn() -> None:
