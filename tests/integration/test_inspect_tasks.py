@@ -136,15 +136,7 @@ def test_epochs_reduce_by_pass_k(client: Any, tmp_path: Path) -> None:
     ("split", "ids"),
     [
         ("natural", ["restaurants-501", "restaurants-502", "restaurants-506", "restaurants-509"]),
-        pytest.param(
-            "multistep",
-            ["restaurants-701", "restaurants-702"],
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="since 2ac3ee6 grounded ends the loop at a first group-by that answers by itself, so a chain "
-                "stops after its first call; `eval --model oracle` fails these two the same way",
-            ),
-        ),
+        ("multistep", ["restaurants-701", "restaurants-702"]),
         ("abstention", ["restaurants-801", "restaurants-802"]),
     ],
 )
