@@ -2,7 +2,12 @@
 question are put before it in the user turn, DAIL-SQL's retrieved few-shot for text-to-SQL.
 
 The system prompt and the tools are left as they are, so the server's cached prompt prefix still
-applies; only the user turn changes. Where the examples come from is the retriever's business (a
+applies; only the user turn changes. Each example's call is shown with its fields in the order of the
+tool's own schema (`in_schema_order`): llama.cpp holds a forced call to that order, and an example
+stored with its keys sorted (`groupby_property` before the filters) led the model to write the
+group-by first, after which the grammar let it add no filter or aggregation. Measured on the 30
+questions of `../shared/probes/examples_probe.py`: first-call exact match 5/30 with sorted keys,
+as with no examples at all (docs/strategies.md). Where the examples come from is the retriever's business (a
 Protocol): the Weaviate-backed memory lives above this layer (`fixtures.examples`), and evaluation
 hands in one that never returns the question's own use case (`exclude_use_case`).
 """
@@ -35,13 +40,43 @@ class ExampleRetriever(Protocol):
     def nearest(self, question: str, k: int) -> list[SolvedExample]: ...
 
 
-def examples_preamble(examples: list[SolvedExample]) -> str:
-    """The examples as the user turn shows them, before the question."""
+def in_schema_order(value: Any, schema: dict[str, Any] | None) -> Any:
+    """`value` with each object's keys in the order llama.cpp's grammar for its JSON schema writes them:
+    the required ones, then the optional ones, each in the schema's order (unknown keys last)."""
+    if isinstance(value, list):
+        items = (schema or {}).get("items")
+        return [in_schema_order(v, items if isinstance(items, dict) else None) for v in value]
+    if not isinstance(value, dict):
+        return value
+    properties = (schema or {}).get("properties") or {}
+    required = set((schema or {}).get("required") or [])
+    ranked = [name for name in properties if name in required] + [name for name in properties if name not in required]
+    order = {name: i for i, name in enumerate(ranked)}
+    keys = sorted(value, key=lambda k: (order.get(k, len(order)), k))
+    return {k: in_schema_order(value[k], _object_schema(properties.get(k))) for k in keys}
+
+
+def _object_schema(schema: Any) -> dict[str, Any] | None:
+    """The object schema a property holds (the first object of an anyOf, as pydantic writes Optional)."""
+    if not isinstance(schema, dict):
+        return None
+    if "properties" in schema or "items" in schema:
+        return schema
+    for option in schema.get("anyOf") or []:
+        if isinstance(option, dict) and ("properties" in option or "items" in option):
+            return option
+    return None
+
+
+def examples_preamble(examples: list[SolvedExample], parameters: dict[str, Any] | None = None) -> str:
+    """The examples as the user turn shows them, before the question; each call's fields in the order
+    of `parameters` (the tool's JSON schema), the order the model must write them in."""
     if not examples:
         return ""
     lines = ["Solved examples from other databases (question -> query_database arguments):"]
     for example in examples:
-        lines.append(f"Q: {example.question}\nA: {json.dumps(example.arguments, separators=(', ', ': '))}")
+        shown = in_schema_order(example.arguments, parameters)
+        lines.append(f"Q: {example.question}\nA: {json.dumps(shown, separators=(', ', ': '))}")
     return "\n".join(lines) + "\n\nNow answer this question about this database.\nQuestion: "
 
 
@@ -68,7 +103,7 @@ class Examples:
             e if isinstance(e, SolvedExample) else SolvedExample.model_validate(e, from_attributes=True)
             for e in (self.retriever.nearest(question, self.k) if self.k > 0 else [])
         ]
-        preamble = examples_preamble(found)
+        preamble = examples_preamble(found, tools.tools[0]["function"]["parameters"] if tools.tools else None)
         config = config.model_copy(update={"question_preamble": preamble + config.question_preamble})
         run: AgentRun = self.inner.run(model, executor, tools, config, question, on_call)
         run.strategy_notes["examples"] = [e.model_dump(exclude_none=True) for e in found]

@@ -27,6 +27,7 @@ from agent.strategies import (
     parse_strategy,
 )
 from agent.strategies.check import LISTED, NOT_LISTED, listing, refusal
+from agent.strategies.examples import in_schema_order
 from agent.strategies.grounded import answer_from, derived_answer, facts_of
 from agent.strategies.refine import conditions_in
 from agent.testing import FunctionModel, tool_reply
@@ -480,3 +481,17 @@ def test_the_python_api_takes_a_strategy() -> None:
         )
     )
     assert streamed[-1].trace.strategy == "examples" and shelf.asked == [(QUESTION, 4)]
+
+
+def test_examples_show_each_call_in_the_order_the_grammar_writes_it() -> None:
+    stored = {  # as the memory keeps it: keys sorted, the group-by before the filter
+        "collection_name": NAME,
+        "groupby_property": "cuisine",
+        "text_property_filter": {"operator": "=", "property_name": "cuisine", "value": "Thai"},
+    }
+    parameters = tools().tools[0]["function"]["parameters"]
+    shown = in_schema_order(stored, parameters)
+    assert list(shown) == ["collection_name", "text_property_filter", "groupby_property"]
+    assert list(shown["text_property_filter"]) == ["property_name", "operator", "value"]
+    preamble = examples_preamble([SolvedExample(question="q", arguments=stored)], parameters)
+    assert preamble.index('"text_property_filter"') < preamble.index('"groupby_property"')
