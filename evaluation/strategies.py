@@ -56,6 +56,7 @@ def prepare_strategy(
             "collection": memory.name,
             "marker": EXAMPLES_DATASET,
             "cross_domain": cross_domain,
+            "match": memory.match,
             "note": "each question is shown only examples of other use cases (its own use case's are filtered out)"
             if cross_domain
             else "every example in the memory may be shown",

@@ -40,6 +40,25 @@ def test_the_memory_is_marked_seeded_once_and_cross_domain(client: Any) -> None:
     assert mine.arguments == {"collection_name": "Stars"} and mine.source == "user"
 
 
+def test_by_form_other_databases_examples_have_the_questions_shape_more_often_than_by_meaning(client: Any) -> None:
+    """Across databases the words in common are the question's form; its examples' calls share its shape
+    (the same fields) more often than the examples `near_text` finds on the same topic."""
+    by_form, by_meaning = ExampleMemory(client, "Mem"), ExampleMemory(client, "Mem", match="meaning")
+    by_form.ensure_seeded()
+
+    def same_shape(memory: ExampleMemory) -> int:
+        hits = 0
+        for case in RESTAURANTS[:20]:
+            shape = set(case.ground_truth.to_tool_arguments()) - {"collection_name"}
+            [nearest] = memory.nearest(case.query, 1, exclude_use_case="restaurants")
+            assert nearest.use_case != "restaurants"
+            hits += set(nearest.arguments) - {"collection_name"} == shape
+        return hits
+
+    form, meaning = same_shape(by_form), same_shape(by_meaning)
+    assert form > meaning and form >= 15, (form, meaning)
+
+
 def test_the_memory_never_writes_into_a_collection_without_its_marker(client: Any) -> None:
     name = f"Theirs_{EXAMPLES_COLLECTION}"
     client.collections.delete(name)
