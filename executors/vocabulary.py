@@ -75,6 +75,18 @@ class BooleanMetric(str, Enum):
     PERCENTAGE_FALSE = "PERCENTAGE_FALSE"
 
 
+#: A statistic as a reader names it (the `check` strategy's words) -> the metrics that compute it.
+STATISTIC_METRICS: dict[str, frozenset[str]] = {
+    "count": frozenset({NumberMetric.COUNT.value, BooleanMetric.TOTAL_TRUE.value, BooleanMetric.TOTAL_FALSE.value}),
+    "average": frozenset({NumberMetric.MEAN.value}),
+    "median": frozenset({NumberMetric.MEDIAN.value}),
+    "minimum": frozenset({NumberMetric.MIN.value}),
+    "maximum": frozenset({NumberMetric.MAX.value}),
+    "sum": frozenset({NumberMetric.SUM.value}),
+    "most common": frozenset({TextMetric.TOP_OCCURRENCES.value, NumberMetric.MODE.value}),
+    "percentage": frozenset({BooleanMetric.PERCENTAGE_TRUE.value, BooleanMetric.PERCENTAGE_FALSE.value}),
+}
+
 #: The metrics whose value is a share: an answer may state them as a percentage or a fraction.
 PERCENT_METRICS = frozenset({BooleanMetric.PERCENTAGE_TRUE.value, BooleanMetric.PERCENTAGE_FALSE.value})
 

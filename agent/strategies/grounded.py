@@ -28,7 +28,7 @@ from agent.loop import AgentConfig, AgentRun, ExecutedCall, Executor
 from agent.models import GROUNDED_SCHEMA_NAME, ModelError
 from agent.tooldef import ToolSet
 from executors import QueryResult
-from executors.vocabulary import SCHEMA_METRICS
+from executors.vocabulary import SCHEMA_METRICS, STATISTIC_METRICS
 from llm import ChatRequest, ModelRequest, ModelResponse, ResponseFormat
 
 #: Values listed at most (a listing of many objects would otherwise flood the turn).
@@ -178,19 +178,6 @@ def derived_answer(result: QueryResult) -> FinalAnswer | None:
             else:
                 return None
     return FinalAnswer(numbers=numbers, names=names) if numbers or names else None
-
-
-#: What the check says a question asks for -> the metrics of a result that compute it.
-STATISTIC_METRICS: dict[str, frozenset[str]] = {
-    "count": frozenset({"COUNT", "TOTAL_TRUE", "TOTAL_FALSE"}),
-    "average": frozenset({"MEAN"}),
-    "median": frozenset({"MEDIAN"}),
-    "minimum": frozenset({"MIN"}),
-    "maximum": frozenset({"MAX"}),
-    "sum": frozenset({"SUM"}),
-    "most common": frozenset({"TOP_OCCURRENCES", "MODE"}),
-    "percentage": frozenset({"PERCENTAGE_TRUE", "PERCENTAGE_FALSE"}),
-}
 
 
 def answers_statistic(result: QueryResult, statistic: str) -> bool:
