@@ -137,8 +137,11 @@ class Agent:
         self.tools = tools
         self.config = config or AgentConfig()
 
-    def _tool_choice(self, step: int) -> ToolChoice:
-        choice = self.config.later_tool_choice if step else self.config.first_tool_choice
+    def _tool_choice(self, step: int, correcting: bool = False) -> ToolChoice:
+        """The first turn's choice, and a correction's: a model that prefers a named choice is held to
+        a call (it otherwise wrote its corrected call as prose around a JSON block, 200 tokens where the
+        call takes 60); later turns are `later_tool_choice`."""
+        choice = self.config.later_tool_choice if step and not correcting else self.config.first_tool_choice
         if choice is None:
             choice = "function" if getattr(self.model, "prefers_named_tool_choice", False) else "auto"
         if choice == "function":
@@ -163,7 +166,7 @@ class Agent:
         failed_last_step = False
         made: dict[str, int] = {}  # each successful call's arguments -> the step that made it first
         for index in range(self.config.max_steps):
-            choice = None if structured else self._tool_choice(index)
+            choice = None if structured else self._tool_choice(index, correcting=failed_last_step)
             try:
                 request = ChatRequest(
                     messages=messages,

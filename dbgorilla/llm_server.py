@@ -56,7 +56,9 @@ def shared_prefix(evaluated: Sequence[int], prompt: Sequence[int]) -> int:
 
 @dataclass
 class PrefixStore:
-    """KV states of distinct prompt prefixes, newest kept, in memory and (with a folder) on disk.
+    """KV states of distinct prompt prefixes, the most recently used kept, in memory and (with a folder)
+    on disk. A question with solved examples before it stores a state of its own, so first-in-first-out
+    let them push the tool prefixes every question loads out of the store.
 
     A state is stored after the first turn of a question whose prompt has `min_new` tokens no
     stored state shares (the first question of a new tool prefix); later questions of the same
@@ -64,7 +66,7 @@ class PrefixStore:
     the default model)."""
 
     folder: Path | None = None
-    capacity: int = 12
+    capacity: int = 16
     #: Load a stored state only when it saves at least this many tokens over the current KV.
     min_gain: int = 32
     #: Store a question's first prompt only when this many of its tokens are in no stored state.
@@ -92,6 +94,13 @@ class PrefixStore:
 
     def tokens(self, name: str) -> tuple[int, ...]:
         return self._keys[name]
+
+    def touch(self, name: str) -> None:
+        """A state just used is the last to be forgotten (least recently used first, on disk too)."""
+        if name in self._keys:
+            self._keys[name] = self._keys.pop(name)
+            if self.folder is not None:
+                (self.folder / f"{name}.tokens").touch(exist_ok=True)
 
     def wants(self, prompt: Sequence[int]) -> bool:
         return len(prompt) - self.best(prompt)[1] >= self.min_new
@@ -175,6 +184,8 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
                 reused = stored if loaded else 0  # a failed load leaves the model reset
                 if not loaded:  # written by another build, or cut short: never try it again
                     store.forget(name)
+                else:
+                    store.touch(name)
         _LOCAL.reused, _LOCAL.prompt = min(reused, max(len(prompt) - 1, 0)), prompt
         yield from generate(self, tokens, *args, **kwargs)  # closed early at a stop: nothing after runs
 

@@ -111,3 +111,19 @@ def test_prefix_store_without_a_folder_keeps_states_in_memory() -> None:
     store.put([1, 2, 3], b"kv")
     name, shared = store.best([1, 2, 4])
     assert shared == 2 and name is not None and store.get(name) == b"kv"
+
+
+def test_prefix_store_forgets_the_least_recently_used_state(tmp_path: Path) -> None:
+    store = PrefixStore(tmp_path, capacity=2, min_new=3)
+    store.put([1, 2, 3, 4], b"tools a")
+    store.put([5, 6, 7, 8], b"tools b")
+    name_a, _ = store.best([1, 2, 3, 4, 9])
+    assert name_a is not None
+    store.touch(name_a)  # a question just loaded a
+    store.put([7, 7, 7, 7], b"examples c")
+    assert store.best([1, 2, 3, 4, 9])[1] == 4, "a was used last: b went"
+    assert store.best([5, 6, 7, 8])[1] == 0
+    store.touch(name_a)  # used again, after c was stored
+    again = PrefixStore(tmp_path, capacity=2, min_new=3)  # a restart keeps that order
+    again.put([8, 8, 8, 8], b"d")
+    assert again.best([1, 2, 3, 4])[1] == 4 and again.best([7, 7, 7, 7])[1] == 0
