@@ -28,6 +28,7 @@ from evaluation.orchestration import Driver, open_executor, run_context
 from evaluation.runner import run_case
 from evaluation.selection import select_questions
 from evaluation.statistics import passed
+from evaluation.strategies import use_strategy
 from llm import ChatRequest, ModelRequest
 
 
@@ -139,7 +140,7 @@ def main() -> None:
         executor = open_executor(client, chosen, None)
         chat = Recording(local_model())
         context = run_context(client, executor, chosen, _design(), Driver(chat.name, lambda _case: chat, chat))
-        context.strategy = args.strategy
+        context = use_strategy(context, client, args.strategy, echo=lambda _line: None)  # its memory, cross-domain
         before = measure_rates(chat.model, args.calibrate)
         per_question: list[tuple[str, float, bool]] = []
         for case in chosen.cases:
@@ -151,7 +152,8 @@ def main() -> None:
             mine = chat.requests.get(case.id, [])
             print(
                 f"{case.id:24} {seconds:6.1f} s  pass={int(passed(record))}  requests={len(mine)}  "
-                f"new={sum(r.new for r in mine)}  generated={sum(r.completion for r in mine)}",
+                f"new={sum(r.new for r in mine)}  generated={sum(r.completion for r in mine)}"
+                + (f"  error: {record.error}" if record.error else ""),
                 flush=True,
             )
         after = measure_rates(chat.model, args.calibrate)
