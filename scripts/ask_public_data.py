@@ -1,6 +1,6 @@
 """Ask a model three plain questions about a real public dataset, as a new user would, and grade them.
 
-    python scripts/ask_public_data.py [--model qwen2.5-coder-1.5b] [--base-url URL]
+    python scripts/ask_public_data.py [--model qwen2.5-coder-1.5b] [--base-url URL] [--strategy check+grounded]
 
 Loads the first 1,000 days of Seattle's weather (vega_datasets) into a `SeattleWeather` collection
 of the Weaviate `dbgorilla up` started (replacing it), then asks through `QueryAgent` over that
@@ -14,10 +14,12 @@ import argparse
 import time
 
 from agent.query_agent import QueryAgent
+from agent.strategies import DEFAULT_STRATEGY, needs_retriever
 from dbgorilla.chat import resolve_model
 from dbgorilla.config import Settings
 from dbgorilla.connection import connect
 from evaluation.answers import AnswerKey, KeyNumber, grade
+from fixtures.examples import ExampleMemory
 from fixtures.public_data import COLLECTION, create_weather_collection, weather_questions, weather_rows
 
 
@@ -31,12 +33,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=None)
     parser.add_argument("--base-url", default=None)
+    parser.add_argument("--strategy", default=DEFAULT_STRATEGY, help="e.g. check+examples+grounded")
     args = parser.parse_args()
     rows = weather_rows()
     with connect(Settings()) as client:
         print(f"loaded {create_weather_collection(client, rows)} objects into {COLLECTION}")
         chat = resolve_model(args.model, args.base_url)
-        agent = QueryAgent(client, [COLLECTION], chat)
+        # examples come from the natural split's five use cases: other databases than this one
+        memory = ExampleMemory(client) if needs_retriever(args.strategy) else None
+        if memory is not None:
+            memory.ensure_seeded()
+        agent = QueryAgent(client, [COLLECTION], chat, strategy=args.strategy, retriever=memory)
         right = 0
         for question in weather_questions(rows):
             started = time.perf_counter()
@@ -49,7 +56,7 @@ def main() -> None:
             print(f"   answer: {response.final_answer!r}")
             seconds = time.perf_counter() - started
             print(f"   {'RIGHT' if verdict.correct else 'WRONG'}: {verdict.reason}  ({seconds:.1f} s)")
-        print(f"\n{right} of 3 right with {chat.name}")
+        print(f"\n{right} of 3 right with {chat.name}, strategy {args.strategy}")
 
 
 if __name__ == "__main__":
