@@ -81,6 +81,18 @@ class Scripted:
         return ModelReply(content=f"The mean price is {self.number:.2f}.")
 
 
+def rounded(value: Any) -> Any:
+    """`value` with every float to 12 significant digits: the summation order of a server-side mean
+    is not fixed once other writes have reshaped the index, so the last bits may differ."""
+    if isinstance(value, float):
+        return float(f"{value:.12g}")
+    if isinstance(value, dict):
+        return {k: rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [rounded(v) for v in value]
+    return value
+
+
 def recorded(run: AgentRun) -> dict[str, Any]:
     """What every door must agree on, read off a trace."""
     answer = run.answer.model_dump(mode="json") if run.answer is not None else None
@@ -175,8 +187,8 @@ def test_one_question_one_answer_at_every_door(
     first = seen["QueryAgent"]
     assert first["calls"] == [gold] and first["strategy"] == DEFAULT_STRATEGY
     assert first["answer"]["numbers"] == [pytest.approx(number)] and first["text"]
-    for name, found in seen.items():
-        assert found == first, f"{name} answered otherwise than QueryAgent"
+    for name, found in seen.items():  # Weaviate's mean may differ in its last bits between two queries
+        assert rounded(found) == rounded(first), f"{name} answered otherwise than QueryAgent"
     if kind == "scripted":  # and the model was offered the same tool at every door
         offered = [m.offered[0] for m in models]
         assert len(offered) == 5 and all(tools == offered[0] for tools in offered)
