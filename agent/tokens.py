@@ -7,6 +7,7 @@ from a local GGUF in well under a second); without one, a chars/4 estimate is us
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import os
@@ -37,6 +38,9 @@ def gguf_counter(path: Path, name: str) -> TokenCounter:
             vocab = Llama(model_path=str(path), vocab_only=True, verbose=False)
     except Exception:  # no llama-cpp-python or no model file: estimate instead
         return estimate_counter()
+    # kept for the process's life: freed at exit while llama_cpp can still free it (its own __del__
+    # at interpreter shutdown finds llama_cpp's functions gone and prints a TypeError)
+    atexit.register(vocab.close)
 
     def count(text: str) -> int:
         return len(vocab.tokenize(text.encode(), add_bos=False, special=False))
