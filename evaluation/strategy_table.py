@@ -1,6 +1,6 @@
 """Strategies compared on the same questions: one row per strategy and kind of question (single-step,
-multi-step, unanswerable), each against `react` with the paired exact test, with Wilson intervals,
-and where the tokens and the time go (prompt, new prompt, completion tokens and p50 per question).
+multi-step, unanswerable), each against a baseline (`react` unless told) with the paired exact test, with
+Wilson intervals, and where the tokens and the time go (prompt, new prompt, completion tokens and p50 per question).
 """
 
 from __future__ import annotations
@@ -37,19 +37,21 @@ class StrategyRow(BaseModel):
     completion_tokens: float | None = None
     p50_latency_s: float | None = None
     model_errors: int = 0
-    versus_react: dict[str, Any] | None = None
+    #: The strategy the paired test compares against, and the test (None on the baseline's own rows).
+    baseline: str = BASELINE_STRATEGY
+    versus_baseline: dict[str, Any] | None = None
 
 
 def _mean(values: Sequence[float]) -> float | None:
     return round(sum(values) / len(values), 3) if values else None
 
 
-def strategy_rows(runs: Mapping[str, Sequence[EvalRecord]]) -> list[StrategyRow]:
-    """One row per strategy and kind, react first; the paired test on the questions both ran."""
+def strategy_rows(runs: Mapping[str, Sequence[EvalRecord]], baseline: str = BASELINE_STRATEGY) -> list[StrategyRow]:
+    """One row per strategy and kind, the baseline first; the paired test on the questions both ran."""
     rows = []
-    order = sorted(runs, key=lambda name: (name != BASELINE_STRATEGY, list(runs).index(name)))
+    order = sorted(runs, key=lambda name: (name != baseline, list(runs).index(name)))
     for kind in KINDS:
-        base = [r for r in runs.get(BASELINE_STRATEGY, []) if r.kind == kind]
+        base = [r for r in runs.get(baseline, []) if r.kind == kind]
         for name in order:
             records = [r for r in runs[name] if r.kind == kind]
             if not records:
@@ -74,7 +76,8 @@ def strategy_rows(runs: Mapping[str, Sequence[EvalRecord]]) -> list[StrategyRow]
                     completion_tokens=_mean([r.completion_tokens for r in records]),
                     p50_latency_s=round(statistics.median(r.latency_s for r in records), 2),
                     model_errors=sum(r.outcome in (Outcome.MODEL_ERROR, Outcome.TIMEOUT) for r in records),
-                    versus_react=paired_comparison(base, records) if base and name != BASELINE_STRATEGY else None,
+                    baseline=baseline,
+                    versus_baseline=paired_comparison(base, records) if base and name != baseline else None,
                 )
             )
     return rows
@@ -85,20 +88,21 @@ def _tokens(value: float | None) -> str:
 
 
 def strategy_markdown(rows: Sequence[StrategyRow], model: str, command: str, date: str) -> str:
+    baseline = rows[0].baseline if rows else BASELINE_STRATEGY
     lines = [
         f"Agent strategies, model {model}, {date}. Command: `{command}`",
         "",
         "Pass: the answer-level verdict (an unanswerable question passes when the answer says it cannot be "
-        "answered), with its Wilson 95% interval. Against react: questions only react / only this strategy "
-        "passed, and the exact McNemar p. Tokens and p50 are per question.",
+        f"answered), with its Wilson 95% interval. Against {baseline}: questions only {baseline} / only this "
+        "strategy passed, and the exact McNemar p. Tokens and p50 are per question.",
         "",
         "| strategy | kind | n | pass (95% CI) | answer right | exact match (first) | calls | false abstention "
-        "| prompt tok | new prompt tok | completion tok | p50 s | only react / only this | p |",
+        f"| prompt tok | new prompt tok | completion tok | p50 s | only {baseline} / only this | p |",
         "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|",
     ]
     for row in rows:
         low, high = row.passed["interval"] or (0.0, 0.0)
-        versus = row.versus_react
+        versus = row.versus_baseline
         paired = "—" if versus is None else f"{versus['only_a_passed']} / {versus['only_b_passed']}"
         p_value = "—" if versus is None else f"{versus['p_value']:.3f}"
         errors = f" ({row.model_errors} model errors)" if row.model_errors else ""

@@ -33,7 +33,7 @@ from evaluation.records import EvalRecord
 from evaluation.runner import RunContext
 from evaluation.selection import Chosen, chosen_from_sample, select_questions
 from evaluation.strategies import use_strategy
-from evaluation.strategy_table import strategy_markdown, strategy_rows
+from evaluation.strategy_table import BASELINE_STRATEGY, strategy_markdown, strategy_rows
 from fixtures.datasets.cases import needs_related
 
 TABLE_FILE = "ablation.md"
@@ -75,9 +75,12 @@ def ablate(
         typer.Option(
             "--strategies",
             help="Compare agent strategies instead of tool designs, comma-separated (react,examples,grounded,"
-            "examples+grounded); each against react, per kind of question (docs/strategies.md).",
+            "examples+grounded); each against --baseline, per kind of question (docs/strategies.md).",
         ),
     ] = None,
+    baseline: Annotated[
+        str, typer.Option(help="With --strategies: the strategy each is compared with (paired, per question).")
+    ] = BASELINE_STRATEGY,
     sample: Annotated[
         Path | None,
         typer.Option(
@@ -91,8 +94,8 @@ def ablate(
     With --strategies, compare agent strategies the same way."""
     if strategies is not None:
         compare_strategies(
-            strategies, model, base_url, dataset, sample, use_case, limit, case_id, token_budget, max_steps, seed,
-            temperature, concurrency, request_timeout, out_dir, resume, namespace,
+            strategies, baseline, model, base_url, dataset, sample, use_case, limit, case_id, token_budget, max_steps,
+            seed, temperature, concurrency, request_timeout, out_dir, resume, namespace,
         )  # fmt: skip
         return
     names = [BASELINE, *(only or ablation_names()[1:])]
@@ -156,6 +159,7 @@ def show(rows: list[AblationRow], root: Path) -> None:
 
 def compare_strategies(
     strategies: str,
+    baseline: str,
     model: str | None,
     base_url: str | None,
     dataset: Path | None,
@@ -173,8 +177,9 @@ def compare_strategies(
     resume: bool,
     namespace: str,
 ) -> None:
-    """Every strategy named against react on the same questions; a table per kind of question."""
-    names = list(dict.fromkeys(["react", *(check_strategy(n) for n in strategies.split(",") if n.strip())]))
+    """Every strategy named against the baseline on the same questions; a table per kind of question."""
+    baseline = check_strategy(baseline)
+    names = list(dict.fromkeys([baseline, *(check_strategy(n) for n in strategies.split(",") if n.strip())]))
     if sample is not None:
         chosen = chosen_from_sample(sample, limit, max_steps)
     else:
@@ -190,7 +195,7 @@ def compare_strategies(
 
     runs, driver = run_each(names, root, resume, chosen, namespace, context_for, model, base_url, request_timeout,
                             temperature, seed, concurrency)  # fmt: skip
-    rows = strategy_rows(runs)
+    rows = strategy_rows(runs, baseline)
     command = "dbgorilla " + " ".join(sys.argv[1:])
     date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     payload = {"model": driver.name, "command": command, "date": date, "rows": [r.model_dump() for r in rows]}
