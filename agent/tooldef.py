@@ -8,14 +8,16 @@ parallel calls on or off, and structured output instead of native tool calls.
 
 from __future__ import annotations
 
+import copy
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
 from agent.tokens import TokenCounter, estimate_counter
-from executors import CollectionSchema, DatabaseSchema, tool_parameters_schema
-from executors.vocabulary import AGGREGATION_FIELDS, DATE_DATA_TYPE, ToolOperations
+from executors import CollectionSchema, DatabaseSchema, PropertyKind, tool_parameters_schema
+from executors.vocabulary import AGGREGATION_FIELDS, DATE_DATA_TYPE, FIELD_KIND, GROUPBY_FIELD, ToolOperations
 from llm import ToolDefinition
 
 TOOL_NAME = "query_database"
@@ -187,6 +189,50 @@ def build_tools(
         shortening,
         mapping,
     )
+
+
+def property_names_by_kind(collections: Iterable[CollectionSchema]) -> dict[PropertyKind, list[str]]:
+    """Each kind's property names over `collections`, in schema order, each once."""
+    names: dict[PropertyKind, dict[str, None]] = {kind: {} for kind in PropertyKind}
+    for collection in collections:
+        for prop in collection.properties:
+            if prop.kind is not None:
+                names[prop.kind][prop.name] = None
+    return {kind: list(found) for kind, found in names.items()}
+
+
+def typed_slot(slot: str, spec: dict[str, Any], names: dict[PropertyKind, list[str]]) -> dict[str, Any] | None:
+    """A copy of the slot's schema whose property name is an enum of the properties of the slot's kind (the
+    group-by: text and boolean ones); None when there is none, so the slot is dropped; other slots as they are.
+    A grammar then cannot put a text property into a number aggregation."""
+    if slot == GROUPBY_FIELD:
+        choices = names.get(PropertyKind.TEXT, []) + names.get(PropertyKind.BOOLEAN, [])
+        return {**spec, "enum": choices} if choices else None
+    if slot not in FIELD_KIND:
+        return copy.deepcopy(spec)
+    choices = names.get(FIELD_KIND[slot], [])
+    if not choices:
+        return None
+    typed = copy.deepcopy(spec)
+    typed["properties"]["property_name"] = {"type": "string", "enum": choices}
+    return typed
+
+
+def typed_tools(tools: ToolSet, schema: DatabaseSchema) -> ToolSet:
+    """The same tools with every property name an enum of the offered collections' properties of its slot's
+    kind (each per-collection tool: its own collection's). The collections offered, the descriptions and the
+    order of the slots are unchanged, so each use case's tool, and its cached prompt prefix, stays one."""
+    typed = []
+    for tool in tools.tools:
+        function = copy.deepcopy(tool["function"])
+        parameters = function["parameters"]
+        own = tools.tool_to_collection.get(function["name"])
+        offered = [own] if own else list(parameters["properties"].get("collection_name", {}).get("enum", []))
+        names = property_names_by_kind(c for c in schema.collections if c.name in offered)
+        slots = {slot: typed_slot(slot, spec, names) for slot, spec in parameters["properties"].items()}
+        parameters["properties"] = {slot: spec for slot, spec in slots.items() if spec is not None}
+        typed.append({**tool, "function": function})
+    return replace(tools, tools=typed)
 
 
 def _function(name: str, description: str, parameters: dict[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from agent.strategies.examples import ExampleRetriever, Examples, SolvedExample,
 from agent.strategies.grounded import Grounded
 from agent.strategies.plan import Plan
 from agent.strategies.refine import Refine
+from agent.strategies.typed import Typed
 from agent.tooldef import ToolSet
 
 OnCall = Callable[[int, ExecutedCall], None] | None
@@ -82,6 +83,11 @@ STRATEGIES: dict[str, StrategyInfo] = {
     ),
     "examples": StrategyInfo(
         "examples", "the k nearest solved examples (question -> call) before the question", _examples
+    ),
+    "typed": StrategyInfo(
+        "typed",
+        "the tool's property names as enforced enums of the properties of each slot's kind",
+        lambda inner, _: Typed(inner),
     ),
     "decompose": StrategyInfo(
         "decompose",
@@ -177,6 +183,7 @@ __all__ = [
     "SolvedExample",
     "Strategy",
     "StrategyInfo",
+    "Typed",
     "UnknownStrategy",
     "build_strategy",
     "canonical",

@@ -15,9 +15,16 @@ from typing import Any
 
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.models import DECOMPOSE_SCHEMA_PREFIX, ModelError, ModelReply, RawToolCall, Usage
-from agent.tooldef import OPERATION_KINDS, TOOL_NAME, ToolSet, ToolVariant, tool_function_name
-from executors import PropertyKind
-from executors.vocabulary import AGGREGATION_FIELDS, FIELD_KIND, FILTER_FIELDS, GROUPBY_FIELD, SEARCH_FIELD
+from agent.tooldef import (
+    OPERATION_KINDS,
+    TOOL_NAME,
+    ToolSet,
+    ToolVariant,
+    property_names_by_kind,
+    tool_function_name,
+    typed_slot,
+)
+from executors.vocabulary import AGGREGATION_FIELDS, FILTER_FIELDS, GROUPBY_FIELD, SEARCH_FIELD
 from llm import ChatRequest, ModelRequest, ResponseFormat
 
 #: The slots each kind may fill besides the filters (which every kind may); for search and group the
@@ -45,26 +52,14 @@ def offered_collections(tools: ToolSet) -> list[str]:
 
 def arguments_schema(tools: ToolSet, executor: Any, collection: str, kind: str) -> dict[str, Any]:
     """The tool's parameters narrowed to one collection and one kind, property names as typed enums."""
-    base = json.loads(json.dumps(tools.tools[0]["function"]["parameters"]))  # a copy
-    properties = base["properties"]
+    properties = tools.tools[0]["function"]["parameters"]["properties"]
     found = executor.schema.get(collection)
-    names = {k: [p.name for p in found.properties if p.kind is k] for k in PropertyKind} if found else {}
+    names = property_names_by_kind([found]) if found else {}
     kept: dict[str, Any] = {}
-    for slot in (*SLOTS[kind], *FILTER_FIELDS):
-        if slot not in properties or slot in kept:
-            continue
-        spec = properties[slot]
-        if slot == GROUPBY_FIELD:
-            choices = names.get(PropertyKind.TEXT, []) + names.get(PropertyKind.BOOLEAN, [])
-            if not choices:
-                continue
-            spec = {**spec, "enum": choices}
-        elif slot != SEARCH_FIELD:
-            choices = names.get(FIELD_KIND[slot], [])
-            if not choices:
-                continue
-            spec["properties"]["property_name"] = {"type": "string", "enum": choices}
-        kept[slot] = spec
+    for slot in dict.fromkeys((*SLOTS[kind], *FILTER_FIELDS)):
+        typed = typed_slot(slot, properties[slot], names) if slot in properties else None
+        if typed is not None:
+            kept[slot] = typed
     required = [slot for slot in SLOTS[kind][:1] if slot in kept and kind in ("search", "group")]
     return {"type": "object", "properties": kept, "required": required, "additionalProperties": False}
 

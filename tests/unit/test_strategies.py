@@ -111,10 +111,12 @@ def true_mean() -> float:
 
 
 def test_names_compose_in_registry_order_and_bad_names_are_typed_errors() -> None:
-    assert list(STRATEGIES) == ["react", "check", "examples", "decompose", "plan", "refine", "grounded"]
+    assert list(STRATEGIES) == ["react", "check", "examples", "typed", "decompose", "plan", "refine", "grounded"]
     assert canonical("grounded+examples") == "examples+grounded" == canonical("react+examples+grounded")
     assert canonical("react") == "react"
-    with pytest.raises(UnknownStrategy, match="choose from react, check, examples, decompose, plan, refine, grounded"):
+    with pytest.raises(
+        UnknownStrategy, match="choose from react, check, examples, typed, decompose, plan, refine, grounded"
+    ):
         parse_strategy("telepathy")
     with pytest.raises(UnknownStrategy, match="twice"):
         parse_strategy("examples+examples")
@@ -495,3 +497,51 @@ def test_examples_show_each_call_in_the_order_the_grammar_writes_it() -> None:
     assert list(shown["text_property_filter"]) == ["property_name", "operator", "value"]
     preamble = examples_preamble([SolvedExample(question="q", arguments=stored)], parameters)
     assert preamble.index('"text_property_filter"') < preamble.index('"groupby_property"')
+
+
+def test_typed_offers_each_slot_only_the_properties_of_its_kind() -> None:
+    schema = DatabaseSchema(collections=(*SCHEMA.collections, *sample_schema("Other").collections))
+    offered = build_tools(schema, counter=estimate_counter())
+    oracle = OracleModel(MEAN_PRICE).knowing([MEAN_PRICE], "about that", {"numbers": [true_mean()]})
+    seen: list[Any] = []
+
+    class Recording:
+        name = "recording"
+
+        def complete(self, request: Any) -> ModelReply:
+            seen.append(request.tools)
+            return oracle.complete(request)
+
+    run = build_strategy("typed").run(
+        Recording(), ReferenceExecutor(schema, {NAME: OBJECTS, "Other": []}), offered, AgentConfig(), QUESTION
+    )
+    [tool] = seen[0]
+    slots = tool.parameters["properties"]
+    kinds = {p.name: p.kind.value for c in schema.collections for p in c.properties if p.kind is not None}
+    for slot, spec in slots.items():
+        if slot in ("search_query", "collection_name"):
+            continue
+        choices = spec.get("enum") or spec["properties"]["property_name"]["enum"]
+        wanted = (
+            {"text", "boolean"} if slot == "groupby_property" else {slot.split("_")[0].replace("integer", "number")}
+        )
+        assert choices and {kinds[name] for name in choices} <= wanted, slot
+    assert slots["integer_property_aggregation"]["properties"]["property_name"]["enum"] == ["price", "seats"]
+    assert slots["collection_name"]["enum"] == [NAME, "Other"]  # both collections still offered
+    assert tool.description == offered.tools[0]["function"]["description"]  # the prefix the cache keeps
+    untouched = offered.tools[0]["function"]["parameters"]["properties"]["text_property_filter"]["properties"]
+    assert "enum" not in untouched["property_name"]  # the tool given is not changed
+    assert [c.arguments for c in run.calls()] == [MEAN_PRICE] and run.strategy == "typed"
+
+
+def test_typed_drops_a_slot_no_property_can_fill() -> None:
+    from agent.tooldef import typed_tools
+
+    only_text = DatabaseSchema(
+        collections=(SCHEMA.collections[0].model_copy(update={"properties": SCHEMA.collections[0].properties[:1]}),)
+    )
+    slots = typed_tools(build_tools(only_text, counter=estimate_counter()), only_text).tools[0]["function"]
+    assert "integer_property_filter" not in slots["parameters"]["properties"]
+    assert slots["parameters"]["properties"]["text_property_filter"]["properties"]["property_name"]["enum"] == [
+        only_text.collections[0].properties[0].name
+    ]
