@@ -185,6 +185,10 @@ class RunSummary(_Strict):
     execution_scored_cases: int | None = None
     vacuous_ground_truths: dict[str, int] | None = None
     ground_truth_errors: int | None = None
+    #: Search questions with no stable cut on this data (`evaluation.search_cut`): not execution-scored.
+    unstable_search_cuts: list[str] | None = None
+    #: Search questions run at a cut other than the default on this data.
+    moved_search_cuts: int | None = None
     scoring_errors: int | None = None
     diagnostics: Diagnostics | None = None
     disagreement: DisagreementBlocks | None = None

@@ -11,7 +11,8 @@ from pydantic import BaseModel
 
 from evaluation.answers import AnswerKey, chain_key, single_call_key
 from evaluation.records import EvalRecord
-from executors import DatabaseSchema, ExecutorError, QueryResult, WeaviateExecutor
+from evaluation.search_cut import SearchCut, at_cut, search_cut
+from executors import Blame, DatabaseSchema, ExecutorError, QueryResult, WeaviateExecutor
 from executors.vocabulary import PropertyKind
 from fixtures.datasets.chains import run_chain
 
@@ -30,7 +31,8 @@ class Gold(BaseModel):
 
 
 class GroundTruthCache:
-    """Executes each ground truth once per run (and each collection's size once)."""
+    """Executes each ground truth once per run (and each collection's size once), at its question's
+    search cut (`evaluation.search_cut`): the one place that cut is chosen, so every door agrees."""
 
     def __init__(self, executor: WeaviateExecutor, client: Any) -> None:
         self.executor = executor
@@ -39,6 +41,7 @@ class GroundTruthCache:
         self._sizes: dict[str, int | None] = {}
         self._golds: dict[str, Gold] = {}
         self._values: dict[tuple[str, str], list[str]] = {}
+        self._cuts: dict[str, SearchCut | None] = {}
         self._lock = threading.Lock()
 
     def gold(self, record: EvalRecord) -> Gold | ExecutorError:
@@ -60,10 +63,15 @@ class GroundTruthCache:
                 truth = self.result(record)
                 if isinstance(truth, ExecutorError):
                     return truth
-                key = single_call_key(
-                    truth,
-                    lambda prop: _kind(self.executor.schema, record.collection, prop),
-                    lambda prop: self.values(record.collection, prop),
+                cut = self.search_cut(record)
+                key = (
+                    AnswerKey(unscored=f"the search cut is unstable on this data: {cut.unstable}")
+                    if cut is not None and cut.unstable
+                    else single_call_key(
+                        truth,
+                        lambda prop: _kind(self.executor.schema, record.collection, prop),
+                        lambda prop: self.values(record.collection, prop),
+                    )
                 )
                 gold = Gold(calls=[record.ground_truth], results=[truth], key=key)
         except ExecutorError as error:
@@ -86,13 +94,34 @@ class GroundTruthCache:
             self._values[(collection, prop)] = values
         return values
 
+    def search_cut(self, case: Any) -> SearchCut | None:
+        """The case's search cut on this data (None: its label does not search); computed once.
+        Raises `ExecutorError` when the data cannot be read (not cached: the server may come back)."""
+        with self._lock:
+            if case.id in self._cuts:
+                return self._cuts[case.id]
+        try:
+            cut = search_cut(self.executor, case.ground_truth)
+        except ExecutorError as error:
+            if error.blame is Blame.INFRASTRUCTURE:
+                raise
+            cut = None  # a label that does not run: its execution reports why
+        with self._lock:
+            self._cuts[case.id] = cut
+        return cut
+
+    def executor_for(self, case: Any, executor: WeaviateExecutor | None = None) -> WeaviateExecutor:
+        """`executor` (default: the cache's own) at the case's search cut: what its gold and every
+        call made for it run on."""
+        return at_cut(executor or self.executor, self.search_cut(case))
+
     def result(self, case: Any) -> TruthOutcome:
         with self._lock:
             cached = self._results.get(case.id)
         if cached is not None:
             return cached
         try:
-            outcome: TruthOutcome = self.executor.execute(case.ground_truth)
+            outcome: TruthOutcome = self.executor_for(case).execute(case.ground_truth)
         except ExecutorError as error:
             return error  # not cached: the server may come back
         with self._lock:

@@ -71,13 +71,16 @@ class Benchmark:
     strategy: str = DEFAULT_STRATEGY
     retriever_for: Callable[[str], ExampleRetriever] | None = None
 
-    def session(self, use_case: str, model: Any, config: AgentConfig) -> AgentSession:
-        """The agent session of a question of `use_case`: the one `dbgorilla eval` runs for it."""
-        tools = self.tools.get(use_case)
+    def session(self, case_id: str, model: Any, config: AgentConfig) -> AgentSession:
+        """The agent session of a question: the one `dbgorilla eval` runs for it (its use case's tool,
+        its executor at the question's search cut)."""
+        case = self.cases[case_id]
+        tools = self.tools.get(case.use_case)
         if tools is None:
-            raise RuntimeError(f"the collections of use case {use_case!r} are not loaded")
-        retriever = self.retriever_for(use_case) if self.retriever_for is not None else None
-        return AgentSession(self.executor, tools, model, self.strategy, config, retriever)
+            raise RuntimeError(f"the collections of use case {case.use_case!r} are not loaded")
+        retriever = self.retriever_for(case.use_case) if self.retriever_for is not None else None
+        executor = runner.agent_executor(case, self.executor, self.scorer.truths)
+        return AgentSession(executor, tools, model, self.strategy, config, retriever)
 
 
 def benchmark(
@@ -177,7 +180,7 @@ def query_agent(bench: Benchmark, max_steps: int, force_first_call: bool = False
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         state.store.set(CASE, str(state.sample_id))
-        session = bench.session(state.metadata["use_case"], InspectChatModel(get_model()), config)
+        session = bench.session(str(state.sample_id), InspectChatModel(get_model()), config)
         run: AgentRun = await anyio.to_thread.run_sync(session.run, state.input_text)
         state.store.set(RUN, run.model_dump(mode="json"))
         state.messages = inspect_messages(run.messages)
@@ -213,6 +216,8 @@ def execution_match(bench: Benchmark) -> Scorer:
         record = await scored_record(bench, state)
         if record.expected == "abstain":
             return Score(value=NOANSWER, explanation="a question the tool cannot answer: no call to match")
+        if record.search_cut is not None and record.search_cut.unstable:
+            return Score(value=NOANSWER, explanation=f"not scored on this data: {record.search_cut.unstable}")
         first, final = record.scores.first, record.scores.final
         return Score(
             value=CORRECT if final.execution_exact else INCORRECT,

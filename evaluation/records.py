@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 from agent import AgentRun
 from agent.answer import Commit, FinalAnswer
 from evaluation.answers import AnswerKey
+from evaluation.search_cut import SearchCut
 from executors import Blame, codes_blaming
 from fixtures.datasets import AbstentionCase, Case
 from fixtures.datasets.chains import AnswerPart, ChainStep
@@ -141,6 +142,9 @@ class EvalRecord(BaseModel):
     alternatives: list[dict[str, Any]] = Field(default_factory=list)
     ground_truth_result: dict[str, Any] | None = None
     ground_truth_error: str | None = None
+    #: The search cut the question ran and was scored at on this data (`evaluation.search_cut`; None:
+    #: its label does not search). An unstable one: no execution score, named in the summary.
+    search_cut: SearchCut | None = None
     #: A multi-step question's gold chain and answer parts (`fixtures.datasets.chains`).
     chain: list[ChainStep] = Field(default_factory=list)
     answer: list[AnswerPart] = Field(default_factory=list)

@@ -162,7 +162,8 @@ def run_case(case: Case | AbstentionCase, context: RunContext) -> EvalRecord:
         if isinstance(model, OracleModel) and isinstance(case, Case):
             model = informed_oracle(case, context.scorer.truths, model)
         retriever = context.retriever_for(case.use_case) if context.retriever_for is not None else None
-        session = AgentSession(context.executor, tools, model, context.strategy, context.config, retriever)
+        executor = agent_executor(case, context.executor, context.scorer.truths)
+        session = AgentSession(executor, tools, model, context.strategy, context.config, retriever)
         run = session.run(case.query)
         return context.scorer.score(build_record(case, run, context.model_name, context.design.label()))
     except Exception as error:  # the run must go on: record the failure with its type
@@ -175,6 +176,16 @@ def run_case(case: Case | AbstentionCase, context: RunContext) -> EvalRecord:
             error=f"{type(error).__name__}: {error}",
             latency_s=time.perf_counter() - started,
         )
+
+
+def agent_executor(
+    case: Case | AbstentionCase, executor: WeaviateExecutor, truths: GroundTruthCache | None
+) -> WeaviateExecutor:
+    """The agent's executor for a case: at the search cut its calls are scored at (`evaluation.search_cut`),
+    so the hits it reads are the hits it is judged by."""
+    if truths is None or isinstance(case, AbstentionCase):
+        return executor
+    return truths.executor_for(case, executor)
 
 
 def oracle_for(case: Case | AbstentionCase) -> OracleModel:

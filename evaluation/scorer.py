@@ -13,7 +13,8 @@ from evaluation.argument_match import try_canonical
 from evaluation.evaluators import Executions, ScoreContext, evaluate
 from evaluation.ground_truth import Gold, GroundTruthCache
 from evaluation.records import EvalRecord, Scores
-from executors import CollectionSchema, DatabaseSchema, PropertySchema, QueryResult, WeaviateExecutor
+from evaluation.search_cut import at_cut
+from executors import CollectionSchema, DatabaseSchema, ExecutorError, PropertySchema, QueryResult, WeaviateExecutor
 from executors.vocabulary import FIELD_KIND, GROUPBY_FIELD, PropertyKind
 
 #: The schema a record's calls are validated against (None: derive one from the calls themselves).
@@ -72,6 +73,11 @@ class Scorer:
         ctx.schema = schema
         ctx.truths = [t for t in (try_canonical(a, schema) for a in [record.ground_truth, *record.alternatives]) if t]
         if self.executor is not None and self.truths is not None:
+            try:  # the calls made for the question run at its search cut, as its gold does
+                ctx.search_cut = self.truths.search_cut(record)
+                ctx.executions = Executions(at_cut(self.executor, ctx.search_cut))
+            except ExecutorError:
+                pass  # the ground truth's execution below fails the same way and reports it
             ctx.truth = self.truths.result(record)
             if isinstance(ctx.truth, QueryResult):
                 ctx.collection_size = self.truths.collection_size(record.collection)
@@ -86,8 +92,9 @@ class Scorer:
 
 
 def _resolved(ctx: ScoreContext) -> dict[str, Any]:
-    """What scoring learnt about the record itself: the label's result (or error), the gold calls and key."""
-    update: dict[str, Any] = {}
+    """What scoring learnt about the record itself: its search cut, the label's result (or error), the
+    gold calls and key."""
+    update: dict[str, Any] = {"search_cut": ctx.search_cut}
     if isinstance(ctx.truth, QueryResult):
         update["ground_truth_result"] = ctx.truth.model_dump(mode="json")
     elif ctx.truth is not None:

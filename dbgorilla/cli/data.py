@@ -19,6 +19,7 @@ from dbgorilla.local_models import DEFAULT_MODEL
 from evaluation.audit import AuditReport, audit_dataset
 from evaluation.audit.answer_probes import CITING_RECEIVED
 from evaluation.audit.probes import PROBE_LIMIT, PROBE_SCORES
+from evaluation.audit.report import SizeMismatch
 from evaluation.audit.unanswerable import AbstentionAudit, audit_abstentions
 from fixtures.authoring import compose
 from fixtures.authoring.generate import generate_records
@@ -91,11 +92,24 @@ def audit(
     ] = None,
     workers: Annotated[int, typer.Option(min=1, max=32, help="Queries in flight.")] = 8,
     namespace: NamespaceOption = "",
+    use_case: Annotated[
+        list[str] | None, typer.Option("--use-case", help="Only the questions of these use cases (repeatable).")
+    ] = None,
+    objects_per_collection: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="The size to audit (100, 1000 and 10000 are supported): loaded at it when missing; "
+            "collections holding another size stop the audit (exit 10).",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
 ) -> None:
     """Audit the labels: execute each and its single-component mutants on the loaded data; exit 1 if a target is missed.
 
-    Targets: no execution errors, non-vacuous rate >= 0.95, mutation sensitivity >= 0.90.
+    Targets: no execution errors, non-vacuous rate >= 0.95, mutation sensitivity >= 0.90, no tie at a
+    cut, no search label without a stable cut at this size. Each search label runs at its own cut on
+    this data, the one the eval scores it at (docs/scoring.md, "The search cut per size").
     """
     abstentions = read_dataset(path).abstentions if path is not None else []
     if abstentions:  # questions the tool cannot answer have evidence and probes, not labels
@@ -103,8 +117,25 @@ def audit(
             checked = audit_abstentions(client, str(path), abstentions, namespace=namespace)
         _finish_abstention_audit(checked, as_json)
         return
-    with connected() as client, progress_bar(label_width=14) as on_progress:
-        report = audit_dataset(client, path, workers=workers, on_progress=on_progress, namespace=namespace)
+    try:
+        chosen = resolve_use_case_names(use_case) if use_case else None
+    except KeyError as error:
+        err.print(f"[red]error:[/] {error.args[0]}", highlight=False)
+        raise typer.Exit(int(ExitCode.USAGE)) from error
+    try:
+        with connected() as client, progress_bar(label_width=14) as on_progress:
+            report = audit_dataset(
+                client,
+                path,
+                workers=workers,
+                on_progress=on_progress,
+                namespace=namespace,
+                use_cases=chosen,
+                objects_per_collection=objects_per_collection,
+            )
+    except SizeMismatch as error:
+        err.print(f"[red]error:[/] {error}", highlight=False)
+        raise typer.Exit(int(ExitCode.BAD_INPUT)) from error
     if as_json:
         print(json.dumps(report.model_dump(mode="json")))
     else:
@@ -142,6 +173,8 @@ def _print_validation(report: AuditReport) -> None:
     targets = report.targets
     summary = Table("measure", "value", "target", "", title=f"{report.dataset} ({report.seconds:.1f}s)")
     summary.add_row("queries", str(report.queries), "", "")
+    sizes = sorted({n for n in report.objects_per_collection.values() if n is not None})
+    summary.add_row("objects per collection", ", ".join(str(n) for n in sizes) or "unknown", "", "")
     summary.add_row("invalid labels (not executed)", str(report.invalid_labels), "", "")
     summary.add_row(
         "execution errors",
@@ -189,6 +222,16 @@ def _print_validation(report: AuditReport) -> None:
         f"{verdict(not report.alternative_mismatches)}",
         highlight=False,
     )
+    unstable = report.unstable_search_cuts
+    out.print(
+        f"search cuts moved on this data: {len(report.search_cuts)}; unstable (no cut holds, not audited): "
+        f"{len(unstable)} {verdict(not unstable)}",
+        highlight=False,
+    )
+    for case_id, cut in sorted(report.search_cuts.items()):
+        out.print(f"  cut {case_id}: {cut:.4f}", highlight=False)
+    for item in unstable[:SHOWN_SURVIVORS]:
+        out.print(f"  unstable {item.id}: {item.detail}", highlight=False)
     for tie in report.ties[:SHOWN_SURVIVORS]:
         out.print(f"  tie {tie.id} ({tie.kind}): {tie.detail}", highlight=False)
     for mismatch in report.alternative_mismatches[:SHOWN_SURVIVORS]:

@@ -14,6 +14,9 @@ eval's `SCORING_OPTIONS` (filter results are complete sets) and reports:
 - ties, alternatives and search relevance (`checks`): no expected result depends on a tie at a
   cut, every accepted alternative gives the label's result, and the search labels' hits are
   compared with the generator topics they mean;
+- search cuts (`evaluation.search_cut`): each search label runs, with its mutants and checks, at
+  its own cut on this data, the one the eval scores it at; the moved ones are listed with their
+  cut, and a label with no stable cut at this size is listed as unstable (and not audited further);
 - gameability probes (`probes`): predictors built to be wrong, scored by the eval's own `Scorer`
   under both protocols, must earn nothing; the gold labels must earn everything.
 
@@ -54,12 +57,15 @@ from evaluation.audit.report import (
     KindSummary,
     MutantFailure,
     MutantOutcome,
+    SizeMismatch,
+    UnstableCut,
     VacuousQuery,
 )
 from evaluation.execution_match import SCORING_OPTIONS, compare, vacuity
 from evaluation.ground_truth import Gold, GroundTruthCache
 from evaluation.records import EvalRecord, Outcome
 from evaluation.scorer import Scorer
+from evaluation.search_cut import SearchCut, at_cut
 from executors import ExecutorError, QueryDatabaseArguments, QueryResult, WeaviateExecutor
 from executors.vocabulary import ToolOperations
 from fixtures.authoring.mutants import (
@@ -76,7 +82,7 @@ from fixtures.authoring.mutants import (
 )
 from fixtures.datasets import Case, read_dataset
 from fixtures.datasets.cases import needs_related
-from fixtures.loader import ensure_loaded, names_of
+from fixtures.loader import DEFAULT_OBJECTS_PER_COLLECTION, ensure_loaded, names_of
 from fixtures.use_cases import UseCase
 
 DEFAULT_WORKERS = 8
@@ -91,36 +97,64 @@ def audit_dataset(
     workers: int = DEFAULT_WORKERS,
     on_progress: ProgressCallback | None = None,
     namespace: str | None = None,
+    use_cases: list[str] | None = None,
+    objects_per_collection: int | None = None,
 ) -> AuditReport:
     """Execute every label of `path` (default: the default split) and its mutants on the loaded data.
 
-    Use cases whose collections are missing or empty are loaded first (default size and seed), under
-    `namespace`; a collection they need that the project did not create stops it (`NotOurCollection`).
+    Use cases whose collections are missing or empty are loaded first (at `objects_per_collection`,
+    default 100, and the default seed), under `namespace`; a collection they need that the project did
+    not create stops it (`NotOurCollection`). `use_cases` keeps only their questions. Given a size, the
+    collections must hold exactly that many objects (`SizeMismatch` otherwise): the audit is of that size.
     """
     started = time.perf_counter()
     dataset = read_dataset(path)
-    used = [u for u in dataset.use_cases if u.name in {case.use_case for case in dataset.cases}]
-    ensure_loaded(client, used, echo=lambda _: None, namespace=namespace)
+    cases = [c for c in dataset.cases if use_cases is None or c.use_case in use_cases]
+    used = [u for u in dataset.use_cases if u.name in {case.use_case for case in cases}]
+    size = DEFAULT_OBJECTS_PER_COLLECTION if objects_per_collection is None else objects_per_collection
+    ensure_loaded(client, used, echo=lambda _: None, namespace=namespace, objects_per_collection=size)
     # A split whose labels use the related slots is checked with that tool; the others with the paper's.
-    operations = ToolOperations.RELATED if needs_related(dataset.cases) else ToolOperations.PAPER
+    operations = ToolOperations.RELATED if needs_related(cases) else ToolOperations.PAPER
     executor = WeaviateExecutor(client, SCORING_OPTIONS, names=names_of(used, namespace), operations=operations)
-    collections = sorted({case.collection for case in dataset.cases})
+    collections = sorted({case.collection for case in cases})
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         sizes_and_objects = pool.map(lambda name: _observe(executor, name), collections)
         observed = dict(zip(collections, sizes_and_objects, strict=True))
-        truths = _run_all(pool, executor, [c.ground_truth for c in dataset.cases], "ground truth", on_progress)
+        if objects_per_collection is not None:
+            wrong = {name: n for name, (n, _) in observed.items() if n != objects_per_collection}
+            if wrong:
+                raise SizeMismatch(objects_per_collection, wrong)
+        # Each label, its mutants and checks run at its own search cut on this data, as the eval scores it.
+        gold = GroundTruthCache(executor, client)
+        cut_of = dict(zip((c.id for c in cases), pool.map(lambda c: _cut(gold, c), cases), strict=True))
+        executor_of = {
+            c.id: at_cut(executor, cut)
+            for c, cut in zip(cases, cut_of.values(), strict=True)
+            if not isinstance(cut, ExecutorError)
+        }
+        unstable = [
+            UnstableCut(id=case_id, detail=cut.unstable)
+            for case_id, cut in cut_of.items()
+            if isinstance(cut, SearchCut) and cut.unstable
+        ]
+        stable = [c for c in cases if c.id not in {u.id for u in unstable}]
+        truths = _run_all(
+            pool, [(executor_of.get(c.id, executor), c.ground_truth) for c in stable], "ground truth", on_progress
+        )
         errors: list[ExecutionFailure] = []
         vacuous: list[VacuousQuery] = []
         answered: list[tuple[Case, QueryResult]] = []
-        for case, outcome in zip(dataset.cases, truths, strict=True):
-            if isinstance(outcome, ExecutorError):
+        for case, outcome in zip(stable, truths, strict=True):
+            cut = cut_of[case.id]
+            result = cut if isinstance(cut, ExecutorError) else outcome  # the cut could not be read: an error
+            if isinstance(result, ExecutorError):
                 errors.append(
-                    ExecutionFailure(id=case.id, code=outcome.code, message=outcome.message, field=outcome.field)
+                    ExecutionFailure(id=case.id, code=result.code, message=result.message, field=result.field)
                 )
                 continue
-            answered.append((case, outcome))
-            reason = vacuity(outcome, observed.get(case.collection, (None, []))[0])
+            answered.append((case, result))
+            reason = vacuity(result, observed.get(case.collection, (None, []))[0])
             if reason is not None:
                 vacuous.append(VacuousQuery(id=case.id, reason=reason))
 
@@ -134,21 +168,20 @@ def audit_dataset(
             jobs.extend((case, truth, mutant) for mutant in mutants)
             for entry in skipped:
                 by_kind[entry.split(":", 1)[0]].skipped += 1
-        outcomes = _run_all(pool, executor, [m.arguments for _, _, m in jobs], "mutants", on_progress)
-        checks = _label_checks(pool, client, executor, answered, dataset.use_cases, observed, on_progress)
+        outcomes = _run_all(pool, [(executor_of[c.id], m.arguments) for c, _, m in jobs], "mutants", on_progress)
+        checks = _label_checks(pool, executor_of, answered, dataset.use_cases, observed, on_progress)
         mutants_of: dict[str, list[Mutant]] = {}
         for case, _, mutant in jobs:
             mutants_of.setdefault(case.id, []).append(mutant)
-        truths = GroundTruthCache(executor, client)
-        scorer = Scorer(lambda _record: executor.schema, executor, truths)
+        scorer = Scorer(lambda _record: executor.schema, executor, gold)
         probes = run_probes(scorer, [case for case, _ in answered], mutants_of, pool.map)
         records = [
             EvalRecord.for_case(case, model="probe", tool_design="probe", outcome=Outcome.OK) for case, _ in answered
         ]
-        golds = [truths.gold(record) for record in records if record.chain]
+        golds = [gold.gold(record) for record in records if record.chain]
         chain_issues = [g.key.unscored for g in golds if isinstance(g, Gold) and g.key.unscored]
-        answers = answer_probe_rates(records, truths)
-        citations = citation_probe_rates(records, truths)
+        answers = answer_probe_rates(records, gold)
+        citations = citation_probe_rates(records, gold)
         if on_progress is not None:
             on_progress("probes", 1, 1)
 
@@ -173,12 +206,15 @@ def audit_dataset(
             survivors.append(MutantOutcome(**described))
     mutants = sum(s.mutants for s in by_kind.values())
     killed = sum(s.killed for s in by_kind.values())
+    selected = dataset.size if use_cases is None else len(cases)
     return AuditReport(
         dataset=dataset.source,
-        queries=dataset.size,
+        queries=selected,
+        use_cases=sorted({c.use_case for c in cases}),
+        objects_per_collection={name: n for name, (n, _) in observed.items()},
         invalid_labels=len(dataset.invalid),
         invalid_label_ids=dataset.invalid,
-        executed=len(dataset.cases),
+        executed=len(cases),
         execution_errors=len(errors),
         errors=errors,
         non_vacuous_rate=(len(answered) - len(vacuous)) / len(answered) if answered else 0.0,
@@ -191,6 +227,12 @@ def audit_dataset(
         by_kind=by_kind,
         by_component=dict(sorted(by_component.items())),
         ties=checks.ties,
+        search_cuts={
+            case_id: cut.value
+            for case_id, cut in cut_of.items()
+            if isinstance(cut, SearchCut) and cut.moved and not cut.unstable
+        },
+        unstable_search_cuts=unstable,
         alternative_mismatches=checks.mismatches,
         alternatives_checked=checks.alternatives,
         search_relevance=relevance_by_use_case(checks.relevance),
@@ -210,22 +252,30 @@ class _Checks:
     relevance: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
 
 
+def _cut(gold: GroundTruthCache, case: Case) -> SearchCut | ExecutorError | None:
+    try:
+        return gold.search_cut(case)
+    except ExecutorError as error:
+        return error
+
+
 def _label_checks(
     pool: ThreadPoolExecutor,
-    client: Any,
-    executor: WeaviateExecutor,
+    executor_of: dict[str, WeaviateExecutor],
     answered: list[tuple[Case, QueryResult]],
     use_cases: list[UseCase],
     observed: dict[str, tuple[int | None, list[dict[str, Any]]]],
     on_progress: ProgressCallback | None,
 ) -> _Checks:
-    """Ties at a cut, alternatives that must agree, and the search's precision and recall per use case."""
-    moved = moved_cut_executors(executor)
+    """Ties at a cut, alternatives that must agree, and the search's precision and recall per use case,
+    each question on its executor (at its search cut)."""
     sizes = {name: size for name, (size, _) in observed.items()}
     topics = {c: t for u in use_cases for c, t in topics_of(u, sizes).items()}
 
     def check(item: tuple[Case, QueryResult]) -> tuple[list[Tie], list[AlternativeMismatch], Any]:
         case, truth = item
+        executor = executor_of[case.id]
+        moved = moved_cut_executors(executor)
         ties = [t for t in (top_occurrences_tie(executor, case), search_cut_tie(moved, case, truth)) if t]
         relevance = search_relevance(executor, case, topics.get(case.collection, {}))
         return ties, alternative_mismatches(executor, case, truth), relevance
@@ -259,12 +309,12 @@ def _observe(executor: WeaviateExecutor, name: str) -> tuple[int | None, list[di
 
 def _run_all(
     pool: ThreadPoolExecutor,
-    executor: WeaviateExecutor,
-    calls: list[QueryDatabaseArguments],
+    calls: list[tuple[WeaviateExecutor, QueryDatabaseArguments]],
     stage: str,
     on_progress: ProgressCallback | None,
 ) -> list[QueryResult | ExecutorError]:
-    def run(arguments: QueryDatabaseArguments) -> QueryResult | ExecutorError:
+    def run(call: tuple[WeaviateExecutor, QueryDatabaseArguments]) -> QueryResult | ExecutorError:
+        executor, arguments = call
         try:
             return executor.execute(arguments)
         except ExecutorError as error:

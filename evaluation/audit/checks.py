@@ -4,7 +4,8 @@
   limit `k` is executed again with `k + 1`: if the k-th and (k+1)-th values occur equally often,
   which of them is listed is arbitrary. A search is executed again with the relevance cut moved by
   `SEARCH_CUT_MARGIN` either way: if the result changes, an object sits on the cut and an
-  embedding computed on another machine could move it across.
+  embedding computed on another machine could move it across. The cut moved is the question's own
+  on this data (`evaluation.search_cut`), the one its gold and the agent's calls run at.
 - Alternatives. Every accepted alternative is executed and must give the label's own result.
 - Search relevance. The objects a search label's query finds (search alone, no filter) are
   compared with the objects of the generator topic the label means (`Case.search_topic`): the
@@ -19,17 +20,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evaluation.execution_match import SCORING_OPTIONS, compare
+from evaluation.execution_match import compare
+from evaluation.search_cut import SEARCH_CUT_MARGIN
 from executors import ExecutorError, QueryDatabaseArguments, QueryResult, WeaviateExecutor
 from executors.options import DEFAULT_TOP_OCCURRENCES_LIMIT
 from fixtures import DEFAULT_SEED, ObjectGenerator
-from fixtures.authoring.sanity import SEARCH_MARGIN
 from fixtures.datasets import Case
 from fixtures.use_cases import UseCase
-
-#: How far the search cut is moved to look for an object sitting on it (cosine distance): the
-#: margin the composer keeps every object clear of, so the audit holds the live data to it.
-SEARCH_CUT_MARGIN = SEARCH_MARGIN
 
 Execute = Callable[[WeaviateExecutor, QueryDatabaseArguments], "QueryResult | ExecutorError"]
 
@@ -106,16 +103,18 @@ def search_cut_tie(executors: tuple[WeaviateExecutor, WeaviateExecutor], case: C
             return Tie(
                 id=case.id,
                 kind="search_cut",
-                detail=f"the result changes with a cut {SEARCH_CUT_MARGIN:g} {direction}",
+                detail=f"the result changes with a cut {SEARCH_CUT_MARGIN:g} {direction} "
+                f"({executor.options.search_max_distance:.4f})",
             )
     return None
 
 
 def moved_cut_executors(executor: WeaviateExecutor) -> tuple[WeaviateExecutor, WeaviateExecutor]:
-    """Siblings of `executor` (same collections) with the search cut a margin narrower and wider."""
-    cut = SCORING_OPTIONS.search_max_distance
+    """Siblings of `executor` (same collections) with its search cut (a question's own, from
+    `evaluation.search_cut`) a margin narrower and wider."""
+    cut = executor.options.search_max_distance
     return tuple(  # type: ignore[return-value]
-        executor.with_options(SCORING_OPTIONS.model_copy(update={"search_max_distance": cut + delta}))
+        executor.with_options(executor.options.model_copy(update={"search_max_distance": cut + delta}))
         for delta in (-SEARCH_CUT_MARGIN, SEARCH_CUT_MARGIN)
     )
 

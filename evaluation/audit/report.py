@@ -18,6 +18,8 @@ TARGETS: dict[str, float] = {
     #: each component's own mutation sensitivity (search included)
     "component_sensitivity": 0.95,
     "ties": 0,
+    #: search labels with no cut that holds on this data (`evaluation.search_cut`)
+    "unstable_search_cuts": 0,
     "alternative_mismatches": 0,
 }
 
@@ -27,6 +29,27 @@ class ExecutionFailure(BaseModel):
     code: str
     message: str
     field: str | None = None
+
+
+class SizeMismatch(ValueError):
+    """The audit was asked for a size the loaded collections do not hold."""
+
+    def __init__(self, expected: int, found: dict[str, int | None]) -> None:
+        self.expected, self.found = expected, found
+        listed = ", ".join(
+            f"{name} holds {count if count is not None else 'an unknown number of'}" for name, count in found.items()
+        )
+        super().__init__(
+            f"asked to audit {expected} objects per collection, but {listed}: load that size first "
+            f"(`dbgorilla load --objects-per-collection {expected}` with the same --namespace and --use-case)"
+        )
+
+
+class UnstableCut(BaseModel):
+    """A search label with no cut that holds on this data: not audited further, not scored by the eval."""
+
+    id: str
+    detail: str
 
 
 class VacuousQuery(BaseModel):
@@ -63,6 +86,9 @@ class AuditReport(BaseModel):
 
     dataset: str
     queries: int
+    #: The use cases audited, and each collection's object count as observed (the size audited).
+    use_cases: list[str] = []
+    objects_per_collection: dict[str, int | None] = {}
     invalid_labels: int
     invalid_label_ids: list[str] = []
     executed: int
@@ -78,6 +104,9 @@ class AuditReport(BaseModel):
     by_kind: dict[str, KindSummary] = {}
     by_component: dict[str, KindSummary] = {}
     ties: list[Tie] = []
+    #: Search labels run at a cut other than the default on this data: id -> the cut.
+    search_cuts: dict[str, float] = {}
+    unstable_search_cuts: list[UnstableCut] = []
     alternatives_checked: int = 0
     alternative_mismatches: list[AlternativeMismatch] = []
     #: use case -> the search labels' precision and recall against their generator topics
@@ -113,6 +142,8 @@ class AuditReport(BaseModel):
                 )
         if len(self.ties) > self.targets["ties"]:
             failed.append(f"ties {len(self.ties)} > {self.targets['ties']:g}")
+        if len(self.unstable_search_cuts) > self.targets.get("unstable_search_cuts", 0):
+            failed.append(f"unstable_search_cuts {len(self.unstable_search_cuts)} > 0")
         if len(self.alternative_mismatches) > self.targets["alternative_mismatches"]:
             failed.append(f"alternative_mismatches {len(self.alternative_mismatches)} > 0")
         failed.extend(probe_failures(self.probes))

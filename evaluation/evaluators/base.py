@@ -22,6 +22,7 @@ from evaluation.columns import Column
 from evaluation.ground_truth import Gold, TruthOutcome
 from evaluation.protocols import ScoringProtocol, protocol_calls
 from evaluation.records import EvalRecord, PredictedCall
+from evaluation.search_cut import SearchCut
 from executors import Blame, DatabaseSchema, ExecutorError, QueryResult, WeaviateExecutor
 
 #: An evaluator's named results: `Scores` fields, and per protocol name a dict of `ProtocolScores` fields.
@@ -73,6 +74,8 @@ class ScoreContext:
     #: What `final` is scored against: a chain's last gold call, otherwise the label.
     final_truths: list[Canonical] = field(default_factory=list)
     final_truth: TruthOutcome | None = None
+    #: The question's search cut on this data (`evaluation.search_cut`; None: its label does not search).
+    search_cut: SearchCut | None = None
 
     def targets(self, protocol: ScoringProtocol) -> tuple[list[Canonical], TruthOutcome | None]:
         """The accepted ground truths and the executed one a protocol's calls are scored against."""

@@ -41,6 +41,8 @@ class Execution(Evaluator):
 
     def evaluate(self, ctx: ScoreContext) -> Results:
         results: dict[str, Any] = {}
+        if ctx.search_cut is not None and ctx.search_cut.unstable:  # no gold to compare with at this size
+            return {"scoring_error": ctx.executions.infrastructure_error}
         for protocol in PROTOCOLS:
             truth = ctx.targets(protocol)[1]
             if not isinstance(truth, QueryResult):
@@ -85,6 +87,9 @@ class Execution(Evaluator):
                 Counter(r.scores.ground_truth_vacuous for r in records if r.scores.ground_truth_vacuous)
             ),
             "ground_truth_errors": sum(1 for r in records if r.ground_truth_error),
+            #: Search questions with no stable cut on this data: not scored, named.
+            "unstable_search_cuts": unstable_search_cuts(records),
+            "moved_search_cuts": sum(1 for r in records if r.search_cut is not None and r.search_cut.moved),
             "scoring_errors": sum(1 for r in records if r.scores.scoring_error),
             "diagnostics": {
                 "any_call_execution_exact": mean(float(bool(r.scores.any_call_execution_exact)) for r in scored),
@@ -92,6 +97,11 @@ class Execution(Evaluator):
             },
             "disagreement": {p.value: disagreement(records, p) for p in PROTOCOLS},
         }
+
+
+def unstable_search_cuts(records: Sequence[EvalRecord]) -> list[str]:
+    """The ids of the questions whose search has no stable cut on this data (left out of execution scores)."""
+    return [r.id for r in records if r.search_cut is not None and r.search_cut.unstable]
 
 
 def disagreement(records: Sequence[EvalRecord], protocol: ScoringProtocol | str) -> dict[str, Any]:

@@ -1,0 +1,136 @@
+"""The relevance cut a search question is executed and scored at, chosen per question from the loaded data.
+
+The labels were composed on 100 objects per collection with every object at least `SEARCH_CUT_MARGIN`
+away from the documented cut (`SEARCH_MAX_DISTANCE`). With more objects some land on it: the gold
+result then depends on float noise (another machine's embedding moves an object across), and a right
+call can score wrong. So each search question gets its own cut, from the distances of the objects
+its label's filter keeps to its search query, read off the live collection:
+
+- the executor's cut (0.65 by default) when no such object lies within `SEARCH_CUT_MARGIN` of it
+  (every label at the size it was composed for keeps its cut);
+- otherwise the cut nearest to it, within `CUT_WINDOW`, that keeps every such object
+  `CUT_CLEARANCE` (twice the audit's margin) away, so the audit's moved cut is itself clear;
+- no such cut: the question is unstable at this size (`SearchCut.unstable`): its execution is
+  not scored, and the audit fails on it, naming it.
+
+`GroundTruthCache.search_cut` is the one place a case's cut is computed (cached per question); the
+ground truth, the agent's calls (`runner.run_case`, the inspect task) and the scorer's executions of
+them all run on `at_cut(executor, cut)`, so the agent sees results at the cut it is scored at.
+Only near_text has distances to read; under hybrid or bm25 the executor's own cut stays.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from evaluation.execution_match import SCORING_OPTIONS
+from executors import QueryDatabaseArguments, WeaviateExecutor
+from executors.options import SearchMode
+from executors.vocabulary import AGGREGATION_FIELDS, GROUPBY_FIELD, SEARCH_FIELD
+from fixtures.authoring.sanity import SEARCH_MARGIN
+
+#: How far the audit moves a cut to look for an object on it: the margin labels were composed with.
+SEARCH_CUT_MARGIN = SEARCH_MARGIN
+#: How far a moved cut keeps from every object: twice the audit's margin, so a cut moved by the
+#: margin still has one margin of room (float32 distances, embeddings from another machine).
+CUT_CLEARANCE = 2 * SEARCH_CUT_MARGIN
+#: How far from the executor's cut a moved cut may go: the search keeps (nearly) its measured meaning.
+CUT_WINDOW = 0.05
+#: Decimals a chosen cut is rounded to (when the rounded value keeps its clearance): readable records.
+CUT_DECIMALS = 4
+#: Result parts a probe of the hits leaves out: it lists the objects the search and filters keep.
+_NOT_PROBED = frozenset({*AGGREGATION_FIELDS, GROUPBY_FIELD, "sort"})
+
+
+class SearchCut(BaseModel):
+    """The cut a search question runs at on this data, and whether it had to move."""
+
+    model_config = ConfigDict(frozen=True)
+
+    #: The cut the question's calls are executed at (the executor's own when unstable).
+    value: float
+    #: The executor's cut, which `value` replaces.
+    default: float
+    #: Why no cut holds on this data (None: `value` holds). Such a question is not scored.
+    unstable: str | None = None
+
+    @property
+    def moved(self) -> bool:
+        return self.value != self.default
+
+
+def choose_cut(distances: Iterable[float], default: float, known_up_to: float = math.inf) -> float | None:
+    """The cut for these distances (each object the label's filter keeps): `default` when none lies
+    within the margin of it, else the cut nearest to it inside the window that keeps `CUT_CLEARANCE`
+    from all of them; None when there is none. Distances above `known_up_to` were not read (the
+    probe hit its limit), so no cut beyond it is trusted."""
+    points = sorted(distances)
+    if default + SEARCH_CUT_MARGIN <= known_up_to and all(abs(d - default) >= SEARCH_CUT_MARGIN for d in points):
+        return default
+    low, high = default - CUT_WINDOW, min(default + CUT_WINDOW, known_up_to - CUT_CLEARANCE)
+    free: list[tuple[float, float]] = []
+    start = low
+    for d in points:
+        blocked_from, blocked_to = d - CUT_CLEARANCE, d + CUT_CLEARANCE
+        if blocked_to <= start:
+            continue
+        if blocked_from >= high:
+            break
+        if blocked_from > start:
+            free.append((start, blocked_from))
+        start = max(start, blocked_to)
+    if start <= high:
+        free.append((start, high))
+    if not free:
+        return None
+    nearest = min((min(max(default, a), b) for a, b in free), key=lambda cut: (abs(cut - default), cut))
+    interval = next((a, b) for a, b in free if a <= nearest <= b)
+    return _rounded(nearest, *interval)
+
+
+def _rounded(cut: float, low: float, high: float) -> float:
+    """`cut` at `CUT_DECIMALS` decimals where that stays in [low, high], else as it is."""
+    scale = 10**CUT_DECIMALS
+    for candidate in (round(cut, CUT_DECIMALS), math.ceil(low * scale) / scale, math.floor(high * scale) / scale):
+        if low <= candidate <= high:
+            return candidate
+    return cut
+
+
+def search_cut(executor: WeaviateExecutor, ground_truth: QueryDatabaseArguments | dict[str, Any]) -> SearchCut | None:
+    """The cut of a label on the data `executor` reads (None: the label does not search, or the search
+    mode has no distances). Reads the objects its filters keep within the window; `ExecutorError`
+    propagates (the label's own execution reports it)."""
+    arguments = ground_truth.to_tool_arguments() if isinstance(ground_truth, QueryDatabaseArguments) else ground_truth
+    if not arguments.get(SEARCH_FIELD) or executor.options.search_mode is not SearchMode.NEAR_TEXT:
+        return None
+    default = executor.options.search_max_distance
+    probe = executor.with_options(
+        SCORING_OPTIONS.model_copy(update={"search_max_distance": min(default + CUT_WINDOW + CUT_CLEARANCE, 2.0)})
+    )
+    result = probe.execute({k: v for k, v in arguments.items() if k not in _NOT_PROBED})
+    distances = [o.distance for o in result.objects if o.distance is not None]
+    known_up_to = max(distances) if result.truncated and distances else math.inf
+    cut = choose_cut(distances, default, known_up_to)
+    if cut is None:
+        near = sum(abs(d - default) <= CUT_WINDOW for d in distances)
+        return SearchCut(
+            value=default,
+            default=default,
+            unstable=(
+                f"no cut within {CUT_WINDOW:g} of {default:g} keeps {CUT_CLEARANCE:g} from every object "
+                f"({near} objects lie within {CUT_WINDOW:g} of it)"
+            ),
+        )
+    return SearchCut(value=cut, default=default)
+
+
+def at_cut(executor: WeaviateExecutor, cut: SearchCut | None) -> WeaviateExecutor:
+    """`executor` at a question's cut (itself when the cut is its own, or there is none)."""
+    if cut is None or cut.value == executor.options.search_max_distance:
+        return executor
+    return executor.with_options(executor.options.model_copy(update={"search_max_distance": cut.value}))
