@@ -8,6 +8,8 @@ a result never silently depends on a server default:
   of them, closest first. Filters narrow the hits; aggregations and group-by run over exactly the
   hits (a second call restricted to their ids), so a search always restricts. The threshold was
   chosen by measuring precision and recall against the generator's topic labels (docs/agent.md, "What a search means").
+  The benchmark runs a question whose objects crowd this cut on the loaded data at the nearest
+  clear cut instead (`evaluation/search_cut.py`, through `with_options`).
 - `SEARCH_LIMIT`: hits listed when there is no aggregation or group-by (the count says how many matched).
 - `FETCH_LIMIT`: objects a query without search returns: the first ones in UUID order
   (the cursor without filters, `Sort.by_id()` with; see `_plan` for the details).

@@ -75,6 +75,14 @@ def show_summary(summary: dict[str, Any], run_dir: Path | None = None) -> None:
             f"{answers['all_gold_calls_reached']:.3f}" + contract_note(summary),
             highlight=False,
         )
+    if summary.get("moved_search_cuts") or summary.get("unstable_search_cuts"):
+        unstable = summary.get("unstable_search_cuts") or []
+        shown = ", ".join(unstable[:5]) + (f" and {len(unstable) - 5} more" if len(unstable) > 5 else "")
+        out.print(
+            f"search cuts moved on this data: {summary.get('moved_search_cuts') or 0}; unstable, left out of "
+            f"execution match: {len(unstable)}" + (f" ({shown})" if unstable else ""),
+            highlight=False,
+        )
     diagnostics = summary.get("diagnostics") or {}
     if diagnostics.get("any_call_execution_exact") is not None:
         out.print(
