@@ -128,6 +128,9 @@ class AgentConfig(BaseModel):
     #: The statistic a question asks for, as the `check` strategy read it ("count", "average", ...;
     #: "" unread): grounded ends the loop only at a result that computes that statistic.
     asked_statistic: str = ""
+    #: The collection the `check` strategy read the question to be about ("" unread): `typed` offers only
+    #: its properties.
+    checked_collection: str = ""
 
 
 class Agent:

@@ -218,16 +218,18 @@ def typed_slot(slot: str, spec: dict[str, Any], names: dict[PropertyKind, list[s
     return typed
 
 
-def typed_tools(tools: ToolSet, schema: DatabaseSchema) -> ToolSet:
-    """The same tools with every property name an enum of the offered collections' properties of its slot's
-    kind (each per-collection tool: its own collection's). The collections offered, the descriptions and the
-    order of the slots are unchanged, so each use case's tool, and its cached prompt prefix, stays one."""
+def typed_tools(tools: ToolSet, schema: DatabaseSchema, about: str = "") -> ToolSet:
+    """The same tools with every property name an enum of the properties of its slot's kind: those of the
+    collection the question is `about` when it is offered, else of every collection offered (a
+    per-collection tool: its own collection's). The collections offered, the descriptions and the order of
+    the slots are unchanged."""
     typed = []
     for tool in tools.tools:
         function = copy.deepcopy(tool["function"])
         parameters = function["parameters"]
         own = tools.tool_to_collection.get(function["name"])
         offered = [own] if own else list(parameters["properties"].get("collection_name", {}).get("enum", []))
+        offered = [about] if about in offered else offered
         names = property_names_by_kind(c for c in schema.collections if c.name in offered)
         slots = {slot: typed_slot(slot, spec, names) for slot, spec in parameters["properties"].items()}
         parameters["properties"] = {slot: spec for slot, spec in slots.items() if spec is not None}

@@ -138,9 +138,11 @@ class Check:
             run.strategy_notes["check"] = {"fell_back": f"{type(error).__name__}: {error}"}
             return run
         reason = refusal(decision)
+        target_name = next((c.name for c in shown if c.name == decision.get("collection")), "")
         checked_s = time.perf_counter() - started
         if not reason:
-            asked = config.model_copy(update={"asked_statistic": str(decision.get("statistic") or "")})
+            read = {"asked_statistic": str(decision.get("statistic") or ""), "checked_collection": target_name}
+            asked = config.model_copy(update=read)
             run = self.inner.run(model, executor, tools, asked, question, on_call)
             run.usage = run.usage + usage
             run.latency_s += checked_s

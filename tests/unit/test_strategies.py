@@ -499,8 +499,20 @@ def test_examples_show_each_call_in_the_order_the_grammar_writes_it() -> None:
     assert preamble.index('"text_property_filter"') < preamble.index('"groupby_property"')
 
 
-def test_typed_offers_each_slot_only_the_properties_of_its_kind() -> None:
-    schema = DatabaseSchema(collections=(*SCHEMA.collections, *sample_schema("Other").collections))
+def _with_other() -> DatabaseSchema:
+    """The sample collection and another whose properties are named differently ("price" -> "otherPrice")."""
+    [other] = sample_schema("Other").collections
+    renamed = tuple(p.model_copy(update={"name": f"other{p.name.title()}"}) for p in other.properties)
+    return DatabaseSchema(collections=(*SCHEMA.collections, other.model_copy(update={"properties": renamed})))
+
+
+@pytest.mark.parametrize(
+    ("strategy", "numbers"),
+    [("typed", ["price", "seats", "otherPrice", "otherSeats"]), ("check+typed", ["price", "seats"])],
+)
+def test_typed_offers_each_slot_only_the_properties_of_its_kind(strategy: str, numbers: list[str]) -> None:
+    """Alone, every offered collection's properties; after `check`, only those of the collection it read."""
+    schema = _with_other()
     offered = build_tools(schema, counter=estimate_counter())
     oracle = OracleModel(MEAN_PRICE).knowing([MEAN_PRICE], "about that", {"numbers": [true_mean()]})
     seen: list[Any] = []
@@ -512,10 +524,10 @@ def test_typed_offers_each_slot_only_the_properties_of_its_kind() -> None:
             seen.append(request.tools)
             return oracle.complete(request)
 
-    run = build_strategy("typed").run(
+    run = build_strategy(strategy).run(
         Recording(), ReferenceExecutor(schema, {NAME: OBJECTS, "Other": []}), offered, AgentConfig(), QUESTION
     )
-    [tool] = seen[0]
+    [tool] = next(tools for tools in seen if tools)
     slots = tool.parameters["properties"]
     kinds = {p.name: p.kind.value for c in schema.collections for p in c.properties if p.kind is not None}
     for slot, spec in slots.items():
@@ -526,12 +538,12 @@ def test_typed_offers_each_slot_only_the_properties_of_its_kind() -> None:
             {"text", "boolean"} if slot == "groupby_property" else {slot.split("_")[0].replace("integer", "number")}
         )
         assert choices and {kinds[name] for name in choices} <= wanted, slot
-    assert slots["integer_property_aggregation"]["properties"]["property_name"]["enum"] == ["price", "seats"]
+    assert slots["integer_property_aggregation"]["properties"]["property_name"]["enum"] == numbers
     assert slots["collection_name"]["enum"] == [NAME, "Other"]  # both collections still offered
     assert tool.description == offered.tools[0]["function"]["description"]  # the prefix the cache keeps
     untouched = offered.tools[0]["function"]["parameters"]["properties"]["text_property_filter"]["properties"]
     assert "enum" not in untouched["property_name"]  # the tool given is not changed
-    assert [c.arguments for c in run.calls()] == [MEAN_PRICE] and run.strategy == "typed"
+    assert [c.arguments for c in run.calls()] == [MEAN_PRICE] and run.strategy == strategy
 
 
 def test_typed_drops_a_slot_no_property_can_fill() -> None:
