@@ -69,7 +69,11 @@ class StrategyInfo:
 def _examples(inner: Strategy, options: dict[str, Any]) -> Strategy:
     retriever = options.get("retriever")
     if retriever is None:
-        raise UnknownStrategy("the examples strategy needs a query memory (a retriever of solved examples)")
+        raise UnknownStrategy(
+            "the examples strategy needs a query memory (a retriever of solved examples): pass "
+            "retriever=ExampleMemory(client) (fixtures.examples; `memory.ensure_seeded()` seeds it from the natural "
+            "split), or choose a strategy without examples, e.g. check+typed+grounded"
+        )
     return Examples(inner, retriever, k=int(options.get("k", 4)))
 
 
