@@ -19,6 +19,7 @@ as a query agent's answer step does. A wrong call still gives a wrong answer.
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -201,6 +202,32 @@ def answer_text(answer: FinalAnswer) -> str:
     return f"From the query result: {answer.text()}."
 
 
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+def _states(text: str, number: float) -> bool:
+    """Whether `text` writes `number` (to the precision it writes: "23.56" states 23.5558; "1,200" 1200)."""
+    for found in _NUMBER.findall(text):
+        written = found.replace(",", "")
+        decimals = len(written.split(".")[1]) if "." in written else 0
+        if abs(float(written) - number) <= 0.5 * 10**-decimals + 1e-9:
+            return True
+    return False
+
+
+def text_agrees(text: str, answer: FinalAnswer) -> bool:
+    """Whether the prose states every value of the committed answer: each number (as rounded in the text),
+    each name, and each group's name and value. A refusal agrees with any text (the commit's reason is kept)."""
+    if answer.refuses or answer.empty:
+        return True
+    lowered = text.lower()
+    return (
+        all(_states(text, n) for n in answer.numbers)
+        and all(name.lower() in lowered for name in answer.names)
+        and all(group.lower() in lowered and _states(text, value) for group, value in answer.groups.items())
+    )
+
+
 class PointingError(ValueError):
     """A grounded reply that cannot be turned into an answer (not JSON, an id that is no value)."""
 
@@ -279,12 +306,17 @@ class Grounded:
         derived = derived_answer(results[0]) if len(results) == 1 else None
         if derived is not None:  # one call, one answer in its result: nothing to point at
             run.commit = Commit(answer=derived)
-            if run.final_answer is None:  # the loop ended at that result: the text is the committed answer's
-                run.final_answer = answer_text(derived)
             run.strategy_notes["grounded"] = {"facts": len(facts), "derived": True}
-            return run
-        run.commit = self._commit(model, run, facts, offered)
-        run.usage = run.usage + run.commit.usage
+        else:
+            run.commit = self._commit(model, run, facts, offered)
+            run.usage = run.usage + run.commit.usage
+        committed = run.commit.answer
+        if committed is not None and run.commit.error is None and not text_agrees(run.final_answer or "", committed):
+            # no prose (the loop ended at the answer), or prose stating another value than the one taken from
+            # the results: the user reads the committed answer
+            if run.final_answer:
+                run.strategy_notes["grounded"]["text_replaced"] = run.final_answer
+            run.final_answer = answer_text(committed)
         return run
 
     def _commit(self, model: Any, run: AgentRun, facts: list[Fact], offered: Any) -> Commit:

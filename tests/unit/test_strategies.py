@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agent import Agent, AgentConfig, ModelReply, OracleModel, build_tools
-from agent.answer import is_commit_request
+from agent.answer import FinalAnswer, is_commit_request
 from agent.models import GROUNDED_SCHEMA_NAME
 from agent.query_agent import QueryAgent
 from agent.strategies import (
@@ -28,7 +28,7 @@ from agent.strategies import (
 )
 from agent.strategies.check import LISTED, NOT_LISTED, listing, refusal
 from agent.strategies.examples import in_schema_order
-from agent.strategies.grounded import answer_from, derived_answer, facts_of
+from agent.strategies.grounded import answer_from, answer_text, derived_answer, facts_of, text_agrees
 from agent.strategies.refine import conditions_in
 from agent.testing import FunctionModel, tool_reply
 from agent.tokens import estimate_counter
@@ -157,8 +157,10 @@ def test_grounded_copies_the_value_pointed_at_never_the_models_digits() -> None:
 
     model = mean_model(point, calls=(LISTING, MEAN_PRICE))
     run = build_strategy("grounded").run(model, executor(), tools(), AgentConfig(), QUESTION)
-    assert run.strategy == "grounded" and run.final_answer == "The average price is 5."
     assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean(), rel=1e-12)]
+    # the prose said 5: the user reads the committed mean instead, and the trace keeps what the prose said
+    assert run.strategy == "grounded" and run.final_answer == answer_text(run.answer)
+    assert run.strategy_notes["grounded"]["text_replaced"] == "The average price is 5."
     sent = model.calls[-1]["response_format"].json_schema
     assert "c2.price" in json.dumps(sent["properties"]["numbers"]["items"]["enum"])  # ids as a grammar
     assert len(run.strategy_notes["grounded"]["attempts"]) == 1
@@ -213,7 +215,7 @@ def test_a_result_of_another_statistic_goes_on_to_the_models_next_turn() -> None
         run = build_strategy("grounded").run(
             model, executor(), tools(), AgentConfig(asked_statistic=statistic), QUESTION
         )
-        assert len(model.calls) == 2 and run.final_answer == "The average price is 5.", "the prose turn ran"
+        assert len(model.calls) == 2 and run.strategy_notes["grounded"]["text_replaced"] == "The average price is 5."
         assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean(), rel=1e-12)]
 
 
@@ -228,7 +230,7 @@ def test_a_listing_first_goes_on_to_the_models_next_turn() -> None:
         calls=(LISTING, MEAN_PRICE),
     )
     run = build_strategy("grounded").run(model, executor(), tools(), AgentConfig(), QUESTION)
-    assert len(run.calls()) == 2 and run.final_answer == "The average price is 5.", "the prose turn ran"
+    assert len(run.calls()) == 2 and run.strategy_notes["grounded"]["text_replaced"] == "The average price is 5."
     assert "derived" not in run.strategy_notes["grounded"]
 
 
@@ -557,3 +559,23 @@ def test_typed_drops_a_slot_no_property_can_fill() -> None:
     assert slots["parameters"]["properties"]["text_property_filter"]["properties"]["property_name"]["enum"] == [
         only_text.collections[0].properties[0].name
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "answer", "agrees"),
+    [
+        ("The average price is 23.56 dollars.", FinalAnswer(numbers=[23.5558]), True),
+        ("The average price is 23.5 dollars.", FinalAnswer(numbers=[23.5558]), False),
+        ("There are 1,200 of them.", FinalAnswer(numbers=[1200]), True),
+        ("5 wines match.", FinalAnswer(numbers=[17]), False),  # the prose's count is not the committed one
+        ("Mostly Italian, then Thai.", FinalAnswer(names=["Italian", "Thai"]), True),
+        ("Mostly Italian.", FinalAnswer(names=["Italian", "Thai"]), False),
+        ("Spring: 31 and Fall: 27.", FinalAnswer(groups={"Spring": 31, "Fall": 27}), True),
+        ("Spring: 31 and Fall: 26.", FinalAnswer(groups={"Spring": 31, "Fall": 27}), False),
+        ("Whatever it says.", FinalAnswer(cannot_answer="no salary property"), True),
+    ],
+)
+def test_prose_agrees_with_a_committed_answer_only_when_it_states_every_value(
+    text: str, answer: Any, agrees: bool
+) -> None:
+    assert text_agrees(text, answer) is agrees
