@@ -29,7 +29,7 @@ from agent.strategies.typed import Typed
 from agent.tooldef import ToolSet
 
 OnCall = Callable[[int, ExecutedCall], None] | None
-DEFAULT_STRATEGY = "check+grounded"
+DEFAULT_STRATEGY = "check+examples+typed+grounded"
 
 
 class Strategy(Protocol):

@@ -4,7 +4,7 @@ the eval runner and an inspect task all run the same agent session (`agent.sessi
 Each door is asked the same question of the restaurants use case, by the oracle (told the gold call
 and the answer key, as `eval --model oracle` tells it) and by a scripted model that decides, calls
 and commits on its own. Every door must record the same calls, the same strategy (the default,
-`check+grounded`: MCP and inspect used to run the bare loop), the same committed answer and text,
+`check+examples+typed+grounded`: MCP and inspect used to run the bare loop), the same committed answer and text,
 and offer the model the same tool. The CLI doors run in-process with only their model replaced.
 """
 
@@ -32,6 +32,7 @@ from evaluation import runner
 from evaluation.inspect_benchmark import RUN, benchmark, task_for
 from executors import WeaviateExecutor
 from fixtures.datasets import Case, read_dataset
+from fixtures.examples import ExampleMemory
 from fixtures.use_cases import get_use_case
 from llm import ChatModel, ChatRequest, ToolDefinition
 from llm.messages import tool_returns
@@ -101,7 +102,9 @@ def recorded(run: AgentRun) -> dict[str, Any]:
 
 
 def query_agent_door(client: Any, model: ChatModel, case: Case, _: Any) -> dict[str, Any]:
-    return recorded(QueryAgent(client, collections=COLLECTIONS, model=model).ask(case.query).trace)
+    memory = ExampleMemory(client)  # the query memory the default strategy reads, as every other door's
+    memory.ensure_seeded()
+    return recorded(QueryAgent(client, collections=COLLECTIONS, model=model, retriever=memory).ask(case.query).trace)
 
 
 def ask_door(client: Any, model: ChatModel, case: Case, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:

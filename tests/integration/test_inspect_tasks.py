@@ -22,6 +22,7 @@ from inspect_ai.log import EvalLog
 from inspect_ai.model import ChatMessageTool, get_model
 
 from agent.answer import is_commit_request
+from agent.strategies import DEFAULT_STRATEGY
 from agent.testing import tool_reply
 from dbgorilla.connection import connect
 from evaluation.inspect_benchmark import RUN, Benchmark, benchmark, oracle_outputs, task_for
@@ -143,7 +144,7 @@ def test_epochs_reduce_by_pass_k(client: Any, tmp_path: Path) -> None:
 def test_the_oracle_scores_everything(client: Any, tmp_path: Path, split: str, ids: list[str]) -> None:
     bench = benchmark(split, client, ids=ids)  # the default strategy, as at every other door
     log = run(bench, oracle_outputs(bench), tmp_path)
-    assert log.samples is not None and {s.store[RUN]["strategy"] for s in log.samples} == {"check+grounded"}
+    assert log.samples is not None and {s.store[RUN]["strategy"] for s in log.samples} == {DEFAULT_STRATEGY}
     assert all(s.store[RUN]["commit"]["answer"] is not None for s in log.samples)
     scores = metrics(log)
     assert scores == (

@@ -25,6 +25,16 @@ OPEN_LATE = {
 GROUPED = {"collection_name": NAME, "groupby_property": "cuisine"}
 
 
+class _NoExamples:
+    """A query memory with nothing in it: the default strategy shows solved examples when there are any."""
+
+    def nearest(self, question: str, k: int) -> list[Any]:
+        return []
+
+
+NO_EXAMPLES = _NoExamples()
+
+
 def agent(*calls: dict[str, Any], answer: str = "Here they are.", **config: Any) -> QueryAgent:
     """A model that makes `calls` one per turn, then answers."""
 
@@ -33,7 +43,9 @@ def agent(*calls: dict[str, Any], answer: str = "Here they are.", **config: Any)
         return tool_reply("query_database", calls[done]) if done < len(calls) else ModelReply(content=answer)
 
     executor = ReferenceExecutor(sample_schema(NAME), {NAME: OBJECTS})
-    return QueryAgent(None, [NAME], FunctionModel(reply), AgentConfig(**config), executor=executor)  # type: ignore[arg-type]
+    return QueryAgent(
+        None, [NAME], FunctionModel(reply), AgentConfig(**config), executor=executor, retriever=NO_EXAMPLES
+    )  # type: ignore[arg-type]
 
 
 def test_ask_returns_the_answer_its_sources_and_the_calls_it_made() -> None:
@@ -68,7 +80,7 @@ def test_unknown_collections_are_a_typed_error() -> None:
     executor = ReferenceExecutor(sample_schema(NAME), {NAME: OBJECTS})
     model = FunctionModel(lambda _m, _t: ModelReply(content="x"))
     with pytest.raises(UnknownCollectionError, match="Nope"):
-        QueryAgent(None, ["Nope"], model, executor=executor).ask("?")  # type: ignore[arg-type]
+        QueryAgent(None, ["Nope"], model, executor=executor, retriever=NO_EXAMPLES).ask("?")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="chat model"):
         QueryAgent(None, [NAME], None, executor=executor)  # type: ignore[arg-type]
 
@@ -84,7 +96,7 @@ def citing_agent(invented: str = "") -> QueryAgent:
         return ModelReply(content=f"Two of them: [{ids[0]}] and [{ids[1]}]{invented}.")
 
     executor = ReferenceExecutor(sample_schema(NAME), {NAME: OBJECTS})
-    return QueryAgent(None, [NAME], FunctionModel(reply), executor=executor)  # type: ignore[arg-type]
+    return QueryAgent(None, [NAME], FunctionModel(reply), executor=executor, retriever=NO_EXAMPLES)  # type: ignore[arg-type]
 
 
 def test_sources_are_the_objects_the_answer_cites() -> None:
