@@ -9,7 +9,10 @@ its label's filter keeps to its search query, read off the live collection:
 - the executor's cut (0.65 by default) when no such object lies within `SEARCH_CUT_MARGIN` of it
   (every label at the size it was composed for keeps its cut);
 - otherwise the cut nearest to it, within `CUT_WINDOW`, that keeps every such object
-  `CUT_CLEARANCE` (twice the audit's margin) away, so the audit's moved cut is itself clear;
+  `CUT_CLEARANCE` (a quarter more than the audit's margin) away, so the audit's moved cut is clear too;
+- a cut whose result is itself ambiguous (a TOP_OCCURRENCES tie at its limit among the hits) is
+  passed over for the next nearest (`MAX_CUTS_TRIED` in all); when every one ties, the tie is the
+  question's own at this size, not the cut's: the nearest stays and the audit reports the tie;
 - no such cut: the question is unstable at this size (`SearchCut.unstable`): its execution is
   not scored, and the audit fails on it, naming it.
 
@@ -35,13 +38,17 @@ from fixtures.authoring.sanity import SEARCH_MARGIN
 
 #: How far the audit moves a cut to look for an object on it: the margin labels were composed with.
 SEARCH_CUT_MARGIN = SEARCH_MARGIN
-#: How far a moved cut keeps from every object: twice the audit's margin, so a cut moved by the
-#: margin still has one margin of room (float32 distances, embeddings from another machine).
-CUT_CLEARANCE = 2 * SEARCH_CUT_MARGIN
+#: How far a moved cut keeps from every object: more than the audit's margin, so a cut moved by
+#: the margin still keeps the same objects with room for float32 rounding. Not more: at 1,000
+#: objects per collection an unfiltered search has ~140 objects within the window, and gaps of 2.5
+#: margins exist there where gaps of 4 do not (restaurants-534, measured).
+CUT_CLEARANCE = 1.25 * SEARCH_CUT_MARGIN
 #: How far from the executor's cut a moved cut may go: the search keeps (nearly) its measured meaning.
 CUT_WINDOW = 0.05
 #: Decimals a chosen cut is rounded to (when the rounded value keeps its clearance): readable records.
 CUT_DECIMALS = 4
+#: Cuts tried, nearest first, for one whose result has no tie of its own.
+MAX_CUTS_TRIED = 8
 #: Result parts a probe of the hits leaves out: it lists the objects the search and filters keep.
 _NOT_PROBED = frozenset({*AGGREGATION_FIELDS, GROUPBY_FIELD, "sort"})
 
@@ -68,9 +75,18 @@ def choose_cut(distances: Iterable[float], default: float, known_up_to: float = 
     within the margin of it, else the cut nearest to it inside the window that keeps `CUT_CLEARANCE`
     from all of them; None when there is none. Distances above `known_up_to` were not read (the
     probe hit its limit), so no cut beyond it is trusted."""
+    cuts = clear_cuts(distances, default, known_up_to)
+    return cuts[0] if cuts else None
+
+
+def clear_cuts(distances: Iterable[float], default: float, known_up_to: float = math.inf) -> list[float]:
+    """Every cut that holds on these distances, one per distinct set of hits, nearest to `default` first:
+    `default` itself when no distance lies within the margin of it, then the nearest point of each gap
+    in the window that keeps `CUT_CLEARANCE` from every distance."""
     points = sorted(distances)
+    cuts: list[float] = []
     if default + SEARCH_CUT_MARGIN <= known_up_to and all(abs(d - default) >= SEARCH_CUT_MARGIN for d in points):
-        return default
+        cuts.append(default)
     low, high = default - CUT_WINDOW, min(default + CUT_WINDOW, known_up_to - CUT_CLEARANCE)
     free: list[tuple[float, float]] = []
     start = low
@@ -85,17 +101,20 @@ def choose_cut(distances: Iterable[float], default: float, known_up_to: float = 
         start = max(start, blocked_to)
     if start <= high:
         free.append((start, high))
-    if not free:
-        return None
-    nearest = min((min(max(default, a), b) for a, b in free), key=lambda cut: (abs(cut - default), cut))
-    interval = next((a, b) for a, b in free if a <= nearest <= b)
-    return _rounded(nearest, *interval)
+    nearest = sorted(((min(max(default, a), b), a, b) for a, b in free), key=lambda c: (abs(c[0] - default), c[0]))
+    hits = {sum(d <= cut for d in points) for cut in cuts}
+    for cut, a, b in nearest:
+        kept = sum(d <= cut for d in points)
+        if kept not in hits:  # the same hits as a cut already listed: nothing new to try
+            hits.add(kept)
+            cuts.append(_rounded(cut, a, b))
+    return cuts
 
 
 def _rounded(cut: float, low: float, high: float) -> float:
     """`cut` at `CUT_DECIMALS` decimals where that stays in [low, high], else as it is."""
     scale = 10**CUT_DECIMALS
-    for candidate in (round(cut, CUT_DECIMALS), math.ceil(low * scale) / scale, math.floor(high * scale) / scale):
+    for candidate in (round(cut, CUT_DECIMALS), math.floor(cut * scale) / scale, math.ceil(cut * scale) / scale):
         if low <= candidate <= high:
             return candidate
     return cut
@@ -115,18 +134,46 @@ def search_cut(executor: WeaviateExecutor, ground_truth: QueryDatabaseArguments 
     result = probe.execute({k: v for k, v in arguments.items() if k not in _NOT_PROBED})
     distances = [o.distance for o in result.objects if o.distance is not None]
     known_up_to = max(distances) if result.truncated and distances else math.inf
-    cut = choose_cut(distances, default, known_up_to)
-    if cut is None:
-        near = sum(abs(d - default) <= CUT_WINDOW for d in distances)
-        return SearchCut(
-            value=default,
-            default=default,
-            unstable=(
-                f"no cut within {CUT_WINDOW:g} of {default:g} keeps {CUT_CLEARANCE:g} from every object "
-                f"({near} objects lie within {CUT_WINDOW:g} of it)"
-            ),
-        )
-    return SearchCut(value=cut, default=default)
+    cuts = clear_cuts(distances, default, known_up_to)
+    for cut in cuts[:MAX_CUTS_TRIED]:
+        if top_occurrences_tie(at_cut(executor, SearchCut(value=cut, default=default)), arguments) is None:
+            return SearchCut(value=cut, default=default)
+    if cuts:  # the result ties at every clear cut: the question's own tie, which the audit reports
+        return SearchCut(value=cuts[0], default=default)
+    near = sum(abs(d - default) <= CUT_WINDOW for d in distances)
+    why = (
+        f"no cut within {CUT_WINDOW:g} of {default:g} keeps {CUT_CLEARANCE:g} from every object "
+        f"({near} objects lie within {CUT_WINDOW:g} of it)"
+    )
+    return SearchCut(value=default, default=default, unstable=why)
+
+
+def top_occurrences_tie(executor: WeaviateExecutor, arguments: QueryDatabaseArguments | dict[str, Any]) -> str | None:
+    """Where a label's TOP_OCCURRENCES list cuts through a tie (places k and k+1 equally frequent), as
+    `executor` runs it: which of them is listed is then arbitrary. None: no tie, or no such metric.
+    Run once more with the limit k+1; an `ExecutorError` propagates."""
+    arguments = arguments.to_tool_arguments() if isinstance(arguments, QueryDatabaseArguments) else arguments
+    aggregation = arguments.get("text_property_aggregation")
+    if not isinstance(aggregation, dict) or "TOP_OCCURRENCES" not in str(aggregation.get("metrics")):
+        return None
+    k = aggregation.get("top_occurrences_limit") or executor.options.default_top_occurrences_limit
+    result = executor.execute(
+        {**arguments, "text_property_aggregation": {**aggregation, "top_occurrences_limit": k + 1}}
+    )
+    groups = (
+        {"": result.aggregations} if result.groups is None else {g: r.aggregations for g, r in result.groups.items()}
+    )
+    for key, aggregations in groups.items():
+        for prop, metrics in aggregations.items():
+            items = metrics.get("TOP_OCCURRENCES")
+            if isinstance(items, list) and len(items) > k and _count(items[k - 1]) == _count(items[k]):
+                where = f"{prop}{' in group ' + key if key else ''}"
+                return f"{where}: places {k} and {k + 1} both occur {_count(items[k])} times"
+    return None
+
+
+def _count(item: Any) -> int:
+    return int(item["count"] if isinstance(item, dict) else item.count)
 
 
 def at_cut(executor: WeaviateExecutor, cut: SearchCut | None) -> WeaviateExecutor:

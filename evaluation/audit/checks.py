@@ -15,15 +15,15 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
 
 from evaluation.execution_match import compare
 from evaluation.search_cut import SEARCH_CUT_MARGIN
+from evaluation.search_cut import top_occurrences_tie as top_occurrences_tie_at
 from executors import ExecutorError, QueryDatabaseArguments, QueryResult, WeaviateExecutor
-from executors.options import DEFAULT_TOP_OCCURRENCES_LIMIT
 from fixtures import DEFAULT_SEED, ObjectGenerator
 from fixtures.datasets import Case
 from fixtures.use_cases import UseCase
@@ -58,40 +58,14 @@ def _run(executor: WeaviateExecutor, arguments: QueryDatabaseArguments) -> Query
         return error
 
 
-def _top_occurrence_lists(result: QueryResult) -> Iterable[tuple[str, list[Any]]]:
-    groups = (
-        {"": result.aggregations} if result.groups is None else {k: g.aggregations for k, g in result.groups.items()}
-    )
-    for key, aggregations in groups.items():
-        for prop, metrics in aggregations.items():
-            value = metrics.get("TOP_OCCURRENCES")
-            if isinstance(value, list):
-                yield f"{prop}{' in group ' + key if key else ''}", value
-
-
-def _count(item: Any) -> int:
-    return int(item["count"] if isinstance(item, dict) else item.count)
-
-
 def top_occurrences_tie(executor: WeaviateExecutor, case: Case) -> Tie | None:
-    aggregation = case.ground_truth.text_property_aggregation
-    if aggregation is None or "TOP_OCCURRENCES" not in aggregation.metrics:
-        return None
-    k = aggregation.top_occurrences_limit or DEFAULT_TOP_OCCURRENCES_LIMIT
-    wider = case.ground_truth.model_copy(
-        update={"text_property_aggregation": aggregation.model_copy(update={"top_occurrences_limit": k + 1})}
-    )
-    result = _run(executor, wider)
-    if isinstance(result, ExecutorError):
+    """The label's TOP_OCCURRENCES cut through a tie, at its search cut (`evaluation.search_cut`, whose
+    rule passes over cuts where it does)."""
+    try:
+        detail = top_occurrences_tie_at(executor, case.ground_truth)
+    except ExecutorError:
         return None  # the label's own execution reports errors
-    for where, items in _top_occurrence_lists(result):
-        if len(items) > k and _count(items[k - 1]) == _count(items[k]):
-            return Tie(
-                id=case.id,
-                kind="top_occurrences",
-                detail=f"{where}: places {k} and {k + 1} both occur {_count(items[k])} times",
-            )
-    return None
+    return Tie(id=case.id, kind="top_occurrences", detail=detail) if detail else None
 
 
 def search_cut_tie(executors: tuple[WeaviateExecutor, WeaviateExecutor], case: Case, truth: QueryResult) -> Tie | None:

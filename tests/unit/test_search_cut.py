@@ -23,6 +23,7 @@ from evaluation.search_cut import (
     at_cut,
     choose_cut,
     search_cut,
+    top_occurrences_tie,
 )
 from executors import CollectionSchema, DatabaseSchema, PropertySchema, ReferenceExecutor
 from executors.options import SEARCH_MAX_DISTANCE
@@ -70,12 +71,12 @@ def test_the_default_cut_stays_when_every_object_is_clear_of_it() -> None:
 
 
 def test_an_object_on_the_cut_moves_it_to_the_nearest_clear_place() -> None:
-    # objects at 0.6505 and 0.6540: the cut moves down below 0.6505 (0.6485 is 0.002 clear) rather
-    # than up between them (0.6525 would be 0.002 clear of both; it is farther from 0.65)
+    # objects at 0.6505 and 0.6540: the cut moves down below 0.6505 (0.6492 is 0.0013 clear) rather
+    # than up between them (0.6525 would be clear of both; it is farther from 0.65)
     cut = choose_cut([0.6505, 0.654], DEFAULT)
-    assert cut == 0.6485
+    assert cut == 0.6492
     # crowded below: it moves up instead, into the first gap wide enough
-    crowded = [DEFAULT - 0.003 * k for k in range(17)]
+    crowded = [DEFAULT - 0.002 * k for k in range(26)]
     cut = choose_cut([*crowded, 0.66], DEFAULT)
     assert cut is not None and DEFAULT < cut < 0.66 and all(abs(d - cut) >= CUT_CLEARANCE for d in [*crowded, 0.66])
 
@@ -158,7 +159,7 @@ def record(ground_truth: dict[str, Any], *calls: dict[str, Any]) -> EvalRecord:
 def test_the_gold_and_the_calls_scored_for_it_run_at_the_questions_cut() -> None:
     # dish 2 sits 0.0002 inside 0.65: at the default cut a float's noise decides; dish 3 blocks the
     # room above, so the cut moves below dish 2 and leaves it out
-    data = executor([(0.3, True), (0.4, False), (DEFAULT - 0.0002, True), (DEFAULT + 0.0025, True)])
+    data = executor([(0.3, True), (0.4, False), (DEFAULT - 0.0002, True), (DEFAULT + 0.002, True)])
     truths = Truths(data, None)  # type: ignore[arg-type]
     scorer = Scorer(lambda _r: SCHEMA, data, truths)  # type: ignore[arg-type]
     scored = scorer.score(record(SEARCH, SEARCH))
@@ -191,3 +192,24 @@ def test_at_cut_leaves_the_executor_alone_without_a_moved_cut() -> None:
     assert at_cut(data, None) is data  # type: ignore[arg-type]
     assert at_cut(data, SearchCut(value=DEFAULT, default=DEFAULT)) is data  # type: ignore[arg-type]
     assert at_cut(data, SearchCut(value=0.66, default=DEFAULT)).options.search_max_distance == 0.66  # type: ignore[arg-type]
+
+
+def test_a_cut_where_the_top_value_ties_is_passed_over_for_the_next() -> None:
+    names = {0.3: "x", 0.4: "y", DEFAULT - 0.0002: "x", DEFAULT + 0.002: "z"}
+    rows = [
+        {
+            "uuid": f"00000000-0000-4000-8000-{i:012d}",
+            "properties": {"name": n, "vegan": True},
+            "vector": at_distance(d),
+        }
+        for i, (d, n) in enumerate(names.items())
+    ]
+    data = ReferenceExecutor(SCHEMA, {"Dishes": rows}, embed=lambda _text: QUERY_VECTOR)
+    top = {**SEARCH, "text_property_aggregation": {"property_name": "name", "metrics": "TOP_OCCURRENCES", "top_occurrences_limit": 1}}  # fmt: skip
+    # the nearest clear cut (below 0.6498) keeps x and y once each: the top name is a coin toss there
+    below = SearchCut(value=choose_cut(names, DEFAULT) or 0.0, default=DEFAULT)
+    assert below.value < DEFAULT - 0.0002
+    assert top_occurrences_tie(at_cut(data, below), top) == "name: places 1 and 2 both occur 1 times"  # type: ignore[arg-type]
+    cut = search_cut(data, top)  # type: ignore[arg-type]
+    assert cut is not None and not cut.unstable and cut.value > DEFAULT + 0.002 + CUT_CLEARANCE - 1e-9
+    assert top_occurrences_tie(at_cut(data, cut), top) is None  # type: ignore[arg-type]
