@@ -214,7 +214,7 @@ def audit_dataset(
         objects_per_collection={name: n for name, (n, _) in observed.items()},
         invalid_labels=len(dataset.invalid),
         invalid_label_ids=dataset.invalid,
-        executed=len(cases),
+        executed=len(stable),
         execution_errors=len(errors),
         errors=errors,
         non_vacuous_rate=(len(answered) - len(vacuous)) / len(answered) if answered else 0.0,

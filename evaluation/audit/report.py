@@ -91,6 +91,7 @@ class AuditReport(BaseModel):
     objects_per_collection: dict[str, int | None] = {}
     invalid_labels: int
     invalid_label_ids: list[str] = []
+    #: Labels executed: those with a stable search cut on this data (the unstable ones are listed apart).
     executed: int
     execution_errors: int
     errors: list[ExecutionFailure] = []
