@@ -49,7 +49,7 @@ def loaded(weaviate_stack: Any) -> Iterator[Any]:
             drop_use_cases(client, [u for u in get_use_cases() if u.name == USE_CASE], namespace=NAMESPACE)
 
 
-def test_the_audit_at_1000_objects_is_clean(loaded: Any) -> None:
+def test_the_audit_at_1000_objects_has_no_tie_at_a_search_cut(loaded: Any) -> None:
     args = ("audit-dataset", "--use-case", USE_CASE, "--namespace", NAMESPACE)
     result = run_cli(*args, "--objects-per-collection", str(SIZE), "--json", env=loaded.env)
     report = json.loads(result.stdout)
