@@ -30,6 +30,7 @@ from dbgorilla.cli import app
 from dbgorilla.connection import connect
 from evaluation import runner
 from evaluation.inspect_benchmark import RUN, benchmark, task_for
+from evaluation.strategies import use_strategy
 from executors import WeaviateExecutor
 from fixtures.datasets import Case, read_dataset
 from fixtures.examples import ExampleMemory
@@ -146,9 +147,8 @@ def eval_door(client: Any, model: ChatModel, case: Case, _: Any) -> dict[str, An
         model_name=model.name,
         config=AgentConfig(),
         design=ToolDesign(),
-        strategy=DEFAULT_STRATEGY,
     )
-    record = runner.run_case(case, context)
+    record = runner.run_case(case, use_strategy(context, client, DEFAULT_STRATEGY))  # its memory, as eval wires it
     calls = [c.arguments for c in record.predicted_calls]
     answer = record.commit.answer.model_dump(mode="json") if record.commit and record.commit.answer else None
     return {"calls": calls, "strategy": record.strategy, "answer": answer, "text": record.final_answer}
