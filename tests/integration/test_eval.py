@@ -23,6 +23,9 @@ from fixtures.datasets import load_split, split_path
 from fixtures.loader import load_use_cases
 from tests.conftest import Stack, fresh_settings, restaurant_truths, run_cli, settings_env
 
+#: The mock servers here answer by the question's own text: a strategy that shows no examples before it.
+SCRIPTED_STRATEGY = ("--strategy", "check+grounded")
+
 pytestmark = pytest.mark.integration
 RESTAURANTS = [r for r in load_split() if r.use_case == "restaurants"]
 TRUTH_BY_QUERY = restaurant_truths()
@@ -100,6 +103,7 @@ def test_model_server_errors_and_hangs_become_typed_outcomes(restaurants_stack: 
             server.base_url,
             "--model",
             "mock",
+            *SCRIPTED_STRATEGY,
             "--use-case",
             "restaurants",
             "--limit",
@@ -138,7 +142,8 @@ def test_killing_weaviate_mid_run_then_resume_loses_nothing(tmp_path_factory: py
                 os.kill(weaviate.pid, signal.SIGKILL)
             return replay_truth(body, index)
 
-        args = ["eval", "--model", "mock", "--use-case", "restaurants", "--limit", "12", "--out", str(out), "--json"]
+        args = ["eval", "--model", "mock", *SCRIPTED_STRATEGY, "--use-case", "restaurants", "--limit", "12"]
+        args += ["--out", str(out), "--json"]
         with MockOpenAIServer(script) as server:
             first = run_cli(*args, "--base-url", server.base_url, env=env)
         # Weaviate down for 3 cases in a row: an infrastructure failure, not a run of zeros (exit 11)
@@ -311,7 +316,7 @@ def test_repeats_forward_the_seed_and_name_the_questions_that_flip(restaurants_s
     with MockOpenAIServer(script) as server:
         ids = [arg for r in listings for arg in ("--id", r.id)]
         result = run_cli(
-            "eval", "--base-url", server.base_url, "--model", "mock-model", *ids, "--repeats", "2", "--seed", "7",
+            "eval", "--base-url", server.base_url, "--model", "mock-model", *SCRIPTED_STRATEGY, *ids, "--repeats", "2", "--seed", "7",
             "--temperature", "0.5", "--out", str(tmp_path), "--json", env=restaurants_stack.env,
         )  # fmt: skip
         seeds = {body.get("seed") for body in server.requests}
