@@ -18,7 +18,7 @@ from agent import ToolDesign
 from agent.tooldef import ToolVariant
 from evaluation.protocols import ScoringProtocol
 from evaluation.records import EvalRecord, Outcome
-from evaluation.statistics import paired_comparison, passed, rate_with_interval
+from evaluation.statistics import paired_comparison, pass_rate
 from evaluation.summary import core
 
 BASELINE = "original"
@@ -103,7 +103,7 @@ def ablation_table(
                 calls_per_question=round(sum(r.scores.calls_made for r in records) / len(records), 3)
                 if records
                 else None,
-                passed=rate_with_interval([passed(r) for r in records]),
+                passed=pass_rate(records),
                 model_errors=sum(r.outcome in (Outcome.MODEL_ERROR, Outcome.TIMEOUT) for r in records),
                 versus_baseline=paired_comparison(base, records) if base and name != BASELINE else None,
             )

@@ -31,6 +31,14 @@ class RateWithInterval(_Strict):
     width: float | None
 
 
+class PassRate(RateWithInterval):
+    """The pass rate over the questions with a verdict (`evaluation.statistics.pass_rate`)."""
+
+    unstable: int = Field(
+        default=0, description="Questions unstable on this data: neither passed nor failed, not in `n`."
+    )
+
+
 class ProtocolScores(_Strict):
     """The headline numbers of one protocol (`evaluation.summary.core`)."""
 
@@ -185,8 +193,8 @@ class RunSummary(_Strict):
     execution_scored_cases: int | None = None
     vacuous_ground_truths: dict[str, int] | None = None
     ground_truth_errors: int | None = None
-    #: Search questions with no stable cut on this data (`evaluation.search_cut`): not execution-scored.
-    unstable_search_cuts: list[str] | None = None
+    #: Questions unstable on this data (`evaluation.search_cut`): not execution-scored, not in the pass rate.
+    unstable: list[str] | None = None
     #: Search questions run at a cut other than the default on this data.
     moved_search_cuts: int | None = None
     scoring_errors: int | None = None
@@ -204,8 +212,10 @@ class RunSummary(_Strict):
     trajectories: Trajectories
     citations: Citations
     contract: Contract | None = None
-    passed: RateWithInterval | None = Field(
-        default=None, alias="pass", description="`eval` only: questions passed (`evaluation.statistics.passed`)."
+    passed: PassRate | None = Field(
+        default=None,
+        alias="pass",
+        description="`eval` only: questions passed (`evaluation.statistics.pass_rate`), unstable ones left out.",
     )
 
 

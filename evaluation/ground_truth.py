@@ -65,7 +65,7 @@ class GroundTruthCache:
                     return truth
                 cut = self.search_cut(record)
                 key = (
-                    AnswerKey(unscored=f"the search cut is unstable on this data: {cut.unstable}")
+                    AnswerKey(unscored=f"unstable on this data: {cut.unstable}")
                     if cut is not None and cut.unstable
                     else single_call_key(
                         truth,

@@ -37,7 +37,7 @@ from agent.strategies import DEFAULT_STRATEGY, ExampleRetriever
 from evaluation import runner
 from evaluation.records import EvalRecord
 from evaluation.selection import select_abstentions, select_cases
-from evaluation.statistics import passed
+from evaluation.statistics import passed, unstable
 from evaluation.strategies import prepare_strategy
 from executors import WeaviateExecutor
 from executors.vocabulary import ToolOperations
@@ -238,6 +238,8 @@ def answer_grader(bench: Benchmark) -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         record = await scored_record(bench, state)
         scores = record.scores
+        if unstable(record):  # its gold is arbitrary on this data: no verdict either way
+            return Score(value=NOANSWER, explanation=f"not scored on this data: {record.search_cut.unstable}")  # type: ignore[union-attr]
         return Score(
             value=CORRECT if passed(record) else INCORRECT,
             answer=record.final_answer,

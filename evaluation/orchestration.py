@@ -26,7 +26,7 @@ from agent.tokens import TokenCounter
 from evaluation import runner
 from evaluation.records import EvalRecord
 from evaluation.selection import Chosen
-from evaluation.statistics import passed, rate_with_interval, repeat_summary
+from evaluation.statistics import pass_rate, repeat_summary
 from evaluation.summary import summarize
 from executors import WeaviateExecutor
 from fixtures.loader import ensure_loaded, names_of
@@ -140,7 +140,7 @@ def run_repeats(
             stopped = error  # the summary below is still written; it says what failed
         records = [r for r in runner.read_records(directory / runner.RESULTS_FILE) if r.id in wanted]
         summary = summarize(records)
-        summary["pass"] = rate_with_interval([passed(r) for r in records])
+        summary["pass"] = pass_rate(records)
         runner.write_run_file(
             directory,
             {

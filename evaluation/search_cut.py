@@ -11,10 +11,15 @@ its label's filter keeps to its search query, read off the live collection:
 - otherwise the cut nearest to it, within `CUT_WINDOW`, that keeps every such object
   `CUT_CLEARANCE` (a quarter more than the audit's margin) away, so the audit's moved cut is clear too;
 - a cut whose result is itself ambiguous (a TOP_OCCURRENCES tie at its limit among the hits) is
-  passed over for the next nearest (`MAX_CUTS_TRIED` in all); when every one ties, the tie is the
-  question's own at this size, not the cut's: the nearest stays and the audit reports the tie;
-- no such cut: the question is unstable at this size (`SearchCut.unstable`): its execution is
-  not scored, and the audit fails on it, naming it.
+  passed over for the next nearest (`MAX_CUTS_TRIED` in all).
+
+A question is *unstable at this size* (`SearchCut.unstable` says why) when its label has no stable
+result on this data, by one rule (`search_cut`): no cut holds, or its TOP_OCCURRENCES ties at the
+limit at every admissible cut (every clear cut tried; for a label without a near_text search, the
+executor's own). Either way the gold is arbitrary, so a right call could score wrong: the question
+is not execution-scored at this size, its answer key is unscored, the pass rate leaves it out
+(`evaluation.statistics.pass_rate`) and the audit lists it apart from ties without failing on it.
+A tie on a question that is scored still fails the audit.
 
 `GroundTruthCache.search_cut` is the one place a case's cut is computed (cached per question); the
 ground truth, the agent's calls (`runner.run_case`, the inspect task) and the scorer's executions of
@@ -49,12 +54,15 @@ CUT_WINDOW = 0.05
 CUT_DECIMALS = 4
 #: Cuts tried, nearest first, for one whose result has no tie of its own.
 MAX_CUTS_TRIED = 8
+#: How an unstable question whose label ties says so (the rest of the reason says where).
+TIED = "its TOP_OCCURRENCES ties at the limit"
 #: Result parts a probe of the hits leaves out: it lists the objects the search and filters keep.
 _NOT_PROBED = frozenset({*AGGREGATION_FIELDS, GROUPBY_FIELD, "sort"})
 
 
 class SearchCut(BaseModel):
-    """The cut a search question runs at on this data, and whether it had to move."""
+    """The cut a question runs at on this data, whether it had to move, and whether the question is
+    stable at this size (a label without search has one only when it is not)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -62,7 +70,8 @@ class SearchCut(BaseModel):
     value: float
     #: The executor's cut, which `value` replaces.
     default: float
-    #: Why no cut holds on this data (None: `value` holds). Such a question is not scored.
+    #: Why the question is unstable at this size (None: `value` holds): no cut holds, or its
+    #: TOP_OCCURRENCES ties at every admissible cut. Such a question is not execution-scored.
     unstable: str | None = None
 
     @property
@@ -121,13 +130,16 @@ def _rounded(cut: float, low: float, high: float) -> float:
 
 
 def search_cut(executor: WeaviateExecutor, ground_truth: QueryDatabaseArguments | dict[str, Any]) -> SearchCut | None:
-    """The cut of a label on the data `executor` reads (None: the label does not search, or the search
-    mode has no distances). Reads the objects its filters keep within the window; `ExecutorError`
+    """The cut of a label on the data `executor` reads, or why the label is unstable at this size.
+
+    None: the label does not search (or the search mode has no distances) and its result holds at the
+    executor's own cut. Reads the objects its filters keep within the window; `ExecutorError`
     propagates (the label's own execution reports it)."""
     arguments = ground_truth.to_tool_arguments() if isinstance(ground_truth, QueryDatabaseArguments) else ground_truth
-    if not arguments.get(SEARCH_FIELD) or executor.options.search_mode is not SearchMode.NEAR_TEXT:
-        return None
     default = executor.options.search_max_distance
+    if not arguments.get(SEARCH_FIELD) or executor.options.search_mode is not SearchMode.NEAR_TEXT:
+        tie = top_occurrences_tie(executor, arguments)  # the only admissible cut is the executor's own
+        return None if tie is None else SearchCut(value=default, default=default, unstable=f"{TIED}: {tie}")
     probe = executor.with_options(
         SCORING_OPTIONS.model_copy(update={"search_max_distance": min(default + CUT_WINDOW + CUT_CLEARANCE, 2.0)})
     )
@@ -135,11 +147,15 @@ def search_cut(executor: WeaviateExecutor, ground_truth: QueryDatabaseArguments 
     distances = [o.distance for o in result.objects if o.distance is not None]
     known_up_to = max(distances) if result.truncated and distances else math.inf
     cuts = clear_cuts(distances, default, known_up_to)
+    ties: list[str] = []
     for cut in cuts[:MAX_CUTS_TRIED]:
-        if top_occurrences_tie(at_cut(executor, SearchCut(value=cut, default=default)), arguments) is None:
+        tie = top_occurrences_tie(at_cut(executor, SearchCut(value=cut, default=default)), arguments)
+        if tie is None:
             return SearchCut(value=cut, default=default)
-    if cuts:  # the result ties at every clear cut: the question's own tie, which the audit reports
-        return SearchCut(value=cuts[0], default=default)
+        ties.append(tie)
+    if ties:  # the result ties at every clear cut: the question's own tie at this size, not the cut's
+        where = f"at each of the {len(ties)} clear cuts tried" if len(ties) > 1 else f"at its one clear cut {cuts[0]:g}"
+        return SearchCut(value=default, default=default, unstable=f"{TIED} {where}: {ties[0]}")
     near = sum(abs(d - default) <= CUT_WINDOW for d in distances)
     why = (
         f"no cut within {CUT_WINDOW:g} of {default:g} keeps {CUT_CLEARANCE:g} from every object "

@@ -6,6 +6,10 @@ passes when the call its answer rests on returned the ground truth's rows (`fina
 exact), or, where the ground truth is vacuous (empty, or every object) and rows prove nothing, when
 that call is the label (`final` exact match). A question the tool cannot answer passes when the
 answer says so. One definition serves repeats, intervals and comparisons.
+
+A question *unstable* on the run's data (`unstable`: its label has no stable result at this size,
+`evaluation.search_cut`) is neither passed nor failed: `pass_rate` leaves it out of the denominator
+and counts it beside the rate, and repeats and paired comparisons leave it out too.
 """
 
 from __future__ import annotations
@@ -20,6 +24,18 @@ from evaluation.records import EvalRecord
 Z95 = 1.959963984540054
 #: Below this p-value two runs differ by more than their noise.
 ALPHA = 0.05
+
+
+def unstable(record: EvalRecord) -> bool:
+    """The question's gold is arbitrary on this data (`evaluation.search_cut`): it gets no verdict."""
+    return record.search_cut is not None and record.search_cut.unstable is not None
+
+
+def pass_rate(records: Sequence[EvalRecord]) -> dict[str, Any]:
+    """The pass rate with its interval over the questions with a verdict, and how many were unstable:
+    the one place a pass rate is computed, so an unstable question never counts as failed."""
+    counted = [r for r in records if not unstable(r)]
+    return {**rate_with_interval([passed(r) for r in counted]), "unstable": len(records) - len(counted)}
 
 
 def passed(record: EvalRecord) -> bool:
@@ -57,7 +73,7 @@ def rate_with_interval(flags: Sequence[bool]) -> dict[str, Any]:
 def repeat_summary(runs: Sequence[Sequence[EvalRecord]]) -> dict[str, Any]:
     """pass@1 (the mean pass rate of one run), pass^k (passed in every one of k runs), each with
     a Wilson interval, per run, per use case, and the questions whose verdict flips."""
-    verdicts = [{r.id: passed(r) for r in run} for run in runs]
+    verdicts = [{r.id: passed(r) for r in run if not unstable(r)} for run in runs]
     shared = sorted(set.intersection(*(set(v) for v in verdicts))) if verdicts else []
     use_case = {r.id: r.use_case for run in runs for r in run}
     every = {q: all(v[q] for v in verdicts) for q in shared}
@@ -96,7 +112,8 @@ def mcnemar_exact(only_a: int, only_b: int) -> float:
 
 def paired_comparison(a: Sequence[EvalRecord], b: Sequence[EvalRecord]) -> dict[str, Any]:
     """Run `b` against run `a` on the questions both answered: rates, discordant pairs, McNemar."""
-    verdict_a, verdict_b = {r.id: passed(r) for r in a}, {r.id: passed(r) for r in b}
+    verdict_a = {r.id: passed(r) for r in a if not unstable(r)}
+    verdict_b = {r.id: passed(r) for r in b if not unstable(r)}
     shared = sorted(set(verdict_a) & set(verdict_b))
     only_a = sum(verdict_a[q] and not verdict_b[q] for q in shared)
     only_b = sum(verdict_b[q] and not verdict_a[q] for q in shared)

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from evaluation.ablation import percent
 from evaluation.protocols import ScoringProtocol
 from evaluation.records import EvalRecord, Outcome
-from evaluation.statistics import paired_comparison, passed, rate_with_interval
+from evaluation.statistics import paired_comparison, pass_rate
 from evaluation.summary import core
 
 BASELINE_STRATEGY = "react"
@@ -64,7 +64,7 @@ def strategy_rows(runs: Mapping[str, Sequence[EvalRecord]], baseline: str = BASE
                     strategy=name,
                     kind=kind,
                     questions=len(records),
-                    passed=rate_with_interval([passed(r) for r in records]),
+                    passed=pass_rate(records),
                     answer_accuracy=round(sum(keyed) / len(keyed), 6) if keyed else None,
                     exact_match=core(records, ScoringProtocol.FIRST).get("exact_match") if answerable else None,
                     calls_per_question=_mean([r.scores.calls_made for r in records]),

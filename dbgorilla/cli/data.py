@@ -222,10 +222,10 @@ def _print_validation(report: AuditReport) -> None:
         f"{verdict(not report.alternative_mismatches)}",
         highlight=False,
     )
-    unstable = report.unstable_search_cuts
+    unstable = report.unstable
     out.print(
-        f"search cuts moved on this data: {len(report.search_cuts)}; unstable (no cut holds, not audited): "
-        f"{len(unstable)} {verdict(not unstable)}",
+        f"search cuts moved on this data: {len(report.search_cuts)}; unstable at this size (no stable result: "
+        f"not audited, not scored, not held against the exit): {len(unstable)}",
         highlight=False,
     )
     for case_id, cut in sorted(report.search_cuts.items()):

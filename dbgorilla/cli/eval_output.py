@@ -62,9 +62,11 @@ def show_summary(summary: dict[str, Any], run_dir: Path | None = None) -> None:
     verdicts = summary.get("pass") or {}
     if verdicts.get("interval"):
         low, high = verdicts["interval"]
+        left_out = verdicts.get("unstable") or 0
         out.print(
             f"pass rate {verdicts['rate']:.3f}, 95% interval [{low:.3f}, {high:.3f}] over {verdicts['n']} questions "
-            f"(width {verdicts['width']:.3f})",
+            f"(width {verdicts['width']:.3f})"
+            + (f"; {left_out} unstable on this data, left out (neither passed nor failed)" if left_out else ""),
             highlight=False,
         )
     answers = summary.get("answers") or {}
@@ -75,12 +77,12 @@ def show_summary(summary: dict[str, Any], run_dir: Path | None = None) -> None:
             f"{answers['all_gold_calls_reached']:.3f}" + contract_note(summary),
             highlight=False,
         )
-    if summary.get("moved_search_cuts") or summary.get("unstable_search_cuts"):
-        unstable = summary.get("unstable_search_cuts") or []
+    if summary.get("moved_search_cuts") or summary.get("unstable"):
+        unstable = summary.get("unstable") or []
         shown = ", ".join(unstable[:5]) + (f" and {len(unstable) - 5} more" if len(unstable) > 5 else "")
         out.print(
             f"search cuts moved on this data: {summary.get('moved_search_cuts') or 0}; unstable, left out of "
-            f"execution match: {len(unstable)}" + (f" ({shown})" if unstable else ""),
+            f"execution match and the pass rate: {len(unstable)}" + (f" ({shown})" if unstable else ""),
             highlight=False,
         )
     diagnostics = summary.get("diagnostics") or {}

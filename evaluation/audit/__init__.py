@@ -16,7 +16,8 @@ eval's `SCORING_OPTIONS` (filter results are complete sets) and reports:
   compared with the generator topics they mean;
 - search cuts (`evaluation.search_cut`): each search label runs, with its mutants and checks, at
   its own cut on this data, the one the eval scores it at; the moved ones are listed with their
-  cut, and a label with no stable cut at this size is listed as unstable (and not audited further);
+  cut, and a label unstable at this size (no cut holds, or its TOP_OCCURRENCES ties at every admissible
+  cut) is listed under `unstable`, not audited further and not held against the exit;
 - gameability probes (`probes`): predictors built to be wrong, scored by the eval's own `Scorer`
   under both protocols, must earn nothing; the gold labels must earn everything.
 
@@ -58,7 +59,7 @@ from evaluation.audit.report import (
     MutantFailure,
     MutantOutcome,
     SizeMismatch,
-    UnstableCut,
+    UnstableQuestion,
     VacuousQuery,
 )
 from evaluation.execution_match import SCORING_OPTIONS, compare, vacuity
@@ -134,7 +135,7 @@ def audit_dataset(
             if not isinstance(cut, ExecutorError)
         }
         unstable = [
-            UnstableCut(id=case_id, detail=cut.unstable)
+            UnstableQuestion(id=case_id, detail=cut.unstable)
             for case_id, cut in cut_of.items()
             if isinstance(cut, SearchCut) and cut.unstable
         ]
@@ -232,7 +233,7 @@ def audit_dataset(
             for case_id, cut in cut_of.items()
             if isinstance(cut, SearchCut) and cut.moved and not cut.unstable
         },
-        unstable_search_cuts=unstable,
+        unstable=unstable,
         alternative_mismatches=checks.mismatches,
         alternatives_checked=checks.alternatives,
         search_relevance=relevance_by_use_case(checks.relevance),

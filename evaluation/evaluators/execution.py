@@ -12,6 +12,7 @@ from evaluation.evaluators.base import Evaluator, Results, ScoreContext, mean
 from evaluation.execution_match import compare, vacuity
 from evaluation.protocols import PROTOCOLS, ScoringProtocol, protocol_calls
 from evaluation.records import EvalRecord
+from evaluation.statistics import unstable
 from executors import QueryResult
 
 DISAGREEMENT_EXAMPLES = 5
@@ -41,7 +42,7 @@ class Execution(Evaluator):
 
     def evaluate(self, ctx: ScoreContext) -> Results:
         results: dict[str, Any] = {}
-        if ctx.search_cut is not None and ctx.search_cut.unstable:  # no gold to compare with at this size
+        if ctx.search_cut is not None and ctx.search_cut.unstable:  # the gold is arbitrary at this size
             return {"scoring_error": ctx.executions.infrastructure_error}
         for protocol in PROTOCOLS:
             truth = ctx.targets(protocol)[1]
@@ -87,8 +88,8 @@ class Execution(Evaluator):
                 Counter(r.scores.ground_truth_vacuous for r in records if r.scores.ground_truth_vacuous)
             ),
             "ground_truth_errors": sum(1 for r in records if r.ground_truth_error),
-            #: Search questions with no stable cut on this data: not scored, named.
-            "unstable_search_cuts": unstable_search_cuts(records),
+            #: Questions unstable at this size (`evaluation.search_cut`): not scored, named.
+            "unstable": unstable_questions(records),
             "moved_search_cuts": sum(1 for r in records if r.search_cut is not None and r.search_cut.moved),
             "scoring_errors": sum(1 for r in records if r.scores.scoring_error),
             "diagnostics": {
@@ -99,9 +100,9 @@ class Execution(Evaluator):
         }
 
 
-def unstable_search_cuts(records: Sequence[EvalRecord]) -> list[str]:
-    """The ids of the questions whose search has no stable cut on this data (left out of execution scores)."""
-    return [r.id for r in records if r.search_cut is not None and r.search_cut.unstable]
+def unstable_questions(records: Sequence[EvalRecord]) -> list[str]:
+    """The ids of the questions unstable on this data (left out of execution scores and the pass rate)."""
+    return [r.id for r in records if unstable(r)]
 
 
 def disagreement(records: Sequence[EvalRecord], protocol: ScoringProtocol | str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from evaluation.evaluators.arguments import COMPLEXITIES, COMPONENTS, component_
 from evaluation.protocols import ScoringProtocol
 from evaluation.records import EvalRecord, Outcome
 from evaluation.report.runs import Run
-from evaluation.statistics import paired_comparison, passed, rate_with_interval, repeat_summary
+from evaluation.statistics import paired_comparison, pass_rate, repeat_summary
 from evaluation.summary import core
 
 
@@ -100,7 +100,7 @@ def leaderboard(runs: Sequence[Run]) -> Table:
         row = {"run": run.name, "model": run.model, "tool_design": run.tool_design, **flat(s["protocols"])}
         for each in EVALUATORS:
             row.update(each.leaderboard_values(s))
-        verdicts = rate_with_interval([passed(r) for r in run.records])
+        verdicts = pass_rate(run.records)
         row.update(
             pass_interval=f"{verdicts['rate']:.1%} {interval_text(verdicts)}" if verdicts["n"] else None,
             cost_usd=run.cost_usd,
@@ -300,7 +300,7 @@ def kind_table(runs: Sequence[Run]) -> Table:
             records = [r for r in run.records if r.kind == kind]
             if not records:
                 continue
-            verdicts = rate_with_interval([passed(r) for r in records])
+            verdicts = pass_rate(records)
             answerable = [r for r in records if r.expected == "call"]
             row = {
                 "kind": kind,

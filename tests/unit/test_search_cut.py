@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluation.evaluators.execution import unstable_search_cuts
+from evaluation.evaluators.execution import unstable_questions
 from evaluation.ground_truth import GroundTruthCache
 from evaluation.records import EvalRecord, Outcome, PredictedCall
 from evaluation.runner import agent_executor
@@ -25,6 +25,7 @@ from evaluation.search_cut import (
     search_cut,
     top_occurrences_tie,
 )
+from evaluation.statistics import pass_rate
 from executors import CollectionSchema, DatabaseSchema, PropertySchema, ReferenceExecutor
 from executors.options import SEARCH_MAX_DISTANCE
 from fixtures.datasets import Case
@@ -183,8 +184,8 @@ def test_an_unstable_question_is_named_and_left_out_of_execution_scores() -> Non
     scored = Scorer(lambda _r: SCHEMA, crowded, truths).score(record(SEARCH, SEARCH))  # type: ignore[arg-type]
     assert scored.search_cut is not None and scored.search_cut.unstable
     assert scored.scores.final.execution_exact is None and scored.scores.first.execution_exact is None
-    assert unstable_search_cuts([scored]) == ["dishes-001"]
-    assert truths.gold(scored).key.unscored.startswith("the search cut is unstable")  # type: ignore[union-attr]
+    assert unstable_questions([scored]) == ["dishes-001"]
+    assert truths.gold(scored).key.unscored.startswith("unstable on this data")  # type: ignore[union-attr]
 
 
 def test_at_cut_leaves_the_executor_alone_without_a_moved_cut() -> None:
@@ -213,3 +214,50 @@ def test_a_cut_where_the_top_value_ties_is_passed_over_for_the_next() -> None:
     cut = search_cut(data, top)  # type: ignore[arg-type]
     assert cut is not None and not cut.unstable and cut.value > DEFAULT + 0.002 + CUT_CLEARANCE - 1e-9
     assert top_occurrences_tie(at_cut(data, cut), top) is None  # type: ignore[arg-type]
+
+
+def dishes(named: dict[float, str]) -> ReferenceExecutor:
+    """Dishes at these distances from every query, with these names."""
+    rows = [
+        {
+            "uuid": f"00000000-0000-4000-8000-{i:012d}",
+            "properties": {"name": n, "vegan": True},
+            "vector": at_distance(d),
+        }
+        for i, (d, n) in enumerate(named.items())
+    ]
+    return ReferenceExecutor(SCHEMA, {"Dishes": rows}, embed=lambda _text: QUERY_VECTOR)
+
+
+def top_name(arguments: dict[str, Any]) -> dict[str, Any]:
+    return {**arguments, "text_property_aggregation": {"property_name": "name", "metrics": "TOP_OCCURRENCES", "top_occurrences_limit": 1}}  # fmt: skip
+
+
+def test_a_top_occurrences_tie_at_every_clear_cut_makes_the_question_unstable() -> None:
+    # x and y once each below the cut and nothing else within the window: every clear cut keeps the tie
+    data = dishes({0.3: "x", 0.4: "y", DEFAULT - 0.0002: "z", DEFAULT + 0.0002: "w"})
+    cut = search_cut(data, top_name(SEARCH))  # type: ignore[arg-type]
+    assert cut is not None and cut.unstable and cut.value == DEFAULT and not cut.moved
+    assert "TOP_OCCURRENCES ties at the limit" in cut.unstable and "places 1 and 2 both occur 1 times" in cut.unstable
+
+
+def test_a_label_without_search_is_unstable_on_a_real_tie_and_scored_without_one() -> None:
+    tied = dishes({0.3: "x", 0.4: "y", 0.5: "z", 0.6: "x", 0.7: "y"})  # x and y twice each
+    cut = search_cut(tied, top_name({"collection_name": "Dishes"}))  # type: ignore[arg-type]
+    assert cut is not None and cut.unstable and "places 1 and 2 both occur 2 times" in cut.unstable
+    clear = dishes({0.3: "x", 0.4: "y", 0.5: "z", 0.6: "x"})  # x twice, the rest once
+    assert search_cut(clear, top_name({"collection_name": "Dishes"})) is None  # type: ignore[arg-type]
+    assert search_cut(tied, {"collection_name": "Dishes"}) is None  # type: ignore[arg-type]  # no TOP_OCCURRENCES
+
+
+def test_an_unstable_question_is_neither_passed_nor_failed() -> None:
+    tied = dishes({0.3: "x", 0.4: "y", 0.5: "z", 0.6: "x", 0.7: "y"})
+    label = top_name({"collection_name": "Dishes"})
+    truths = Truths(tied, None)  # type: ignore[arg-type]
+    scorer = Scorer(lambda _r: SCHEMA, tied, truths)  # type: ignore[arg-type]
+    unstable = scorer.score(record(label, label))
+    stable = scorer.score(record(SEARCH, SEARCH).model_copy(update={"id": "dishes-002"}))
+    assert unstable.scores.final.execution_exact is None and stable.scores.final.execution_exact is True
+    assert unstable_questions([unstable, stable]) == ["dishes-001"]
+    rate = pass_rate([unstable, stable])
+    assert rate["n"] == 1 and rate["rate"] == 1.0 and rate["unstable"] == 1
