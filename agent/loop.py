@@ -121,6 +121,9 @@ class AgentConfig(BaseModel):
     #: Text put before the question in the user turn (after the stable system prompt and tools, so the
     #: server's prompt cache still reuses them): a strategy's solved examples, for instance.
     question_preamble: str = ""
+    #: Text put after the question in the same turn: what a strategy found in the database for it (the
+    #: stored values its words name, for instance).
+    question_context: str = ""
     #: A strategy's test of a result that answers the question by itself (grounded's `derived_answer`):
     #: when the run's one successful call passes it, the loop ends there, with no prose turn; the
     #: strategy writes the answer from the result.
@@ -131,6 +134,11 @@ class AgentConfig(BaseModel):
     #: The collection the `check` strategy read the question to be about ("" unread): `typed` offers only
     #: its properties.
     checked_collection: str = ""
+
+    def user_turn(self, question: str) -> str:
+        """The question as the user turn shows it: the preamble, the question, then the context."""
+        context = f"\n{self.question_context}" if self.question_context else ""
+        return f"{self.question_preamble}{question}{context}"
 
 
 class Agent:
@@ -160,7 +168,7 @@ class Agent:
         system = self.config.system_prompt
         if structured:
             system += "\n\n" + _structured_instructions(self.tools)
-        asked = f"{self.config.question_preamble}{question}" if self.config.question_preamble else question
+        asked = self.config.user_turn(question)
         messages: list[ModelMessage] = [ModelRequest.prompt(system, asked)]
         offered = [] if structured else self.tools.definitions()
         run = AgentRun(

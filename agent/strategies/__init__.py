@@ -26,6 +26,7 @@ from agent.strategies.grounded import Grounded
 from agent.strategies.plan import Plan
 from agent.strategies.refine import Refine
 from agent.strategies.typed import Typed
+from agent.strategies.values import Values
 from agent.tooldef import ToolSet
 
 OnCall = Callable[[int, ExecutedCall], None] | None
@@ -84,6 +85,11 @@ STRATEGIES: dict[str, StrategyInfo] = {
         "check",
         "first decide what the question needs (properties, statistic); refuse when the database lacks it",
         lambda inner, _: Check(inner),
+    ),
+    "values": StrategyInfo(
+        "values",
+        "the stored text values the question's words name, offered after it as candidate filters",
+        lambda inner, _: Values(inner),
     ),
     "examples": StrategyInfo(
         "examples", "the k nearest solved examples (question -> call) before the question", _examples
@@ -189,6 +195,7 @@ __all__ = [
     "StrategyInfo",
     "Typed",
     "UnknownStrategy",
+    "Values",
     "build_strategy",
     "canonical",
     "examples_preamble",

@@ -110,7 +110,7 @@ class Check:
         if schema is None:
             return self.inner.run(model, executor, tools, config, question, on_call)
         shown = [c for c in schema.collections if c.name in set(offered_collections(tools))]
-        asked = f"{config.question_preamble}{question}" if config.question_preamble else question
+        asked = config.user_turn(question)
 
         def ask(prompt: str, name: str, wanted: dict[str, Any]) -> tuple[dict[str, Any], Usage]:
             reply = model.complete(

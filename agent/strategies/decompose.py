@@ -106,7 +106,7 @@ class Decompose:
     ) -> AgentRun:
         if getattr(executor, "schema", None) is None:
             return self.inner.run(model, executor, tools, config, question, on_call)
-        asked = f"{config.question_preamble}{question}" if config.question_preamble else question
+        asked = config.user_turn(question)
         system = f"{config.system_prompt}\n\n{tools.description}"
         usage, decisions = Usage(), {}
         try:

@@ -164,7 +164,7 @@ class Plan:
     ) -> AgentRun:
         if tools.design.structured_output:  # the plan replays native calls only
             return self.inner.run(model, executor, tools, config, question, on_call)
-        asked = f"{config.question_preamble}{question}" if config.question_preamble else question
+        asked = config.user_turn(question)
         messages = [ModelRequest.prompt(f"{config.system_prompt}\n\n{tools.description}", f"{asked}\n\n{PLAN_PROMPT}")]
         wanted = ResponseFormat(name=PLAN_SCHEMA_NAME, json_schema=plan_schema(tools))
         try:

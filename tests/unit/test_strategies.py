@@ -30,6 +30,7 @@ from agent.strategies.check import LISTED, NOT_LISTED, listing, refusal
 from agent.strategies.examples import in_schema_order
 from agent.strategies.grounded import answer_from, answer_text, derived_answer, facts_of, text_agrees
 from agent.strategies.refine import conditions_in
+from agent.strategies.values import linked
 from agent.testing import FunctionModel, tool_reply
 from agent.tokens import estimate_counter
 from evaluation.samples import SAMPLE_PATH, build_sample, read_sample
@@ -111,11 +112,13 @@ def true_mean() -> float:
 
 
 def test_names_compose_in_registry_order_and_bad_names_are_typed_errors() -> None:
-    assert list(STRATEGIES) == ["react", "check", "examples", "typed", "decompose", "plan", "refine", "grounded"]
+    assert list(STRATEGIES) == [
+        "react", "check", "values", "examples", "typed", "decompose", "plan", "refine", "grounded"
+    ]  # fmt: skip
     assert canonical("grounded+examples") == "examples+grounded" == canonical("react+examples+grounded")
     assert canonical("react") == "react"
     with pytest.raises(
-        UnknownStrategy, match="choose from react, check, examples, typed, decompose, plan, refine, grounded"
+        UnknownStrategy, match="choose from react, check, values, examples, typed, decompose, plan, refine, grounded"
     ):
         parse_strategy("telepathy")
     with pytest.raises(UnknownStrategy, match="twice"):
@@ -124,6 +127,34 @@ def test_names_compose_in_registry_order_and_bad_names_are_typed_errors() -> Non
         parse_strategy("decompose+plan")
     with pytest.raises(UnknownStrategy, match="query memory"):
         build_strategy("examples")
+
+
+@pytest.mark.parametrize(
+    ("question", "offered"),
+    [
+        ("What is the average price of Thai places?", ['cuisine = "Thai"']),
+        ("How many seats do the greek restaurants have?", ['cuisine = "Greek"']),
+        ("What is the average price?", []),  # no stored value named: nothing added, the question as is
+        ("Which places are called pizza kitchen?", []),  # a title's words: a name, not a repeated category
+    ],
+)
+def test_values_offers_the_stored_categories_the_question_names_after_it(question: str, offered: list[str]) -> None:
+    model = mean_model()
+    run = build_strategy("values").run(model, executor(), tools(), AgentConfig(), question)
+    [user] = [p for p in all_parts(model.calls[0]["messages"]) if isinstance(p, UserPromptPart)]
+    assert run.strategy_notes["values"] == {"candidates": offered}
+    assert user.content.startswith(question)
+    assert all(candidate in user.content for candidate in offered)
+    assert (user.content == question) is (not offered)
+    assert [c.arguments for c in run.calls()] == [MEAN_PRICE], "the model's call is its own: nothing added to it"
+
+
+def test_value_links_meet_a_category_across_word_endings_and_skip_prose() -> None:
+    stored = {"weather": ["sun", "rain", "drizzle"], "activity": ["Hiking", "Fine dining"], "note": ["x" * 50]}
+    assert linked("Which hikes had sunny weather?", stored) == [("weather", "sun"), ("activity", "Hiking")]
+    assert linked("Any fine dining when it rained?", stored) == [("activity", "Fine dining"), ("weather", "rain")]
+    assert linked("What about the classes?", {"kind": ["class", "Class B"]}) == [("kind", "class")]
+    assert linked("Where was it sunny?", {"city": ["Sunnyvale"]}) == []  # a word is not a prefix of a name
 
 
 def test_react_is_the_loop_unchanged() -> None:
