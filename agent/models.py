@@ -37,6 +37,8 @@ __all__ = [
     "ANSWER_SCHEMA_NAME",
     "CHECK_SCHEMA_NAME",
     "DECOMPOSE_SCHEMA_PREFIX",
+    "FOLLOW_UP_MARK",
+    "FOLLOW_UP_SCHEMA_NAME",
     "GROUNDED_SCHEMA_NAME",
     "ORACLE",
     "PLAN_SCHEMA_NAME",
@@ -70,6 +72,9 @@ PLAN_SCHEMA_NAME = "QueryPlan"
 CHECK_SCHEMA_NAME = "QuestionCheck"
 #: Its verdict on one collection's properties (`agent.strategies.check`).
 VERDICT_SCHEMA_NAME = "CheckVerdict"
+#: The `chain` strategy's rewrite of a follow-up question, and where its prompt puts the follow-up.
+FOLLOW_UP_SCHEMA_NAME = "FollowUpQuestion"
+FOLLOW_UP_MARK = "Follow-up question: "
 
 
 def schema_name(response_format: ResponseFormat | dict[str, Any] | None) -> str | None:
@@ -144,6 +149,9 @@ class OracleModel:
             return ModelReply(content=json.dumps({"steps": [{"call": c, "pick": "none"} for c in chain]}))
         if name == GROUNDED_SCHEMA_NAME:
             return ModelReply(content=json.dumps(_point_at(self.committed, messages)))
+        if name == FOLLOW_UP_SCHEMA_NAME:  # the follow-up as asked: the chain then puts the answer after it
+            asked = [p.content for p in all_parts(messages) if isinstance(p, UserPromptPart)]
+            return ModelReply(content=json.dumps({"question": asked[-1].split(FOLLOW_UP_MARK)[-1] if asked else ""}))
         if name in (CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME) and response_format is not None:
             return ModelReply(content=json.dumps(self._check(response_format.json_schema)))
         if is_commit_request(response_format):

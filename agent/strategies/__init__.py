@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from agent.loop import Agent, AgentConfig, AgentRun, ExecutedCall, Executor
+from agent.strategies.chain import Chain
 from agent.strategies.check import Check
 from agent.strategies.decompose import Decompose
 from agent.strategies.examples import ExampleRetriever, Examples, SolvedExample, examples_preamble
@@ -81,6 +82,11 @@ def _examples(inner: Strategy, options: dict[str, Any]) -> Strategy:
 #: Every strategy, named once. `react` is the base every composition ends in.
 STRATEGIES: dict[str, StrategyInfo] = {
     "react": StrategyInfo("react", "ReAct loop over one tool, then a commit turn (the paper's design)", lambda i, _: i),
+    "chain": StrategyInfo(
+        "chain",
+        "a question of several is answered part by part; each next part rewritten to name the value picked",
+        lambda inner, _: Chain(inner),
+    ),
     "check": StrategyInfo(
         "check",
         "first decide what the question needs (properties, statistic); refuse when the database lacks it",
@@ -181,6 +187,7 @@ def build_strategy(name: str = DEFAULT_STRATEGY, **options: Any) -> Composed:
 __all__ = [
     "DEFAULT_STRATEGY",
     "STRATEGIES",
+    "Chain",
     "Check",
     "Composed",
     "Decompose",

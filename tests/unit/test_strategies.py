@@ -26,6 +26,7 @@ from agent.strategies import (
     examples_preamble,
     parse_strategy,
 )
+from agent.strategies.chain import parts_of, pick
 from agent.strategies.check import LISTED, NOT_LISTED, listing, refusal
 from agent.strategies.examples import in_schema_order
 from agent.strategies.grounded import answer_from, answer_text, derived_answer, facts_of, text_agrees
@@ -113,12 +114,13 @@ def true_mean() -> float:
 
 def test_names_compose_in_registry_order_and_bad_names_are_typed_errors() -> None:
     assert list(STRATEGIES) == [
-        "react", "check", "values", "examples", "typed", "decompose", "plan", "refine", "grounded"
+        "react", "chain", "check", "values", "examples", "typed", "decompose", "plan", "refine", "grounded"
     ]  # fmt: skip
     assert canonical("grounded+examples") == "examples+grounded" == canonical("react+examples+grounded")
     assert canonical("react") == "react"
     with pytest.raises(
-        UnknownStrategy, match="choose from react, check, values, examples, typed, decompose, plan, refine, grounded"
+        UnknownStrategy,
+        match="choose from react, chain, check, values, examples, typed, decompose, plan, refine, grounded",
     ):
         parse_strategy("telepathy")
     with pytest.raises(UnknownStrategy, match="twice"):
@@ -155,6 +157,69 @@ def test_value_links_meet_a_category_across_word_endings_and_skip_prose() -> Non
     assert linked("Any fine dining when it rained?", stored) == [("activity", "Fine dining"), ("weather", "rain")]
     assert linked("What about the classes?", {"kind": ["class", "Class B"]}) == [("kind", "class")]
     assert linked("Where was it sunny?", {"city": ["Sunnyvale"]}) == []  # a word is not a prefix of a name
+
+
+def test_chain_cuts_a_question_at_its_question_marks_and_picks_the_value_each_part_names() -> None:
+    two = "What is the most common cuisine? What is the average price of the places of that cuisine?"
+    assert parts_of(two) == [
+        "What is the most common cuisine?",
+        "What is the average price of the places of that cuisine?",
+    ]
+    assert parts_of(QUESTION) == [QUESTION]
+    assert parts_of("Which cuisine? And then? And? And more?") == ["Which cuisine? And then? And? And more?"]
+    assert parts_of("Which cuisine? Tell me its price.") == [
+        "Which cuisine? Tell me its price."
+    ]  # text after the last ?
+    groups = FinalAnswer(groups={"Thai": 31.0, "Greek": 12.5, "French": 20.0})
+    assert pick(groups, "Which cuisine has the highest average price?") == "Thai"
+    assert pick(groups, "Which cuisine has the lowest average price?") == "Greek"
+    assert pick(FinalAnswer(names=["French", "Greek"]), "What is the most common cuisine?") == "French"
+    assert pick(FinalAnswer(names=["French", "Greek"]), "What is the least common cuisine?") == "Greek"
+    assert pick(FinalAnswer(), "Which?") is None
+
+
+def test_chain_answers_part_by_part_and_commits_the_pick_with_the_last_answer() -> None:
+    """The second part is asked naming the first part's value; one run, steps in order, one answer."""
+    question = "What is the most common cuisine? What is the average price of the places of that cuisine?"
+    top = {
+        "collection_name": NAME,
+        "text_property_aggregation": {"property_name": "cuisine", "metrics": "TOP_OCCURRENCES"},
+    }
+    french = {
+        "collection_name": NAME,
+        "text_property_filter": {"property_name": "cuisine", "operator": "=", "value": "French"},
+        "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"},
+    }
+    prices = [
+        o.properties["price"] for o in OBJECTS if o.properties.get("cuisine") == "French" and o.properties["price"]
+    ]
+
+    def reply(messages: list[ModelMessage], _tools: Any) -> ModelReply:
+        asked = next(p.content for p in all_parts(messages) if isinstance(p, UserPromptPart))
+        second = "French" in asked
+        if schema_name(model.calls[-1]["response_format"]) == "FollowUpQuestion":
+            return ModelReply(content=json.dumps({"question": "What is the average price of the French places?"}))
+        if is_commit_request(model.calls[-1]["response_format"]):
+            answer = {"numbers": [sum(prices) / len(prices)]} if second else {"names": ["French", "Greek"]}
+            return ModelReply(content=json.dumps(answer))
+        if not tool_returns(messages):
+            return tool_reply("query_database", french if second else top)
+        return ModelReply(content="Here it is.")
+
+    model = FunctionModel(reply)
+    heard: list[int] = []
+    run = build_strategy("chain").run(
+        model, executor(), tools(), AgentConfig(), question, on_call=lambda step, _call: heard.append(step)
+    )
+    assert [c.arguments for c in run.calls()] == [top, french]
+    assert [s.index for s in run.steps] == list(range(len(run.steps))) and heard == [0, 2]
+    assert run.answer is not None and run.answer.names == ["French"]
+    assert run.answer.numbers == pytest.approx([sum(prices) / len(prices)])
+    assert run.question == question and run.strategy == "chain"
+    [first, second] = run.strategy_notes["chain"]["parts"]
+    assert first["picked"] == "French" and first["next"] == "rewritten"
+    assert second["question"] == "What is the average price of the French places?"
+    assert "French" in (run.final_answer or "")
 
 
 def test_react_is_the_loop_unchanged() -> None:

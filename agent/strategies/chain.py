@@ -1,0 +1,181 @@
+"""`chain`: a question of several questions is answered one question at a time (least-to-most).
+
+"What is the most common subject among courses? What is the average number of credits of the courses
+of that subject that are taught online?" A small model asked both at once makes one call that answers
+neither (a TOP_OCCURRENCES and a group-by in one call) and commits the whole listing: 0 of 30 on the
+committed sample's multi-step questions under every strategy (2026-11-26). Each part alone is a
+single-step question, where the inner strategy's first call is right most of the time. So the
+question is cut at its question marks; the first part is answered by the inner strategy; the agent
+picks the one value it names (the first top value, or the group with the highest or lowest value as
+the part's words ask); the model rewrites the next part to name that value instead of referring to it
+(an enforced one-field schema), and so on. The committed answer is the picked values and the last
+part's answer; a part the inner strategy refuses is the whole question's refusal. A question of one
+part goes to the inner strategy unchanged, at no cost.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any
+
+from agent.answer import Commit, FinalAnswer
+from agent.loop import AgentConfig, AgentRun, Executor
+from agent.models import FOLLOW_UP_MARK, FOLLOW_UP_SCHEMA_NAME, ModelError
+from agent.strategies.grounded import answer_text
+from agent.tooldef import ToolSet
+from llm import ChatRequest, ModelRequest, ResponseFormat, Usage
+
+#: At most this many parts (a longer question is answered as one).
+MAX_PARTS = 3
+_PART = re.compile(r"[^?]+\?")
+_LOW = re.compile(r"\b(lowest|least|fewest|smallest|shortest|minimum|cheapest|bottom)\b", re.IGNORECASE)
+REWRITE_SYSTEM = "You rewrite a follow-up question so that it stands alone."
+REWRITE_PROMPT = (
+    "Earlier question: {earlier}\nIts answer: {answer}\n"
+    "Rewrite the follow-up question so that it names the answer where it refers to it "
+    '("that subject" -> the subject\'s name). Change nothing else.\n' + FOLLOW_UP_MARK + "{follow_up}"
+)
+REWRITE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"question": {"type": "string", "maxLength": 300}},
+    "required": ["question"],
+    "additionalProperties": False,
+}
+
+
+def parts_of(question: str) -> list[str]:
+    """The questions `question` holds, in order; itself alone when it holds one (or more than MAX_PARTS,
+    or text after its last question mark)."""
+    parts = [p.strip() for p in _PART.findall(question)]
+    rest = _PART.sub("", question).strip()
+    if len(parts) < 2 or len(parts) > MAX_PARTS or rest:
+        return [question]
+    return parts
+
+
+def pick(answer: FinalAnswer, part: str) -> str | None:
+    """The one value a part's answer names for the next part: its first top value, else the group with
+    the highest value (the lowest where the part asks for the lowest, least, fewest...), else its number."""
+    low = bool(_LOW.search(part))
+    if answer.names:
+        return answer.names[-1 if low else 0]  # top values come most common first
+    if answer.groups:
+        chosen = min if low else max
+        return chosen(answer.groups, key=lambda name: answer.groups[name])
+    if answer.numbers:
+        return FinalAnswer(numbers=answer.numbers[:1]).text()
+    return None
+
+
+class Chain:
+    """Each part of a question of several, in turn, through the inner strategy; one committed answer."""
+
+    name = "chain"
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def rewrite(self, model: Any, earlier: str, answer: str, follow_up: str) -> tuple[str, Usage, str]:
+        """The follow-up naming `answer`; the model's rewrite when it names it, else the follow-up with the
+        answer after it. Returns the question, the tokens spent and how it was made."""
+        prompt = REWRITE_PROMPT.format(earlier=earlier, answer=answer, follow_up=follow_up)
+        usage = Usage()
+        try:
+            reply = model.complete(
+                ChatRequest(
+                    messages=[ModelRequest.prompt(REWRITE_SYSTEM, prompt)],
+                    response_format=ResponseFormat(name=FOLLOW_UP_SCHEMA_NAME, json_schema=REWRITE_SCHEMA),
+                )
+            )
+            usage = reply.usage
+            written = str(json.loads(reply.content or "{}").get("question", "")).strip()
+        except (ModelError, ValueError, AttributeError) as error:
+            written, how = "", f"fell back: {type(error).__name__}"
+        else:
+            how = "rewritten"
+        if not written or answer.lower() not in written.lower():
+            return f'{follow_up} (The answer to "{earlier}" is {answer}.)', usage, how if not written else "appended"
+        return written, usage, how
+
+    def run(
+        self,
+        model: Any,
+        executor: Executor,
+        tools: ToolSet,
+        config: AgentConfig,
+        question: str,
+        on_call: Any = None,
+    ) -> AgentRun:
+        parts = parts_of(question)
+        if len(parts) == 1:
+            return self.inner.run(model, executor, tools, config, question, on_call)
+        started = time.perf_counter()
+        runs: list[AgentRun] = []
+        asked: list[dict[str, Any]] = []
+        picked: list[str] = []
+        usage = Usage()
+        current = parts[0]
+        for index, part in enumerate(parts):
+            offset = sum(len(r.steps) for r in runs)
+
+            def shifted(step: int, call: Any, offset: int = offset) -> None:
+                if on_call is not None:
+                    on_call(offset + step, call)
+
+            run = self.inner.run(model, executor, tools, config, current, shifted)
+            runs.append(run)
+            asked.append({"question": current, "answer": run.answer.text() if run.answer else None})
+            answer = run.answer
+            if answer is None or answer.refuses or index == len(parts) - 1:
+                break
+            value = pick(answer, part)
+            if value is None:
+                break
+            picked.append(value)
+            current, spent, how = self.rewrite(model, part, value, parts[index + 1])
+            usage = usage + spent
+            asked[-1].update(picked=value, next=how)
+        return self._joined(question, runs, picked, asked, usage, time.perf_counter() - started)
+
+    @staticmethod
+    def _joined(
+        question: str, runs: list[AgentRun], picked: list[str], asked: list[dict[str, Any]], usage: Usage, took: float
+    ) -> AgentRun:
+        """One run of the parts' runs: their steps in order, the picked values and the last part's answer."""
+        last = runs[-1]
+        steps = []
+        for run in runs:
+            for step in run.steps:
+                steps.append(step.model_copy(update={"index": len(steps)}))
+        answer = last.answer
+        if answer is not None and not answer.refuses and picked:
+            sources = [s for run in runs if run.answer for s in run.answer.sources]
+            answer = answer.model_copy(
+                update={
+                    "names": list(dict.fromkeys([*picked, *answer.names])),
+                    "sources": list(dict.fromkeys(sources)),
+                }
+            )
+        commit = (last.commit or Commit()).model_copy(update={"answer": answer}) if answer is not None else last.commit
+        for run in runs:
+            usage = usage + run.usage
+        notes = dict(last.strategy_notes)
+        notes["chain"] = {"parts": asked, "earlier_notes": [run.strategy_notes for run in runs[:-1]]}
+        final = answer_text(answer) if answer is not None and picked else last.final_answer
+        return last.model_copy(
+            update={
+                "question": question,
+                "steps": steps,
+                "messages": [m for run in runs for m in run.messages],
+                "corrections": sum(r.corrections for r in runs),
+                "recovered_text_calls": sum(r.recovered_text_calls for r in runs),
+                "usage": usage,
+                "latency_s": took,
+                "error": next((r.error for r in runs if r.error), None),
+                "commit": commit,
+                "final_answer": final,
+                "strategy_notes": notes,
+            }
+        )
