@@ -78,9 +78,11 @@ def listing(collections: list[CollectionSchema]) -> str:
     )
 
 
-def refusal(decision: dict[str, Any]) -> str:
-    """Why the database cannot answer, by the decision ("" when it can)."""
-    words = str(decision.get("asks_for", "")).lower()
+def refusal(decision: dict[str, Any], question: str = "") -> str:
+    """Why the database cannot answer, by the decision ("" when it can). A statistic the tool cannot
+    compute counts when chosen, or named in the model's words or the question's own: asked for "the
+    standard deviation of the nightly prices", the model chose "none" and wrote "nightly prices"."""
+    words = f"{decision.get('asks_for', '')} {question}".lower()
     named = [s for s in UNSUPPORTED if s == decision.get("statistic") or s in words]
     if named:
         return f"the query tool cannot compute a {named[0]}"
@@ -128,7 +130,7 @@ class Check:
         try:  # what the question is about, then a verdict on that one collection's properties alone
             about = ABOUT_PROMPT.format(listing=listing(shown), question=asked)
             decision, usage = ask(about, CHECK_SCHEMA_NAME, about_schema([c.name for c in shown]))
-            if not refusal(decision):
+            if not refusal(decision, question):
                 target = [c for c in shown if c.name == decision.get("collection")] or shown[:1]
                 prompt = VERDICT_PROMPT.format(listing=listing(target), question=asked)
                 verdict, more = ask(prompt, VERDICT_SCHEMA_NAME, VERDICT_SCHEMA)
@@ -137,7 +139,7 @@ class Check:
             run = self.inner.run(model, executor, tools, config, question, on_call)
             run.strategy_notes["check"] = {"fell_back": f"{type(error).__name__}: {error}"}
             return run
-        reason = refusal(decision)
+        reason = refusal(decision, question)
         target_name = next((c.name for c in shown if c.name == decision.get("collection")), "")
         checked_s = time.perf_counter() - started
         if not reason:

@@ -410,6 +410,8 @@ def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_r
     assert "variance" in refusal({**fine, "statistic": "variance"})
     assert "standard deviation" in refusal({**fine, "asks_for": "the standard deviation of prices"}), "in its words"
     assert "no property" in refusal({**fine, "verdict": NOT_LISTED})
+    assert "variance" in refusal(fine, "What is the variance of the ticket prices?"), "in the question's words"
+    assert not refusal(fine, "What is the average ticket price?")
 
 
 def test_refine_turns_back_a_search_holding_conditions_and_the_corrected_call_runs() -> None:
