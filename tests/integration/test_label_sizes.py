@@ -1,13 +1,14 @@
 """Labels that hold at 1,000 objects per collection (issue 38): the audit of the restaurants questions
-reports no tie at a search cut and no unstable question, and the oracle still scores 1.000.
+reports no tie and exits 0, and the oracle still scores 1.000 on every question scored there.
 
 At that size 17 of the 63 restaurants questions of the natural split had an object within 0.001 of
 the 0.65 cut; each search question now runs at its own cut on the loaded data
 (`evaluation.search_cut`). One use case, in a namespace of its own, dropped afterwards.
 
-Not clean yet: restaurants-545's TOP_OCCURRENCES ties at 1,000 at every cut (three occasions occur 3
-times each among the confirmed reservations), a tie of the question, not of the cut; questions
-composed per size would remove it. The test pins it, so a new tie of any kind fails here.
+restaurants-545's TOP_OCCURRENCES ties at 1,000 at every cut (three occasions occur 3 times each
+among the confirmed reservations), a tie of the question, not of the cut: it is unstable at this
+size (`evaluation.search_cut`), listed apart, not scored and not held against the audit. The test
+pins it, so a new tie or a new unstable question fails here.
 """
 
 from __future__ import annotations
@@ -29,8 +30,8 @@ from tests.conftest import run_cli
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 SIZE = 1000
-#: Ties of the question itself at this size (no cut avoids them): left for composing per size.
-KNOWN_QUESTION_TIES = {("restaurants-545", "top_occurrences")}
+#: Questions whose own TOP_OCCURRENCES tie at this size (no cut avoids it): unstable here, not scored.
+KNOWN_UNSTABLE = ["restaurants-545"]
 NAMESPACE = "Size1k"
 USE_CASE = "restaurants"
 
@@ -49,18 +50,19 @@ def loaded(weaviate_stack: Any) -> Iterator[Any]:
             drop_use_cases(client, [u for u in get_use_cases() if u.name == USE_CASE], namespace=NAMESPACE)
 
 
-def test_the_audit_at_1000_objects_has_no_tie_at_a_search_cut(loaded: Any) -> None:
+def test_the_audit_at_1000_objects_has_no_tie_and_exits_0(loaded: Any) -> None:
     args = ("audit-dataset", "--use-case", USE_CASE, "--namespace", NAMESPACE)
     result = run_cli(*args, "--objects-per-collection", str(SIZE), "--json", env=loaded.env)
     report = json.loads(result.stdout)
-    assert report["use_cases"] == [USE_CASE] and report["queries"] == report["executed"] == 63
+    assert report["use_cases"] == [USE_CASE] and report["queries"] == 63
+    assert report["executed"] == 63 - len(KNOWN_UNSTABLE)  # the unstable one is not audited further
     assert set(report["objects_per_collection"].values()) == {SIZE}
-    assert report["unstable_search_cuts"] == []
-    assert {(t["id"], t["kind"]) for t in report["ties"]} == KNOWN_QUESTION_TIES  # none at a search cut
+    assert [u["id"] for u in report["unstable"]] == KNOWN_UNSTABLE
+    assert "TOP_OCCURRENCES ties at the limit" in report["unstable"][0]["detail"]
+    assert report["ties"] == []  # neither of TOP_OCCURRENCES nor at a search cut
     assert report["execution_errors"] == 0 and report["non_vacuous_rate"] >= 0.95
     assert report["mutation_sensitivity"] >= 0.90 and report["by_component"]["search"]["sensitivity"] == 1.0
-    # the known tie is the only target missed (exit 1); without it the audit is clean
-    assert report["failed_targets"] == [f"ties {len(KNOWN_QUESTION_TIES)} > 0"] and result.returncode == 1
+    assert report["failed_targets"] == [] and result.returncode == 0, report["failed_targets"]
     # the cut had to move for some questions at this size (the 17 ties of issue 38), and only a little
     assert report["search_cuts"], "no cut moved: the test no longer exercises the size it is about"
     assert all(abs(cut - 0.65) <= 0.05 for cut in report["search_cuts"].values())
@@ -73,8 +75,10 @@ def test_the_oracle_scores_everything_at_1000_objects(loaded: Any, tmp_path: Pat
     summary = json.loads(result.stdout)
     final = summary["protocols"]["final"]
     assert final["execution_match_exact"] == 1.0 and summary["ground_truth_errors"] == 0
-    assert summary["cases"] == 63 and summary["pass"]["rate"] == 1.0
-    assert summary["unstable_search_cuts"] == [] and summary["moved_search_cuts"] > 0
+    assert summary["cases"] == 63 and summary["unstable"] == KNOWN_UNSTABLE
+    # the unstable question is neither passed nor failed: out of the pass rate, counted beside it
+    assert summary["pass"]["rate"] == 1.0 and summary["pass"]["n"] == 62 and summary["pass"]["unstable"] == 1
+    assert summary["moved_search_cuts"] > 0
     records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     moved = [r for r in records if r["search_cut"] and r["search_cut"]["value"] != r["search_cut"]["default"]]
     assert len(moved) == summary["moved_search_cuts"]  # each record says the cut it was scored at
