@@ -13,6 +13,7 @@ in-process on the same objects' text, the rate no load that vectorizes every obj
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
@@ -63,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     with connect(Settings(), timeout_seconds=600) as client:
         for size in args.sizes:
-            limit = _encoder_rate(use_cases, size, args.seed)
+            limit = encoder_rate(use_cases, size, args.seed)
             drop_use_cases(client, use_cases)
             before = load_schemas(client, use_cases, size, args.seed, batch=PREVIOUS)
             drop_use_cases(client, use_cases)
@@ -84,14 +85,18 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _encoder_rate(use_cases: list[UseCase], size: int, seed: int) -> float:
-    """Texts/s of the embedding model in-process, in batches, on the objects' text properties."""
+def encoder_rate(use_cases: list[UseCase], size: int, seed: int, limit: int | None = None) -> float:
+    """Texts/s of the embedding model in-process, in batches, on the objects' text properties: the
+    rate no load that vectorizes every object can beat. `limit` times a sample of at most that many
+    texts (taken evenly across the collections), enough for the rate at sizes where all would be slow."""
     texts = [
         " ".join(value for _, value in sorted(obj.properties.items()) if isinstance(value, str))
         for case in use_cases
         for collection in case.collections
         for obj in ObjectGenerator(collection, seed).stream(size)
     ]
+    if limit is not None and len(texts) > limit:
+        texts = texts[:: math.ceil(len(texts) / limit)]
     encoder = MiniLMEncoder()
     encoder.encode(texts[:64])
     started = time.perf_counter()
