@@ -14,14 +14,13 @@ Nothing here knows a use case: the values are the database's own.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from agent._words import content_stems
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.decompose import offered_collections
 from agent.tooldef import ToolSet
 from executors.errors import ExecutorError
-from executors.schema import EN_STOPWORDS
 from executors.vocabulary import PropertyKind
 
 #: Distinct values read per text property (the tool's own TOP_OCCURRENCES bound).
@@ -30,28 +29,6 @@ VALUES_PER_PROPERTY = 100
 MAX_CANDIDATES = 4
 #: A stored value longer than this is prose, not a category.
 MAX_VALUE_CHARS = 40
-_WORD = re.compile(r"[a-z0-9]+")
-#: (suffix, replacement), the first that fits is taken: plural, verb and adjective endings.
-_SUFFIXES = (("sses", "ss"), ("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("y", ""))
-
-
-def stem(word: str) -> str:
-    """A crude English stem, enough to meet a stored category: hikes/hiking/hike -> hik, sunny/sun -> sun."""
-    word = word.lower()
-    for suffix, replacement in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not (suffix == "s" and word.endswith("ss")):
-            word = word[: len(word) - len(suffix)] + replacement
-            break
-    if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeiouls":
-        word = word[:-1]  # sunn -> sun, runn -> run
-    if len(word) >= 4 and word.endswith("e"):
-        word = word[:-1]  # hike -> hik
-    return word
-
-
-def content_stems(text: str) -> list[str]:
-    """The stems of `text`'s words but stopwords ("Class B" needs a "b" in the question too)."""
-    return [stem(w) for w in _WORD.findall(text.lower()) if w not in EN_STOPWORDS]
 
 
 def linked(question: str, values: dict[str, list[str]]) -> list[tuple[str, str]]:

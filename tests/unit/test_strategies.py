@@ -27,7 +27,7 @@ from agent.strategies import (
     parse_strategy,
 )
 from agent.strategies.chain import parts_of, pick
-from agent.strategies.check import LISTED, NOT_LISTED, listing, refusal
+from agent.strategies.check import LISTED, NOT_LISTED, listing, named_in, refusal
 from agent.strategies.examples import in_schema_order
 from agent.strategies.grounded import answer_from, answer_text, derived_answer, facts_of, text_agrees
 from agent.strategies.refine import conditions_in
@@ -36,6 +36,7 @@ from agent.testing import FunctionModel, tool_reply
 from agent.tokens import estimate_counter
 from evaluation.samples import SAMPLE_PATH, build_sample, read_sample
 from executors import DatabaseSchema, ReferenceExecutor
+from executors.schema import CollectionSchema, PropertySchema
 from executors.testing import sample_objects, sample_schema
 from fixtures.datasets import Case, load_split
 from llm import ModelMessage, ResponseFormat, UserPromptPart
@@ -412,6 +413,41 @@ def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_r
     assert "no property" in refusal({**fine, "verdict": NOT_LISTED})
     assert "variance" in refusal(fine, "What is the variance of the ticket prices?"), "in the question's words"
     assert not refusal(fine, "What is the average ticket price?")
+
+
+@pytest.mark.parametrize(
+    ("asks_for", "named"),
+    [
+        ("average tuition fee", False),  # no collection, property or description says it
+        ("phone numbers", False),
+        ("average price", True),
+        ("the cuisines", True),  # forms of a word meet
+        ("how many", True),  # a statistic alone asks for nothing the database must name
+        ("maximum temperature", True),  # "temp" names it
+    ],
+)
+def test_check_refuses_without_a_verdict_what_no_word_of_the_database_names(asks_for: str, named: bool) -> None:
+    weather = CollectionSchema(name="Weather", properties=(PropertySchema(name="temp_max", data_type="number"),))
+    assert named_in(asks_for, [*SCHEMA.collections, weather]) is named
+
+    def reply(messages: list[ModelMessage], _tools: Any) -> ModelReply:
+        name = schema_name(model.calls[-1]["response_format"])
+        if name == "QuestionCheck":
+            return ModelReply(content=json.dumps({"collection": NAME, "asks_for": asks_for, "statistic": "average"}))
+        if name == "CheckVerdict":
+            return ModelReply(content=json.dumps({"verdict": LISTED}))
+        if name is not None:  # the commit
+            return ModelReply(content=json.dumps({"numbers": [true_mean()]}))
+        return tool_reply("query_database", MEAN_PRICE) if not tool_returns(messages) else ModelReply(content="5")
+
+    model = FunctionModel(reply)
+    run = build_strategy("check").run(model, executor(), tools(), AgentConfig(), "What is it?")
+    asked = [schema_name(c["response_format"]) for c in model.calls]
+    if named_in(asks_for, list(SCHEMA.collections)):  # the verdict decides, and it says listed: the query runs
+        assert asked[:2] == ["QuestionCheck", "CheckVerdict"] and [c.arguments for c in run.calls()] == [MEAN_PRICE]
+    else:  # refused at once: no verdict asked, no query run
+        assert asked == ["QuestionCheck"] and run.answer is not None and run.answer.refuses and not run.calls()
+        assert run.strategy_notes["check"]["decision"]["named_in_database"] is False
 
 
 def test_refine_turns_back_a_search_holding_conditions_and_the_corrected_call_runs() -> None:

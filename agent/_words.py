@@ -1,0 +1,44 @@
+"""Words of a question, a stored value or a schema, reduced so that forms of one word meet: "hikes" and
+"Hiking", "sunny" and "sun", "categories" and "category". Value linking (`values`) and the check's
+grounding of what a question asks for (`check`) share it."""
+
+from __future__ import annotations
+
+import re
+
+from executors.schema import EN_STOPWORDS
+
+_WORD = re.compile(r"[a-z0-9]+")
+#: (suffix, replacement), the first that fits is taken: plural, verb and adjective endings.
+_SUFFIXES = (("sses", "ss"), ("ies", ""), ("ied", ""), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("y", ""))
+
+
+def stem(word: str) -> str:
+    """A crude English stem, enough to meet a stored category: hikes/hiking/hike -> hik, sunny/sun -> sun,
+    categories/category -> categor."""
+    word = word.lower()
+    for suffix, replacement in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not (suffix == "s" and word.endswith("ss")):
+            word = word[: len(word) - len(suffix)] + replacement
+            break
+    if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+        word = word[:-1]  # sunn -> sun, runn -> run
+    if len(word) >= 4 and word.endswith("e"):
+        word = word[:-1]  # hike -> hik
+    return word
+
+
+def content_stems(text: str) -> list[str]:
+    """The stems of `text`'s words but stopwords ("Class B" needs a "b" in the question too)."""
+    return [stem(w) for w in _WORD.findall(text.lower()) if w not in EN_STOPWORDS]
+
+
+def split_name(name: str) -> str:
+    """A property or collection name as words: "maxGroupSize" -> "max Group Size", "temp_max" -> "temp max"."""
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name).replace("_", " ")
+
+
+def meets(word: str, other: str) -> bool:
+    """Two stems are one word, or one is a prefix of at least four letters of the other ("temp" names
+    "temperature"; "fee" does not name "feedback")."""
+    return word == other or (len(other) >= 4 and word.startswith(other)) or (len(word) >= 4 and other.startswith(word))
