@@ -133,29 +133,39 @@ class Chain:
             value = pick(answer, part)
             if value is None:
                 break
-            picked.append(value)
+            if answer.names or answer.groups:  # a name the answer commits; a number only leads to the next part
+                picked.append(value)
             current, spent, how = self.rewrite(model, part, value, parts[index + 1])
             usage = usage + spent
             asked[-1].update(picked=value, next=how)
-        return self._joined(question, runs, picked, asked, usage, time.perf_counter() - started)
+        partial = len(runs) < len(parts)
+        return self._joined(question, runs, picked, asked, usage, time.perf_counter() - started, partial)
 
     @staticmethod
     def _joined(
-        question: str, runs: list[AgentRun], picked: list[str], asked: list[dict[str, Any]], usage: Usage, took: float
+        question: str,
+        runs: list[AgentRun],
+        picked: list[str],
+        asked: list[dict[str, Any]],
+        usage: Usage,
+        took: float,
+        partial: bool,
     ) -> AgentRun:
-        """One run of the parts' runs: their steps in order, the picked values and the last part's answer."""
+        """One run of the parts' runs: their steps in order, the picked names and the last part's answer
+        (partial when a part before the last gave nothing to go on)."""
         last = runs[-1]
         steps = []
         for run in runs:
             for step in run.steps:
                 steps.append(step.model_copy(update={"index": len(steps)}))
         answer = last.answer
-        if answer is not None and not answer.refuses and picked:
+        if answer is not None and not answer.refuses:
             sources = [s for run in runs if run.answer for s in run.answer.sources]
             answer = answer.model_copy(
                 update={
                     "names": list(dict.fromkeys([*picked, *answer.names])),
                     "sources": list(dict.fromkeys(sources)),
+                    "is_partial_answer": answer.is_partial_answer or partial,
                 }
             )
         commit = (last.commit or Commit()).model_copy(update={"answer": answer}) if answer is not None else last.commit
@@ -163,7 +173,7 @@ class Chain:
             usage = usage + run.usage
         notes = dict(last.strategy_notes)
         notes["chain"] = {"parts": asked, "earlier_notes": [run.strategy_notes for run in runs[:-1]]}
-        final = answer_text(answer) if answer is not None and picked else last.final_answer
+        final = answer_text(answer) if answer is not None and (picked or partial) else last.final_answer
         return last.model_copy(
             update={
                 "question": question,
