@@ -238,8 +238,8 @@ def answer_grader(bench: Benchmark) -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         record = await scored_record(bench, state)
         scores = record.scores
-        if unstable(record):  # its gold is arbitrary on this data: no verdict either way
-            return Score(value=NOANSWER, explanation=f"not scored on this data: {record.search_cut.unstable}")  # type: ignore[union-attr]
+        if record.search_cut is not None and unstable(record):  # its gold is arbitrary here: no verdict
+            return Score(value=NOANSWER, explanation=f"not scored on this data: {record.search_cut.unstable}")
         return Score(
             value=CORRECT if passed(record) else INCORRECT,
             answer=record.final_answer,
