@@ -31,7 +31,7 @@ from agent.strategies.values import Values
 from agent.tooldef import ToolSet
 
 OnCall = Callable[[int, ExecutedCall], None] | None
-DEFAULT_STRATEGY = "check+examples+typed+grounded"
+DEFAULT_STRATEGY = "chain+check+values+examples+typed+grounded"
 
 
 class Strategy(Protocol):

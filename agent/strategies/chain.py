@@ -23,19 +23,20 @@ from typing import Any
 from agent.answer import Commit, FinalAnswer
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.models import FOLLOW_UP_MARK, FOLLOW_UP_SCHEMA_NAME, ModelError
-from agent.strategies.grounded import answer_text
+from agent.strategies.grounded import answer_text, derived_answer
 from agent.tooldef import ToolSet
 from llm import ChatRequest, ModelRequest, ResponseFormat, Usage
 
 #: At most this many parts (a longer question is answered as one).
 MAX_PARTS = 3
 _PART = re.compile(r"[^?]+\?")
+_NUMBER = re.compile(r"-?[\d.,]+")
 _LOW = re.compile(r"\b(lowest|least|fewest|smallest|shortest|minimum|cheapest|bottom)\b", re.IGNORECASE)
 REWRITE_SYSTEM = "You rewrite a follow-up question so that it stands alone."
 REWRITE_PROMPT = (
     "Earlier question: {earlier}\nIts answer: {answer}\n"
-    "Rewrite the follow-up question so that it names the answer where it refers to it "
-    '("that subject" -> the subject\'s name). Change nothing else.\n' + FOLLOW_UP_MARK + "{follow_up}"
+    "Rewrite the follow-up question so that it names the answer where it refers to it, with what it is "
+    '("of that subject" -> "of the subject Biology"). Change nothing else.\n' + FOLLOW_UP_MARK + "{follow_up}"
 )
 REWRITE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -66,6 +67,18 @@ def pick(answer: FinalAnswer, part: str) -> str | None:
         return chosen(answer.groups, key=lambda name: answer.groups[name])
     if answer.numbers:
         return FinalAnswer(numbers=answer.numbers[:1]).text()
+    return None
+
+
+def pick_from_results(run: AgentRun, part: str) -> str | None:
+    """The group a part's last per-group result picks, when its committed answer is a bare number: asked
+    "which cuisine has the highest average rating", the model pointed at the highest mean (5), not at
+    the cuisine that has it (7 of the committed sample's chains, 2026-11-26)."""
+    for call in reversed(run.calls()):
+        if call.result is not None and call.result.groups:
+            derived = derived_answer(call.result)
+            if derived is not None and derived.groups:
+                return pick(derived, part)
     return None
 
 
@@ -130,10 +143,11 @@ class Chain:
             answer = run.answer
             if answer is None or answer.refuses or index == len(parts) - 1:
                 break
-            value = pick(answer, part)
+            value = pick(answer, part) if answer.names or answer.groups else None
+            value = value or pick_from_results(run, part) or pick(answer, part)
             if value is None:
                 break
-            if answer.names or answer.groups:  # a name the answer commits; a number only leads to the next part
+            if not _NUMBER.fullmatch(value):  # a name goes into the committed answer; a number only leads on
                 picked.append(value)
             current, spent, how = self.rewrite(model, part, value, parts[index + 1])
             usage = usage + spent

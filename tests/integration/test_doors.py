@@ -4,7 +4,7 @@ the eval runner and an inspect task all run the same agent session (`agent.sessi
 Each door is asked the same question of the restaurants use case, by the oracle (told the gold call
 and the answer key, as `eval --model oracle` tells it) and by a scripted model that decides, calls
 and commits on its own. Every door must record the same calls, the same strategy (the default,
-`check+examples+typed+grounded`: MCP and inspect used to run the bare loop), the same committed answer and text,
+`chain+check+values+examples+typed+grounded`: MCP and inspect used to run the bare loop), the same committed answer and text,
 and offer the model the same tool. The CLI doors run in-process with only their model replaced.
 """
 

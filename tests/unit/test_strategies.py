@@ -223,6 +223,33 @@ def test_chain_answers_part_by_part_and_commits_the_pick_with_the_last_answer() 
     assert "French" in (run.final_answer or "")
 
 
+def test_chain_picks_the_group_of_a_per_group_result_when_the_part_committed_a_bare_number() -> None:
+    question = "Which cuisine has the highest average price? How many seats do the places of that cuisine have?"
+    per_cuisine = {
+        "collection_name": NAME,
+        "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"},
+        "groupby_property": "cuisine",
+    }
+    means = executor().execute(per_cuisine).groups or {}
+    highest = max(means, key=lambda key: means[key].aggregations["price"]["MEAN"] or 0)
+
+    def reply(messages: list[ModelMessage], _tools: Any) -> ModelReply:
+        asked = next(p.content for p in all_parts(messages) if isinstance(p, UserPromptPart))
+        name = schema_name(model.calls[-1]["response_format"])
+        if name == "FollowUpQuestion":
+            return ModelReply(content=json.dumps({"question": f"How many seats do the {highest} places have?"}))
+        if is_commit_request(model.calls[-1]["response_format"]):
+            return ModelReply(content=json.dumps({"numbers": [99.0]}))  # the highest mean, not the cuisine
+        if not tool_returns(messages):
+            return tool_reply("query_database", MEAN_PRICE if highest in asked else per_cuisine)
+        return ModelReply(content="Here it is.")
+
+    model = FunctionModel(reply)
+    run = build_strategy("chain").run(model, executor(), tools(), AgentConfig(), question)
+    assert run.strategy_notes["chain"]["parts"][0]["picked"] == highest
+    assert run.answer is not None and run.answer.names == [highest] and run.answer.numbers == [99.0]
+
+
 def test_react_is_the_loop_unchanged() -> None:
     direct = Agent(mean_model(), executor(), tools(), AgentConfig()).run(QUESTION)
     via = build_strategy("react").run(mean_model(), executor(), tools(), AgentConfig(), QUESTION)
