@@ -74,7 +74,7 @@ def _examples(inner: Strategy, options: dict[str, Any]) -> Strategy:
         raise UnknownStrategy(
             "the examples strategy needs a query memory (a retriever of solved examples): pass "
             "retriever=ExampleMemory(client) (fixtures.examples; `memory.ensure_seeded()` seeds it from the natural "
-            "split), or choose a strategy without examples, e.g. check+typed+grounded"
+            "split), or choose a strategy without examples, e.g. chain+check+values+typed+grounded"
         )
     return Examples(inner, retriever, k=int(options.get("k", 4)))
 
