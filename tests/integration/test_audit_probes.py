@@ -16,6 +16,7 @@ import pytest
 
 from evaluation.audit import audit_dataset
 from evaluation.audit.probes import PROBE_LIMIT
+from evaluation.search_cut import TIED
 from fixtures import generate_objects, get_use_case, load_use_cases
 from tests.integration.test_fixtures_validate import benchmark_line
 
@@ -106,6 +107,8 @@ def test_the_audit_names_every_untrustworthy_label(client: Any, untrustworthy: P
     assert mismatch.id == "bad-002" and mismatch.alternative["boolean_property_filter"]["value"] is False
     assert report.alternatives_checked == 1 and "alternative_mismatches 1" in failed
 
-    (tie,) = report.ties
-    assert tie.id == "bad-003" and tie.kind == "top_occurrences"
-    assert "ties 1" in failed
+    # a top-k that ties at this size has no stable gold here (evaluation.search_cut): it is named apart,
+    # not scored and not counted as a tie (its gold is arbitrary at this size, not wrong)
+    (unstable,) = report.unstable
+    assert unstable.id == "bad-003" and TIED in unstable.detail and "places" in unstable.detail
+    assert not report.ties and "ties" not in failed
