@@ -145,7 +145,9 @@ def test_a_node_killed_mid_eval_loses_no_case_and_catches_up(cluster: Cluster, t
     assert len(records) == 20 and len({r.id for r in records}) == 20, "no case lost or run twice"
     failed = [r for r in records if not (r.outcome is Outcome.OK and r.scores.final.execution_exact)]
     outcomes = json.loads(quorum.stdout)["outcomes"]
-    assert sum(outcomes.values()) == 20 and outcomes.get("ok", 0) == 20 - len(failed), "failures are counted"
+    # every outcome is counted; a read caught by the death may also leave an ok call unscored or unmatched
+    ok = sum(r.outcome is Outcome.OK for r in records)
+    assert sum(outcomes.values()) == 20 and outcomes.get("ok", 0) == ok, "failures are counted"
     # Two replicas of three answer a QUORUM read. A read caught while the cluster notices the death can
     # wait out its timeout (seen once by hand: an aggregate, 60 s); the rest go on.
     assert len(failed) <= 2, [(r.id, r.outcome, r.error) for r in failed]
