@@ -163,13 +163,14 @@ class Check:
         try:  # what the question is about, then a verdict on that one collection's properties alone
             about = ABOUT_PROMPT.format(listing=listing(shown), question=asked)
             decision, usage = ask(about, CHECK_SCHEMA_NAME, about_schema([c.name for c in shown]))
-            if not refusal(decision, question) and not named_in(str(decision.get("asks_for", "")), shown):
-                decision["verdict"], decision["named_in_database"] = NOT_LISTED, False
-            elif not refusal(decision, question):
-                target = [c for c in shown if c.name == decision.get("collection")] or shown[:1]
-                prompt = VERDICT_PROMPT.format(listing=listing(target), question=asked)
-                verdict, more = ask(prompt, VERDICT_SCHEMA_NAME, VERDICT_SCHEMA)
-                decision["verdict"], usage = verdict.get("verdict"), usage + more
+            if not refusal(decision, question):
+                if not named_in(str(decision.get("asks_for", "")), shown):
+                    decision["verdict"], decision["named_in_database"] = NOT_LISTED, False
+                else:
+                    target = [c for c in shown if c.name == decision.get("collection")] or shown[:1]
+                    prompt = VERDICT_PROMPT.format(listing=listing(target), question=asked)
+                    verdict, more = ask(prompt, VERDICT_SCHEMA_NAME, VERDICT_SCHEMA)
+                    decision["verdict"], usage = verdict.get("verdict"), usage + more
         except (ModelError, ValueError) as error:  # undecided: the inner strategy as is
             run = self.inner.run(model, executor, tools, config, question, on_call)
             run.strategy_notes["check"] = {"fell_back": f"{type(error).__name__}: {error}"}

@@ -35,14 +35,14 @@ def linked(question: str, values: dict[str, list[str]]) -> list[tuple[str, str]]
     """(property, value) for each stored value whose every content word the question names, longest
     first; a property's values are tried in the order given (most frequent first)."""
     asked = set(content_stems(question))
-    found: list[tuple[str, str]] = []
+    found: list[tuple[int, str, str]] = []
     for prop, stored in values.items():
         for value in stored:
             words = content_stems(value)
             if words and not any(w.isdigit() for w in words) and set(words) <= asked:
-                found.append((prop, value))
-    found.sort(key=lambda pair: -len(content_stems(pair[1])))
-    return found
+                found.append((len(words), prop, value))
+    found.sort(key=lambda item: -item[0])  # stable: most frequent first among values of one length
+    return [(prop, value) for _, prop, value in found]
 
 
 class Values:
@@ -73,8 +73,7 @@ class Values:
                     result = executor.execute(call)
                 except ExecutorError:  # a property the tool cannot aggregate: no values to offer from it
                     continue
-                top = (result.aggregations.get(prop) or {}).get("TOP_OCCURRENCES")
-                top = top or []
+                top = (result.aggregations.get(prop) or {}).get("TOP_OCCURRENCES") or []
                 # every value of a property whose values repeat (a category); else only the repeated ones
                 categorical = len(top) < VALUES_PER_PROPERTY and 2 * len(top) <= sum(t.count for t in top)
                 kept = [t.value for t in top if (categorical or t.count > 1) and 0 < len(t.value) <= MAX_VALUE_CHARS]
