@@ -26,7 +26,7 @@ from agent.strategies import (
     examples_preamble,
     parse_strategy,
 )
-from agent.strategies.chain import parts_of, pick
+from agent.strategies.chain import comparison_of, parts_of, pick
 from agent.strategies.check import LISTED, NOT_LISTED, listing, named_in, refusal
 from agent.strategies.examples import in_schema_order
 from agent.strategies.grounded import answer_from, answer_text, derived_answer, facts_of, text_agrees
@@ -248,6 +248,46 @@ def test_chain_picks_the_group_of_a_per_group_result_when_the_part_committed_a_b
     run = build_strategy("chain").run(model, executor(), tools(), AgentConfig(), question)
     assert run.strategy_notes["chain"]["parts"][0]["picked"] == highest
     assert run.answer is not None and run.answer.names == [highest] and run.answer.numbers == [99.0]
+
+
+def test_chain_answers_a_one_sentence_comparison_from_one_per_group_result() -> None:
+    """The comparison is asked as one per-group question; the agent takes the two most common groups by
+    their counts and commits the one with the higher mean and the difference, whatever the model said."""
+    question = "Of the two most common cuisines among places, which has the lower average price, and by how much?"
+    comparison = comparison_of(question)
+    assert comparison is not None and comparison.per_group() == "What is the average price of places per cuisine?"
+    assert comparison_of("Of the two most common cuisines, which is cheaper?") is None
+    per_cuisine = {
+        "collection_name": NAME,
+        "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"},
+        "groupby_property": "cuisine",
+    }
+    groups = executor().execute(per_cuisine).groups or {}
+    common = sorted(groups, key=lambda key: groups[key].count, reverse=True)[:2]
+    means = {key: groups[key].aggregations["price"]["MEAN"] or 0.0 for key in common}
+    lower = min(common, key=lambda key: means[key])
+
+    def reply(messages: list[ModelMessage], _tools: Any) -> ModelReply:
+        asked = next(p.content for p in all_parts(messages) if isinstance(p, UserPromptPart))
+        assert asked.endswith("What is the average price of places per cuisine?")
+        if is_commit_request(model.calls[-1]["response_format"]):
+            return ModelReply(content=json.dumps({"numbers": [1.0]}))
+        if not tool_returns(messages):
+            return tool_reply("query_database", per_cuisine if calls_per_group else MEAN_PRICE)
+        return ModelReply(content="Here it is.")
+
+    calls_per_group = True
+    model = FunctionModel(reply)
+    run = build_strategy("chain").run(model, executor(), tools(), AgentConfig(), question)
+    assert run.question == question
+    assert run.answer is not None and run.answer.names == [lower]
+    assert run.answer.numbers == pytest.approx([abs(means[common[0]] - means[common[1]])])
+    assert run.strategy_notes["chain"]["compared"]["among"] == common
+    assert lower in (run.final_answer or "")
+    calls_per_group = False  # no per-group result: the inner answer to the per-group question is kept
+    model = FunctionModel(reply)
+    run = build_strategy("chain").run(model, executor(), tools(), AgentConfig(), question)
+    assert run.answer is not None and run.answer.names == [] and "winner" not in run.strategy_notes["chain"]["compared"]
 
 
 def test_react_is_the_loop_unchanged() -> None:
