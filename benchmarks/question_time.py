@@ -7,7 +7,9 @@ after the questions (a fresh prompt of `--calibrate` tokens; a free-running gene
 ratio measured / token cost says how far the agent is from the machine's limit, whatever the
 machine. Each request is labelled by what asked it (the check turns, the tool turns, a commit).
 
-    .venv/bin/python benchmarks/question_time.py [--strategy check+grounded] [--limit 15] [--out FILE.md]
+    .venv/bin/python benchmarks/question_time.py [--strategy S] [--limit 15] [--out FILE.md]
+
+S is the agent's default strategy (`agent.strategies.DEFAULT_STRATEGY`) unless named.
 
 Needs `dbgorilla up`; starts (or reuses) the local model server as `dbgorilla eval` does, and loads
 the five use cases if missing. Prints one line per question and a table per request kind.
@@ -22,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agent.strategies import DEFAULT_STRATEGY
 from dbgorilla.chat import local_model
 from dbgorilla.connection import connect
 from evaluation.orchestration import Driver, open_executor, run_context
@@ -128,7 +131,7 @@ def table(rows: list[tuple[str, list[Request]]], rates: Rates) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--strategy", default="check+grounded")
+    parser.add_argument("--strategy", default=DEFAULT_STRATEGY, help=f"default: {DEFAULT_STRATEGY}")
     parser.add_argument("--limit", type=int, default=None, help="questions (default: the main job's 15)")
     parser.add_argument("--calibrate", type=int, default=600, help="prompt tokens of the rate measurement")
     parser.add_argument("--out", type=Path, default=None, help="also write the tables to this markdown file")
