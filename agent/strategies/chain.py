@@ -10,7 +10,9 @@ picks the one value it names (the first top value, or the group with the highest
 the part's words ask); the model rewrites the next part to name that value instead of referring to it
 (an enforced one-field schema), and so on. The committed answer is the picked values and the last
 part's answer; a part the inner strategy refuses is the whole question's refusal. A question of one
-part goes to the inner strategy unchanged, at no cost.
+part goes to the inner strategy unchanged, at no cost. A part before the last that asks which group
+has the highest (lowest) statistic is asked as the per-group question whose result the pick reads
+(`per_group_part`).
 
 A comparison in one sentence ("Of the two most common subjects among courses, which has the higher
 average number of credits, and by how much?") has no question mark to cut at, and its parts are not
@@ -63,6 +65,11 @@ _COMPARISON = re.compile(
     r"and by how much\?$",
     re.IGNORECASE,
 )
+_SUPERLATIVE = re.compile(
+    r"^which (?P<category>[\w -]+?) (?:has|have|had|gets) the (?:highest|lowest|largest|smallest|greatest|biggest"
+    r"|longest|shortest) (?P<measure>(?:average|mean|median|total) [\w ,-]+?) among (?P<population>[\w -]+?)\?$",
+    re.IGNORECASE,
+)
 _COUNTS = {"two": 2, "three": 3, "four": 4}
 _DOWN = {"lower", "smaller", "fewer", "less"}
 
@@ -94,8 +101,7 @@ class Comparison:
 
     def per_group(self) -> str:
         """The one single-step question whose per-group result holds every part."""
-        among = f" of {self.population}" if self.population else ""
-        return f"What is the {self.measure}{among} per {_singular(self.category)}?"
+        return _per_group(self.measure, self.population, _singular(self.category))
 
     def decide(self, groups: dict[str, tuple[int, float]]) -> tuple[str, float, list[str]] | None:
         """The winner among the compared groups, its difference to the runner-up, and the compared groups
@@ -105,6 +111,21 @@ class Comparison:
         ranked = sorted(groups, key=lambda name: groups[name][0], reverse=self.most)[: self.count]
         ordered = sorted(ranked, key=lambda name: groups[name][1], reverse=self.higher)
         return ordered[0], abs(groups[ordered[0]][1] - groups[ordered[1]][1]), ranked
+
+
+def _per_group(measure: str, population: str, category: str) -> str:
+    among = f" of {population}" if population else ""
+    return f"What is the {measure}{among} per {category}?"
+
+
+def per_group_part(part: str) -> str | None:
+    """A part asking which group has the highest (lowest) statistic, as the per-group question whose
+    result the pick reads: "Which cuisine has the highest average rating among restaurants?" -> "What is
+    the average rating of restaurants per cuisine?". Asked as it was, the model took the MAX of the
+    ratings instead of the mean per cuisine in 6 of the 13 failed chains of 2026-11-26, and its answer
+    named a number, not a cuisine. None for a part of another form."""
+    found = _SUPERLATIVE.match(part.strip())
+    return _per_group(found["measure"], found["population"], found["category"]) if found else None
 
 
 def comparison_of(question: str) -> Comparison | None:
@@ -225,9 +246,10 @@ class Chain:
                 if on_call is not None:
                     on_call(offset + step, call)
 
-            run = self.inner.run(model, executor, tools, config, current, shifted)
+            grouped = per_group_part(current) if index < len(parts) - 1 else None
+            run = self.inner.run(model, executor, tools, config, grouped or current, shifted)
             runs.append(run)
-            asked.append({"question": current, "answer": run.answer.text() if run.answer else None})
+            asked.append({"question": grouped or current, "answer": run.answer.text() if run.answer else None})
             answer = run.answer
             if answer is None or answer.refuses or index == len(parts) - 1:
                 break

@@ -26,7 +26,7 @@ from agent.strategies import (
     examples_preamble,
     parse_strategy,
 )
-from agent.strategies.chain import comparison_of, parts_of, pick
+from agent.strategies.chain import comparison_of, parts_of, per_group_part, pick
 from agent.strategies.check import LISTED, NOT_LISTED, listing, named_in, refusal
 from agent.strategies.examples import in_schema_order
 from agent.strategies.grounded import answer_from, answer_text, derived_answer, facts_of, text_agrees
@@ -248,6 +248,42 @@ def test_chain_picks_the_group_of_a_per_group_result_when_the_part_committed_a_b
     run = build_strategy("chain").run(model, executor(), tools(), AgentConfig(), question)
     assert run.strategy_notes["chain"]["parts"][0]["picked"] == highest
     assert run.answer is not None and run.answer.names == [highest] and run.answer.numbers == [99.0]
+
+
+def test_chain_asks_a_part_about_the_highest_group_statistic_per_group() -> None:
+    """ "Which cuisine has the highest average price among places?" is asked per cuisine; the pick reads the
+    per-group result, so the next part names the cuisine, not a number."""
+    question = (
+        "Which cuisine has the highest average price among places? How many seats do places of that cuisine have?"
+    )
+    first = "Which cuisine has the highest average price among places?"
+    assert per_group_part(first) == "What is the average price of places per cuisine?"
+    assert per_group_part("Which cuisine has the highest price?") is None
+    per_cuisine = {
+        "collection_name": NAME,
+        "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"},
+        "groupby_property": "cuisine",
+    }
+    means = executor().execute(per_cuisine).groups or {}
+    highest = max(means, key=lambda key: means[key].aggregations["price"]["MEAN"] or 0)
+    heard: list[str] = []
+
+    def reply(messages: list[ModelMessage], _tools: Any) -> ModelReply:
+        asked = next(p.content for p in all_parts(messages) if isinstance(p, UserPromptPart))
+        heard.append(asked)
+        if schema_name(model.calls[-1]["response_format"]) == "FollowUpQuestion":
+            return ModelReply(content=json.dumps({"question": f"How many seats do {highest} places have?"}))
+        if is_commit_request(model.calls[-1]["response_format"]):
+            return ModelReply(content=json.dumps({"numbers": [7.0]}))
+        if not tool_returns(messages):
+            return tool_reply("query_database", MEAN_PRICE if highest in asked else per_cuisine)
+        return ModelReply(content="Here it is.")
+
+    model = FunctionModel(reply)
+    run = build_strategy("chain").run(model, executor(), tools(), AgentConfig(), question)
+    assert heard[0].endswith("What is the average price of places per cuisine?")
+    assert run.strategy_notes["chain"]["parts"][0]["picked"] == highest
+    assert run.answer is not None and run.answer.names == [highest] and run.answer.numbers == [7.0]
 
 
 def test_chain_answers_a_one_sentence_comparison_from_one_per_group_result() -> None:
