@@ -8,7 +8,12 @@ this wrapper reports them where OpenAI does, `usage.prompt_tokens_details.cached
 
 It also keeps KV states of prompt prefixes (`PrefixStore`): when a request shares little with
 what the model last evaluated (another use case's tools, or a new run), the stored state with the
-longest shared prefix is loaded instead of evaluating it again. llama_cpp's own `--cache` does not
+longest shared prefix is loaded instead of evaluating it again. What is stored is the system turn
+alone (its tools, the collections listing), cut where the first message after it starts
+(`system_end`): every later question on the same tools starts with it. Storing whole first prompts
+instead kept a state per question (its solved examples and its words), 16 of which pushed the
+tool prefixes out within five questions: 1,700 of a question's 1,800 new tokens were a system turn
+evaluated again (2026-11-26). llama_cpp's own `--cache` does not
 serve here: each save pickles the whole logits buffer (~300 MB for this vocabulary) and a hit
 removes the entry it used.
 
@@ -66,11 +71,16 @@ class PrefixStore:
     the default model)."""
 
     folder: Path | None = None
-    capacity: int = 16
+    capacity: int = 32
     #: Load a stored state only when it saves at least this many tokens over the current KV.
     min_gain: int = 32
     #: Store a question's first prompt only when this many of its tokens are in no stored state.
     min_new: int = 200
+    #: A system turn this long is a prefix of its own (the tools); a shorter one (a template's default
+    #: line before a prompt that carries its own instructions) is not, and whole first prompts are stored.
+    min_system: int = 200
+    #: Store a system turn when this many of its tokens are in no stored state.
+    min_system_new: int = 64
     _keys: dict[str, tuple[int, ...]] = field(default_factory=dict)
     _memory: dict[str, bytes] = field(default_factory=dict)
 
@@ -135,6 +145,26 @@ class PrefixStore:
                 (self.folder / f"{name}{suffix}").unlink(missing_ok=True)
 
 
+def system_end(prompt: Sequence[int], marker: int | None) -> int | None:
+    """Where the system turn ends: the second message-start `marker` token (ChatML's `<|im_start|>`), or
+    None for a template without one or a prompt of one message."""
+    if marker is None:
+        return None
+    starts = [index for index, token in enumerate(prompt) if token == marker]
+    return starts[1] if len(starts) >= 2 else None
+
+
+def _message_marker(llama: Any) -> int | None:
+    """The chat template's message-start token (one special token), or None."""
+    if not hasattr(llama, "_dbgorilla_marker"):
+        try:
+            tokens = llama.tokenize(b"<|im_start|>", add_bos=False, special=True)
+        except Exception:  # a tokenizer without special tokens: whole prompts are stored
+            tokens = []
+        llama._dbgorilla_marker = tokens[0] if len(tokens) == 1 else None
+    return llama._dbgorilla_marker
+
+
 def _write_whole(path: Path, data: bytes) -> None:
     partial = path.with_suffix(path.suffix + ".partial")
     partial.write_bytes(data)
@@ -186,6 +216,15 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
                     store.forget(name)
                 else:
                     store.touch(name)
+        _LOCAL.system_end = None
+        if store is not None and getattr(_LOCAL, "first_turn", False):
+            end = system_end(prompt, _message_marker(self))
+            end = _LOCAL.system_end = end if end is not None and end >= store.min_system else None
+            if end is not None and end - max(reused, store.best(prompt[:end])[1]) >= store.min_system_new:
+                # the system turn first, alone, and its state kept; the rest of the prompt follows as usual
+                self.n_tokens = reused
+                self.eval(prompt[reused:end])
+                store.put(prompt[:end], _save(self))
         _LOCAL.reused, _LOCAL.prompt = min(reused, max(len(prompt) - 1, 0)), prompt
         yield from generate(self, tokens, *args, **kwargs)  # closed early at a stop: nothing after runs
 
@@ -197,9 +236,10 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
             kwargs["tools"] = [shared_first(tool) for tool in kwargs["tools"]]
         if "messages" in kwargs:
             kwargs["messages"] = [with_object_arguments(m) for m in messages]
-        _LOCAL.prompt = []
+        _LOCAL.prompt, _LOCAL.system_end = [], None
         result = chat(self, *args, **kwargs)
-        if store is not None and _LOCAL.first_turn and _LOCAL.prompt and store.wants(_LOCAL.prompt):
+        whole = _LOCAL.first_turn and getattr(_LOCAL, "system_end", None) is None  # no system turn to cut at
+        if store is not None and whole and _LOCAL.prompt and store.wants(_LOCAL.prompt):
             try:
                 store.put(self._input_ids[: self.n_tokens], _save(self))
             except Exception as error:  # a state not kept costs time later, never this reply

@@ -122,6 +122,26 @@ def test_the_prompt_cache_outlives_a_restart(server: tuple[ModelService, dict[st
     assert again == answer, "a state read back from disk answers as it did before the restart"
 
 
+def test_the_store_keeps_the_system_turn_and_each_question_loads_it(
+    server: tuple[ModelService, dict[str, str]],
+) -> None:
+    """One state per system turn (its tools), none per question: a question's own words never push the
+    tools out of the store, and another question on the same system turn, after another prompt, loads it."""
+    service, _ = server
+    folder = service.prompt_cache_dir
+    system = f"Session {uuid.uuid4()}. " + "You answer questions about mountains and their height. " * 30
+    before = set(folder.glob("*.tokens"))
+    _, prompt, _ = _ask(service, system, "How high is Mont Blanc?")
+    stored = set(folder.glob("*.tokens")) - before
+    assert len(stored) == 1
+    kept = json.loads(next(iter(stored)).read_text())
+    assert prompt - 30 < len(kept) < prompt - 5, "the system turn, without the question"
+    _ask(service, "Something else entirely.", "Hello?")
+    _, second, cached = _ask(service, system, "And how high is the Matterhorn, on the Swiss and Italian border?")
+    assert len(kept) <= cached < second, "the system turn was loaded, the new question evaluated"
+    assert set(folder.glob("*.tokens")) - before == stored, "a second question adds no state"
+
+
 def test_a_model_server_killed_during_eval_stops_the_run_as_infrastructure(tmp_path: Path) -> None:
     """The server answers the start-up token, then dies: eval stops after a few cases with exit 11
     and says what to do; the cases it recorded are marked for --resume, and nothing reads 0%."""

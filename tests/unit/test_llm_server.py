@@ -15,6 +15,7 @@ from dbgorilla.llm_server import (
     patch_llama,
     shared_first,
     shared_prefix,
+    system_end,
     with_cached_tokens,
     with_object_arguments,
 )
@@ -127,3 +128,10 @@ def test_prefix_store_forgets_the_least_recently_used_state(tmp_path: Path) -> N
     again = PrefixStore(tmp_path, capacity=2, min_new=3)  # a restart keeps that order
     again.put([8, 8, 8, 8], b"d")
     assert again.best([1, 2, 3, 4])[1] == 4 and again.best([7, 7, 7, 7])[1] == 0
+
+
+def test_the_system_turn_ends_where_the_second_message_starts() -> None:
+    start = 9  # the template's message-start token
+    assert system_end([start, 1, 2, 3, start, 4, 5, start, 6], start) == 4
+    assert system_end([start, 1, 2, 3], start) is None, "one message: nothing to cut"
+    assert system_end([start, 1, start, 2], None) is None, "a template without the token: whole prompts are stored"
