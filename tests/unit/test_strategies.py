@@ -47,6 +47,11 @@ SCHEMA = sample_schema(NAME)
 OBJECTS = sample_objects(40, seed=3)
 MEAN_PRICE = {"collection_name": NAME, "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"}}
 QUESTION = "What is the average price?"
+PER_CUISINE = {
+    "collection_name": NAME,
+    "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"},
+    "groupby_property": "cuisine",
+}
 #: A second call after the mean, so the result holds more than one answer and the model must point.
 LISTING = {
     "collection_name": NAME,
@@ -225,11 +230,7 @@ def test_chain_answers_part_by_part_and_commits_the_pick_with_the_last_answer() 
 
 def test_chain_picks_the_group_of_a_per_group_result_when_the_part_committed_a_bare_number() -> None:
     question = "Which cuisine has the highest average price? How many seats do the places of that cuisine have?"
-    per_cuisine = {
-        "collection_name": NAME,
-        "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"},
-        "groupby_property": "cuisine",
-    }
+    per_cuisine = PER_CUISINE
     means = executor().execute(per_cuisine).groups or {}
     highest = max(means, key=lambda key: means[key].aggregations["price"]["MEAN"] or 0)
 
@@ -259,11 +260,7 @@ def test_chain_asks_a_part_about_the_highest_group_statistic_per_group() -> None
     first = "Which cuisine has the highest average price among places?"
     assert per_group_part(first) == "What is the average price of places per cuisine?"
     assert per_group_part("Which cuisine has the highest price?") is None
-    per_cuisine = {
-        "collection_name": NAME,
-        "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"},
-        "groupby_property": "cuisine",
-    }
+    per_cuisine = PER_CUISINE
     means = executor().execute(per_cuisine).groups or {}
     highest = max(means, key=lambda key: means[key].aggregations["price"]["MEAN"] or 0)
     heard: list[str] = []
@@ -293,11 +290,7 @@ def test_chain_answers_a_one_sentence_comparison_from_one_per_group_result() -> 
     comparison = comparison_of(question)
     assert comparison is not None and comparison.per_group() == "What is the average price of places per cuisine?"
     assert comparison_of("Of the two most common cuisines, which is cheaper?") is None
-    per_cuisine = {
-        "collection_name": NAME,
-        "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"},
-        "groupby_property": "cuisine",
-    }
+    per_cuisine = PER_CUISINE
     groups = executor().execute(per_cuisine).groups or {}
     common = sorted(groups, key=lambda key: groups[key].count, reverse=True)[:2]
     means = {key: groups[key].aggregations["price"]["MEAN"] or 0.0 for key in common}
