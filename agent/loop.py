@@ -134,6 +134,9 @@ class AgentConfig(BaseModel):
     #: The collection the `check` strategy read the question to be about ("" unread): `typed` offers only
     #: its properties.
     checked_collection: str = ""
+    #: Slots a strategy knows the call needs (a question it asks per group needs the group-by): `typed`
+    #: makes them required, so the grammar of a forced first call holds them; the model still fills them.
+    required_slots: tuple[str, ...] = ()
 
     def user_turn(self, question: str) -> str:
         """The question as the user turn shows it: the preamble, the question, then the context."""

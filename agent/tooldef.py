@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
@@ -218,11 +218,11 @@ def typed_slot(slot: str, spec: dict[str, Any], names: dict[PropertyKind, list[s
     return typed
 
 
-def typed_tools(tools: ToolSet, schema: DatabaseSchema, about: str = "") -> ToolSet:
+def typed_tools(tools: ToolSet, schema: DatabaseSchema, about: str = "", required: Sequence[str] = ()) -> ToolSet:
     """The same tools with every property name an enum of the properties of its slot's kind: those of the
     collection the question is `about` when it is offered, else of every collection offered (a
-    per-collection tool: its own collection's). The collections offered, the descriptions and the order of
-    the slots are unchanged."""
+    per-collection tool: its own collection's), and the `required` slots it has made required. The
+    collections offered, the descriptions and the order of the slots are unchanged."""
     typed = []
     for tool in tools.tools:
         function = copy.deepcopy(tool["function"])
@@ -233,6 +233,8 @@ def typed_tools(tools: ToolSet, schema: DatabaseSchema, about: str = "") -> Tool
         names = property_names_by_kind(c for c in schema.collections if c.name in offered)
         slots = {slot: typed_slot(slot, spec, names) for slot, spec in parameters["properties"].items()}
         parameters["properties"] = {slot: spec for slot, spec in slots.items() if spec is not None}
+        needed = [slot for slot in required if slot in parameters["properties"]]
+        parameters["required"] = list(dict.fromkeys([*parameters.get("required", []), *needed]))
         typed.append({**tool, "function": function})
     return replace(tools, tools=typed)
 

@@ -8,7 +8,9 @@ group-by only a text or boolean one. When `check` has read which collection the 
 enums hold that collection's properties only (over the union of every collection offered, the model
 took a property of a sibling collection: "cuisine" in a Reservations filter); otherwise, and for the
 `related` operations, whose calls may cross a reference to another collection, every offered one's.
-The collections offered, the description and the slots' order stay as they are.
+The collections offered, the description and the slots' order stay as they are. Slots a strategy knows
+the call needs (`AgentConfig.required_slots`: `chain`'s per-group questions need a group-by) are made
+required.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ class Typed:
             return self.inner.run(model, executor, tools, config, question, on_call)
         crosses = tools.design.operations is not ToolOperations.PAPER
         about = "" if crosses else config.checked_collection
-        run: AgentRun = self.inner.run(model, executor, typed_tools(tools, schema, about), config, question, on_call)
+        run: AgentRun = self.inner.run(
+            model, executor, typed_tools(tools, schema, about, config.required_slots), config, question, on_call
+        )
         run.strategy_notes["typed"] = {"properties_of": about or "every collection offered"}
         return run

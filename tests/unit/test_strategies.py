@@ -264,10 +264,12 @@ def test_chain_asks_a_part_about_the_highest_group_statistic_per_group() -> None
     means = executor().execute(per_cuisine).groups or {}
     highest = max(means, key=lambda key: means[key].aggregations["price"]["MEAN"] or 0)
     heard: list[str] = []
+    required: list[list[str]] = []
 
-    def reply(messages: list[ModelMessage], _tools: Any) -> ModelReply:
+    def reply(messages: list[ModelMessage], offered: Any) -> ModelReply:
         asked = next(p.content for p in all_parts(messages) if isinstance(p, UserPromptPart))
         heard.append(asked)
+        required.extend([t.parameters.get("required", []) for t in offered or []][:1])
         if schema_name(model.calls[-1]["response_format"]) == "FollowUpQuestion":
             return ModelReply(content=json.dumps({"question": f"How many seats do {highest} places have?"}))
         if is_commit_request(model.calls[-1]["response_format"]):
@@ -277,8 +279,10 @@ def test_chain_asks_a_part_about_the_highest_group_statistic_per_group() -> None
         return ModelReply(content="Here it is.")
 
     model = FunctionModel(reply)
-    run = build_strategy("chain").run(model, executor(), tools(), AgentConfig(), question)
+    run = build_strategy("chain+typed").run(model, executor(), tools(), AgentConfig(), question)
     assert heard[0].endswith("What is the average price of places per cuisine?")
+    assert "groupby_property" in required[0], "the per-group question's call must group (typed makes it required)"
+    assert "groupby_property" not in required[-1], "the next part's call need not"
     assert run.strategy_notes["chain"]["parts"][0]["picked"] == highest
     assert run.answer is not None and run.answer.names == [highest] and run.answer.numbers == [7.0]
 
