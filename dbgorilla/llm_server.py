@@ -61,14 +61,13 @@ def shared_prefix(evaluated: Sequence[int], prompt: Sequence[int]) -> int:
 
 @dataclass
 class PrefixStore:
-    """KV states of distinct prompt prefixes, the most recently used kept, in memory and (with a folder)
-    on disk. A question with solved examples before it stores a state of its own, so first-in-first-out
-    let them push the tool prefixes every question loads out of the store.
+    """KV states of distinct prompt prefixes, in memory and (with a folder) on disk; the least recently
+    used is forgotten first.
 
-    A state is stored after the first turn of a question whose prompt has `min_new` tokens no
-    stored state shares (the first question of a new tool prefix); later questions of the same
-    prefix, and later turns, add nothing. Each state is llama.cpp's own (about 30 KB a token for
-    the default model)."""
+    A question's first turn stores the state of its system turn (the tools) when `min_system_new` of
+    its tokens are in no stored state, or, where there is no system turn of `min_system` tokens to cut
+    at, of its whole prompt when `min_new` are; later questions of the same prefix, and later turns,
+    add nothing. Each state is llama.cpp's own (about 30 KB a token for the default model)."""
 
     folder: Path | None = None
     capacity: int = 32
@@ -165,6 +164,15 @@ def _message_marker(llama: Any) -> int | None:
     return llama._dbgorilla_marker
 
 
+def _keep(store: PrefixStore, tokens: Sequence[int], llama: Any) -> None:
+    """Store the model's current KV state under `tokens`; a state not kept (a full disk) costs time
+    later, never the reply."""
+    try:
+        store.put(tokens, _save(llama))
+    except Exception as error:
+        print(f"dbgorilla.llm_server: prefix state not stored: {error!r}", file=sys.stderr)
+
+
 def _write_whole(path: Path, data: bytes) -> None:
     partial = path.with_suffix(path.suffix + ".partial")
     partial.write_bytes(data)
@@ -224,7 +232,7 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
                 # the system turn first, alone, and its state kept; the rest of the prompt follows as usual
                 self.n_tokens = reused
                 self.eval(prompt[reused:end])
-                store.put(prompt[:end], _save(self))
+                _keep(store, prompt[:end], self)
         _LOCAL.reused, _LOCAL.prompt = min(reused, max(len(prompt) - 1, 0)), prompt
         yield from generate(self, tokens, *args, **kwargs)  # closed early at a stop: nothing after runs
 
@@ -240,10 +248,7 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
         result = chat(self, *args, **kwargs)
         whole = _LOCAL.first_turn and getattr(_LOCAL, "system_end", None) is None  # no system turn to cut at
         if store is not None and whole and _LOCAL.prompt and store.wants(_LOCAL.prompt):
-            try:
-                store.put(self._input_ids[: self.n_tokens], _save(self))
-            except Exception as error:  # a state not kept costs time later, never this reply
-                print(f"dbgorilla.llm_server: prefix state not stored: {error!r}", file=sys.stderr)
+            _keep(store, self._input_ids[: self.n_tokens], self)
         if isinstance(result, dict) and "id" in result:
             with _LOCK:
                 _REUSED[result["id"]] = _LOCAL.reused
