@@ -214,6 +214,7 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
     def counting_generate(self: Any, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Iterator[int]:
         prompt = list(tokens)
         reused = shared_prefix(list(self._input_ids[: self.n_tokens]), prompt)
+        stored = 0
         if store is not None:
             name, stored = store.best(prompt)
             state = store.get(name) if name is not None and stored >= reused + store.min_gain else None
@@ -228,7 +229,8 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
         if store is not None and getattr(_LOCAL, "first_turn", False):
             end = system_end(prompt, _message_marker(self))
             end = _LOCAL.system_end = end if end is not None and end >= store.min_system else None
-            if end is not None and end - max(reused, store.best(prompt[:end])[1]) >= store.min_system_new:
+            # a stored state shares min(stored, end) of the system turn: the store is not searched again
+            if end is not None and end - max(reused, min(stored, end)) >= store.min_system_new:
                 # the system turn first, alone, and its state kept; the rest of the prompt follows as usual
                 self.n_tokens = reused
                 self.eval(prompt[reused:end])
