@@ -223,6 +223,7 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
                 reused = stored if loaded else 0  # a failed load leaves the model reset
                 if not loaded:  # written by another build, or cut short: never try it again
                     store.forget(name)
+                    stored = 0  # it covers nothing now
                 else:
                     store.touch(name)
         _LOCAL.system_end = None
