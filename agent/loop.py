@@ -61,6 +61,9 @@ class ExecutedCall(BaseModel):
     #: The earlier step that made this exact call (same arguments): the model is told so, not shown
     #: the result again.
     repeat_of: int | None = None
+    #: What the agent changed in the model's arguments before running them, and why (None: ran as
+    #: written). `raw_arguments` keeps what the model wrote; `arguments` is what ran.
+    amended: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -137,6 +140,9 @@ class AgentConfig(BaseModel):
     #: Slots a strategy knows the call needs (a question it asks per group needs the group-by): `typed`
     #: makes them required, so the grammar of a forced first call holds them; the model still fills them.
     required_slots: tuple[str, ...] = ()
+    #: A strategy's amendment of a call before it runs (`values` moves a filter no stored value can
+    #: match to the property that holds it): the arguments to run, and why ("" when unchanged).
+    amend: Callable[[dict[str, Any]], tuple[dict[str, Any], str]] | None = Field(default=None, exclude=True)
 
     def user_turn(self, question: str) -> str:
         """The question as the user turn shows it: the preamble, the question, then the context."""
@@ -269,6 +275,9 @@ class Agent:
             if not isinstance(raw, dict):
                 raise InvalidArgumentsError("The arguments must be a JSON object.")
             arguments, executed.rationale = self.tools.to_call_arguments(call.name, raw)
+            if self.config.amend is not None:
+                arguments, why = self.config.amend(arguments)
+                executed.amended = why or None
             executed.arguments = arguments
             result = self.executor.execute(arguments)
             executed.result = result
@@ -300,7 +309,8 @@ class Agent:
                 "Answer from it, or make a different call."
             )
         assert call.result is not None
-        return call.result.to_llm_text(max_chars=self.config.result_max_chars)
+        text = call.result.to_llm_text(max_chars=self.config.result_max_chars)
+        return f"The agent ran the call amended: {call.amended}\n{text}" if call.amended else text
 
 
 class ToolCallModel(BaseModel):

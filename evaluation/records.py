@@ -58,6 +58,8 @@ class PredictedCall(BaseModel):
     arguments: dict[str, Any] | None = None
     rationale: str | None = None
     recovered_from_text: bool = False
+    #: What the agent changed in the model's arguments before running them (`arguments` is what ran).
+    amended: str | None = None
     ok: bool = False
     error_code: str | None = None
     error_message: str | None = None
@@ -241,6 +243,7 @@ def predicted_calls(run: AgentRun) -> list[PredictedCall]:
             arguments=call.arguments,
             rationale=call.rationale,
             recovered_from_text=call.recovered_from_text,
+            amended=call.amended,
             ok=call.ok,
             error_code=call.error.code if call.error else None,
             error_message=call.error.message if call.error else None,

@@ -10,6 +10,17 @@ name or a description) whose words all
 appear in the question, up to a suffix ("hikes" ~ "Hiking", "sunny" ~ "sun"), is offered after the
 question as a candidate filter: `cuisine = "Thai"`. The model chooses; nothing is added to its call.
 Nothing here knows a use case: the values are the database's own.
+
+The same values keep a filter honest after the call is written. A small model puts the question's
+word on a category property: `movement LIKE "*Paris*"` for "artists who lived in Paris", `category
+LIKE "*guide*"` for "activities led by a guide"; the filter matches nothing, and the answer is an
+empty count or "no objects". A text filter whose value no stored value of a category property can
+match (none holds its letters) is moved, before the call runs, to the first of the collection's other
+text properties (not categories) where it matches objects: `biography LIKE "*Paris*"`. The call is
+recorded as it ran, with why (`ExecutedCall.amended`), and the model reads why above the result. With
+no such property, the call runs as written. Turned back with the same fix spelt out as JSON instead,
+the model resent it unchanged, or moved the filter and dropped the call's group-by or aggregation
+(3 of 3 questions, 2026-11-26).
 """
 
 from __future__ import annotations
@@ -21,7 +32,7 @@ from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.decompose import offered_collections
 from agent.tooldef import ToolSet
 from executors.errors import ExecutorError
-from executors.vocabulary import PropertyKind
+from executors.vocabulary import FILTER_SLOT, PropertyKind
 
 #: Distinct values read per text property (the tool's own TOP_OCCURRENCES bound).
 VALUES_PER_PROPERTY = 100
@@ -29,6 +40,9 @@ VALUES_PER_PROPERTY = 100
 MAX_CANDIDATES = 4
 #: A stored value longer than this is prose, not a category.
 MAX_VALUE_CHARS = 40
+#: Values a turned-back filter's message lists at most.
+VALUES_SHOWN = 12
+TEXT_FILTER = FILTER_SLOT[PropertyKind.TEXT]
 
 
 def linked(question: str, values: dict[str, list[str]]) -> list[tuple[str, str]]:
@@ -45,6 +59,17 @@ def linked(question: str, values: dict[str, list[str]]) -> list[tuple[str, str]]
     return [(prop, value) for _, prop, value in found]
 
 
+def can_match(value: str, stored: list[str]) -> bool:
+    """Whether a filter's value (`=` or a LIKE pattern with * and ?) could match one of a category's
+    stored values: its letters, wildcards aside, are in one of them, whole or word by word. Generous on
+    purpose: a filter is turned back only when no stored value holds it at all."""
+    core = value.replace("*", " ").replace("?", " ").lower().split()
+    if not core:
+        return True
+    lowered = [v.lower() for v in stored]
+    return any(all(part in v for part in core) for v in lowered)
+
+
 class Values:
     """Offer the stored values the question names as candidate filters, then run the inner strategy."""
 
@@ -54,6 +79,8 @@ class Values:
         self.inner = inner
         #: collection -> text property -> its repeated values, read once per strategy instance.
         self._read: dict[str, dict[str, list[str]]] = {}
+        #: collection -> its text properties whose every value was read (categories, not prose).
+        self._complete: dict[str, set[str]] = {}
 
     def categories(self, executor: Executor, collection: str, text_properties: list[str]) -> dict[str, list[str]]:
         """Each text property's category values, most frequent first: all of a property with at most half
@@ -79,8 +106,44 @@ class Values:
                 kept = [t.value for t in top if (categorical or t.count > 1) and 0 < len(t.value) <= MAX_VALUE_CHARS]
                 if kept:
                     read[prop] = kept
+                if categorical and len(kept) == len(top):
+                    self._complete.setdefault(collection, set()).add(prop)
             self._read[collection] = read
         return self._read[collection]
+
+    def amend(self, executor: Executor, arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """The call with a text filter no stored value of its category property can match moved to the
+        first other text property where it matches objects, and why ("" and the call as it is otherwise)."""
+        collection, where = str(arguments.get("collection_name") or ""), arguments.get(TEXT_FILTER)
+        schema = getattr(executor, "schema", None)
+        found = schema.get(collection) if schema is not None else None
+        if found is None or not isinstance(where, dict) or not isinstance(where.get("value"), str):
+            return arguments, ""
+        texts = [p.name for p in found.properties if p.kind is PropertyKind.TEXT]
+        prop, value = str(where.get("property_name")), where["value"]
+        stored = self.categories(executor, collection, texts).get(prop)
+        complete = self._complete.get(collection, set())
+        if prop not in complete or not stored or can_match(value, stored):
+            return arguments, ""
+        pattern = value if "*" in value or "?" in value else f"*{value}*"
+        holding = next((p for p in texts if p not in complete and self._matches(executor, collection, p, pattern)), "")
+        if not holding:
+            return arguments, ""
+        moved = {**arguments, TEXT_FILTER: {"property_name": holding, "operator": "LIKE", "value": pattern}}
+        shown = ", ".join(repr(v) for v in stored[:VALUES_SHOWN]) + (", ..." if len(stored) > VALUES_SHOWN else "")
+        return moved, (
+            f"{prop} {where.get('operator')} {value!r} matches no object ({prop} holds only {shown}); "
+            f"the filter ran on {holding} LIKE {pattern!r}, which holds it."
+        )
+
+    @staticmethod
+    def _matches(executor: Executor, collection: str, prop: str, pattern: str) -> bool:
+        """Whether any object's `prop` matches the LIKE pattern (one filtered listing; a failure: no)."""
+        where = {"property_name": prop, "operator": "LIKE", "value": pattern}
+        try:
+            return bool(executor.execute({"collection_name": collection, TEXT_FILTER: where}).objects)
+        except ExecutorError:
+            return False
 
     def run(
         self,
@@ -111,6 +174,17 @@ class Values:
                 "Stored values the question's words match (use one in a filter only if the question asks for it): "
             )
             config = config.model_copy(update={"question_context": context + "; ".join(candidates) + "."})
+        earlier = config.amend
+
+        def amend(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
+            why = ""
+            if earlier is not None:
+                arguments, why = earlier(arguments)
+            arguments, mine = self.amend(executor, arguments)
+            return arguments, " ".join(w for w in (why, mine) if w)
+
+        config = config.model_copy(update={"amend": amend})
         run: AgentRun = self.inner.run(model, executor, tools, config, question, on_call)
-        run.strategy_notes["values"] = {"candidates": candidates}
+        amended = sum(1 for call in run.calls() if call.amended)
+        run.strategy_notes["values"] = {"candidates": candidates, "amended": amended}
         return run

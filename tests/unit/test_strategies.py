@@ -31,14 +31,15 @@ from agent.strategies.check import LISTED, NOT_LISTED, listing, named_in, refusa
 from agent.strategies.examples import in_schema_order
 from agent.strategies.grounded import answer_from, answer_text, derived_answer, facts_of, text_agrees
 from agent.strategies.refine import conditions_in
-from agent.strategies.values import linked
+from agent.strategies.typed import asked_slots
+from agent.strategies.values import can_match, linked
 from agent.testing import FunctionModel, tool_reply
 from agent.tokens import estimate_counter
 from evaluation.samples import SAMPLE_PATH, build_sample, read_sample
 from executors import DatabaseSchema, ReferenceExecutor
 from executors.schema import CollectionSchema, PropertySchema
 from executors.testing import sample_objects, sample_schema
-from fixtures.datasets import Case, load_split
+from fixtures.datasets import Case, load_split, split_path
 from llm import ModelMessage, ResponseFormat, UserPromptPart
 from llm.messages import all_parts, tool_returns
 
@@ -150,7 +151,7 @@ def test_values_offers_the_stored_categories_the_question_names_after_it(questio
     model = mean_model()
     run = build_strategy("values").run(model, executor(), tools(), AgentConfig(), question)
     [user] = [p for p in all_parts(model.calls[0]["messages"]) if isinstance(p, UserPromptPart)]
-    assert run.strategy_notes["values"] == {"candidates": offered}
+    assert run.strategy_notes["values"] == {"candidates": offered, "amended": 0}
     assert user.content.startswith(question)
     assert all(candidate in user.content for candidate in offered)
     assert (user.content == question) is (not offered)
@@ -163,6 +164,84 @@ def test_value_links_meet_a_category_across_word_endings_and_skip_prose() -> Non
     assert linked("Any fine dining when it rained?", stored) == [("activity", "Fine dining"), ("weather", "rain")]
     assert linked("What about the classes?", {"kind": ["class", "Class B"]}) == [("kind", "class")]
     assert linked("Where was it sunny?", {"city": ["Sunnyvale"]}) == []  # a word is not a prefix of a name
+
+
+def test_a_filter_value_matches_a_category_when_a_stored_value_holds_its_letters() -> None:
+    stored = ["Impressionism", "Pop Art", "Street Art"]
+    assert can_match("*ism", stored) and can_match("Pop Art", stored) and can_match("P*", stored)
+    assert can_match("art", stored) and can_match("*", stored)  # generous: case, a part of a value, nothing
+    assert not can_match("*Paris*", stored) and not can_match("murals", stored)
+
+
+@pytest.mark.parametrize(
+    ("value", "ran", "amended"),
+    [
+        ("*garden*", {"property_name": "title", "operator": "LIKE", "value": "*garden*"}, True),
+        ("garden", {"property_name": "title", "operator": "LIKE", "value": "*garden*"}, True),
+        ("Thai", {"property_name": "cuisine", "operator": "=", "value": "Thai"}, False),  # a stored value
+        ("xyzzy", {"property_name": "cuisine", "operator": "=", "value": "xyzzy"}, False),  # no property holds it
+    ],
+)
+def test_values_moves_a_filter_no_category_value_can_match_to_the_text_that_holds_it(
+    value: str, ran: dict[str, Any], amended: bool
+) -> None:
+    """`cuisine = "garden"` can match nothing (every cuisine was read, none holds it); titles hold it: the
+    filter runs there, the record keeps both, and the model reads why above the result."""
+    written = {**MEAN_PRICE, "text_property_filter": {"property_name": "cuisine", "operator": "=", "value": value}}
+    model = mean_model(calls=(written,))
+    run = build_strategy("values").run(model, executor(), tools(), AgentConfig(), "What is the average price?")
+    [call] = run.calls()
+    assert json.loads(call.raw_arguments) == written, "what the model wrote is kept"
+    assert call.ok and call.arguments == {**MEAN_PRICE, "text_property_filter": ran}
+    assert bool(call.amended) is amended and run.strategy_notes["values"]["amended"] == int(amended)
+    shown = [r.content for m in model.calls[-1]["messages"] for r in tool_returns([m])]
+    assert any("amended" in str(text) for text in shown) is amended
+    if amended:
+        assert "cuisine holds only" in str(call.amended) and "'Thai'" in str(call.amended)
+        titles = [o for o in OBJECTS if "garden" in str(o.properties.get("title")).lower()]
+        assert call.result is not None and call.result.aggregations["price"]["MEAN"] == pytest.approx(
+            sum(o.properties["price"] for o in titles if o.properties.get("price") is not None)
+            / len([o for o in titles if o.properties.get("price") is not None])
+        )
+
+
+@pytest.mark.parametrize(
+    ("question", "slots"),
+    [
+        ("What percentage of the clinics accept walk-ins?", ("boolean_property_aggregation",)),
+        (
+            "How many of the exhibitions require booking, for each city?",
+            ("boolean_property_aggregation", "groupby_property"),
+        ),
+        ("What is the average rating of restaurants per cuisine?", ("groupby_property",)),
+        ("Are there any courses, grouped by subject?", ("groupby_property",)),
+        ("Which accommodations cost under $100 per night?", ()),  # a unit, not a group
+        ("How many restaurants are there?", ()),
+    ],
+)
+def test_the_questions_words_say_which_slots_the_call_needs(question: str, slots: tuple[str, ...]) -> None:
+    assert asked_slots(question) == slots
+
+
+def test_typed_requires_the_slots_a_question_asks_for_and_every_split_gold_call_has_them() -> None:
+    seen: list[Any] = []
+    oracle = OracleModel(PER_CUISINE).knowing([PER_CUISINE], "about that", {"numbers": [1.0]})
+
+    class Recording:
+        name = "recording"
+
+        def complete(self, request: Any) -> ModelReply:
+            seen.append(request.tools)
+            return oracle.complete(request)
+
+    question = "What percentage of places are open late, for each cuisine?"
+    build_strategy("typed").run(Recording(), executor(), tools(), AgentConfig(), question)
+    [tool] = next(tools for tools in seen if tools)
+    assert {"boolean_property_aggregation", "groupby_property"} <= set(tool.parameters["required"])
+    for split in ("natural", "explicit"):
+        for case in load_split(split_path(split)):
+            gold = case.ground_truth.model_dump(exclude_none=True)
+            assert all(gold.get(slot) for slot in asked_slots(case.query)), (split, case.id)
 
 
 def test_chain_cuts_a_question_at_its_question_marks_and_picks_the_value_each_part_names() -> None:
