@@ -140,6 +140,9 @@ class AgentConfig(BaseModel):
     #: Slots a strategy knows the call needs (a question it asks per group needs the group-by): `typed`
     #: makes them required, so the grammar of a forced first call holds them; the model still fills them.
     required_slots: tuple[str, ...] = ()
+    #: The question asks one thing, which one call answers (`chain` asks each part alone): `grounded`
+    #: ends the loop at the first result that holds one answer, whatever statistic `check` read.
+    single_question: bool = False
     #: A strategy's amendment of a call before it runs (`values` moves a filter no stored value can
     #: match to the property that holds it): the arguments to run, and why ("" when unchanged).
     amend: Callable[[dict[str, Any]], tuple[dict[str, Any], str]] | None = Field(default=None, exclude=True)

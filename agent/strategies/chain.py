@@ -235,6 +235,7 @@ class Chain:
         question: str,
         on_call: Any = None,
     ) -> AgentRun:
+        config = config.model_copy(update={"single_question": True})  # every inner run asks one part
         comparison = comparison_of(question)
         if comparison is not None:
             return self._compare(model, executor, tools, config, question, comparison, on_call)

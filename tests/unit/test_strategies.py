@@ -495,6 +495,19 @@ def test_a_result_of_another_statistic_goes_on_to_the_models_next_turn() -> None
         assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean(), rel=1e-12)]
 
 
+def test_a_question_of_one_part_ends_at_the_first_result_that_holds_an_answer_whatever_the_statistic() -> None:
+    """`chain` asks one part at a time: the check's statistic ("none", or another) no longer sends the loop on
+    to a prose turn whose answer would be derived from the same result all the same."""
+    for statistic in ("", "none", "maximum"):
+        model = mean_model(lambda _m, _t: pytest.fail("nothing to point at: no grounded turn"))
+        run = build_strategy("chain+grounded").run(
+            model, executor(), tools(), AgentConfig(asked_statistic=statistic), QUESTION
+        )
+        assert len(model.calls) == 1, "the call only: no prose turn"
+        assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean(), rel=1e-12)]
+        assert run.final_answer == f"From the query result: {run.answer.text()}."
+
+
 def test_a_listing_first_goes_on_to_the_models_next_turn() -> None:
     model = mean_model(
         lambda messages, _t: {
