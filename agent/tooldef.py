@@ -234,7 +234,8 @@ def typed_tools(tools: ToolSet, schema: DatabaseSchema, about: str = "", require
         slots = {slot: typed_slot(slot, spec, names) for slot, spec in parameters["properties"].items()}
         parameters["properties"] = {slot: spec for slot, spec in slots.items() if spec is not None}
         needed = [slot for slot in required if slot in parameters["properties"]]
-        parameters["required"] = list(dict.fromkeys([*parameters.get("required", []), *needed]))
+        # last, after the slots: a question's required slots vary, and a prompt cache keeps what comes before
+        parameters["required"] = list(dict.fromkeys([*parameters.pop("required", []), *needed]))
         typed.append({**tool, "function": function})
     return replace(tools, tools=typed)
 

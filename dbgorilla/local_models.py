@@ -97,6 +97,8 @@ QWEN_CODER = LocalModel(
 #: llama.cpp settings the server runs with, beyond model, context and threads. benchmarks/model_limit.py
 #: measured batch sizes and KV types within noise here; flash attention generated 11-14% faster.
 SERVER_OPTIONS: dict[str, int | bool] = {"flash_attn": True}
+#: Tokens drafted per step from the prompt (`dbgorilla.llm_server.RecentLookup`; 0: none).
+DRAFT_TOKENS = 8
 MODELS: dict[str, LocalModel] = {model.name: model for model in (QWEN_CODER, SMOLLM2)}
 DEFAULT_MODEL = QWEN_CODER.name
 TEST_MODEL = SMOLLM2.name
@@ -153,6 +155,7 @@ class ModelService(LocalService):
             "-m",
             "dbgorilla.llm_server",
             f"--prompt_cache_dir={self.prompt_cache_dir}",
+            f"--draft_tokens={DRAFT_TOKENS}",
             *options,
             "--model",
             str(self.model.gguf_path()),
