@@ -147,6 +147,19 @@ class AgentConfig(BaseModel):
     #: match to the property that holds it): the arguments to run, and why ("" when unchanged).
     amend: Callable[[dict[str, Any]], tuple[dict[str, Any], str]] | None = Field(default=None, exclude=True)
 
+    def amended_by(self, own: Callable[[dict[str, Any]], tuple[dict[str, Any], str]]) -> AgentConfig:
+        """This config with `own` amending each call after any amendment it already had (reasons joined)."""
+        earlier = self.amend
+
+        def amend(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
+            why = ""
+            if earlier is not None:
+                arguments, why = earlier(arguments)
+            arguments, mine = own(arguments)
+            return arguments, " ".join(w for w in (why, mine) if w)
+
+        return self.model_copy(update={"amend": amend})
+
     def user_turn(self, question: str) -> str:
         """The question as the user turn shows it: the preamble, the question, then the context."""
         context = f"\n{self.question_context}" if self.question_context else ""

@@ -10,13 +10,24 @@ took a property of a sibling collection: "cuisine" in a Reservations filter); ot
 `related` operations, whose calls may cross a reference to another collection, every offered one's.
 The collections offered, the description and the slots' order stay as they are. Slots a strategy knows
 the call needs (`AgentConfig.required_slots`: `chain`'s per-group questions need a group-by) are made
-required, and so is the boolean aggregation of a question that asks for a share ("what percentage of
-the clinics accept walk-ins", "how many of the exhibitions require booking"): the tool computes a
-percentage or a count of trues only there, and the small model wrote a boolean filter instead (4 of
-the committed sample's 28 single-step failures, 2026-11-26); and the group-by of a question that asks
-per group ("for each movement", "split by whether"), which it dropped. Every question of the natural
-and explicit splits that these words mark has the slot in its gold call (60 and 160 of 315), and
-every gold group-by is marked.
+required.
+
+What the question's words alone say the call needs is not made required: llama.cpp's grammar writes
+required slots first, and after an aggregation and a group-by the small model ended the call,
+dropping its filters and search (3 of the main job's questions lost, 2026-11-26). The agent amends
+the written call instead (`AgentConfig.amend`, recorded with why):
+- a question that asks for a share ("what percentage of the clinics accept walk-ins", "how many of
+  the exhibitions require booking") is answered by a boolean aggregation, the only place the tool
+  computes a percentage or a count of trues; a call with one boolean filter and no boolean
+  aggregation (the small model's habit: 4 of the committed sample's 28 single-step failures) has
+  that filter turned into the aggregation, of the trues or the falses the filter kept;
+- a question that asks per group ("for each consultation language", "split by whether they are
+  family-friendly") and a call with no group-by get the group-by on the one text or boolean property
+  whose name the words after "for each" (or "per", "split by", "grouped by") name;
+- a boolean aggregation beside a filter on the same property (`tenured != true` with the share of
+  the untenured) loses the filter, which made the share 0 or 1 whatever the data.
+Every question of the natural and explicit splits these words mark has the slot in its gold call (60
+and 160 of 315 each), and none a boolean filter beside a share's aggregation.
 """
 
 from __future__ import annotations
@@ -24,26 +35,63 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agent._words import content_stems, meets, split_name
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.tooldef import ToolSet, typed_tools
-from executors.vocabulary import AGGREGATION_SLOT, GROUPBY_FIELD, PropertyKind, ToolOperations
+from executors.vocabulary import AGGREGATION_SLOT, FILTER_SLOT, GROUPBY_FIELD, PropertyKind, ToolOperations
 
+BOOLEAN_FILTER, BOOLEAN_AGGREGATION = FILTER_SLOT[PropertyKind.BOOLEAN], AGGREGATION_SLOT[PropertyKind.BOOLEAN]
 #: A question that asks what share of the objects are something: a boolean's percentage or its trues.
-ASKS_A_SHARE = re.compile(r"\b(?:percentage|percent|proportion|fraction)\b|\bhow many of (?:the|these|those)\b", re.I)
-
-
-#: A question that asks for its answer per group ("per night" and the like are units, not groups).
+ASKS_A_PERCENTAGE = re.compile(r"\b(?:percentage|percent|proportion|fraction)\b", re.I)
+ASKS_A_SHARE = re.compile(rf"{ASKS_A_PERCENTAGE.pattern}|\bhow many of (?:the|these|those)\b", re.I)
+#: A question that asks for its answer per group ("per night" and the like are units, not groups); the
+#: words after the marker, up to a comma or the end, name the property.
 ASKS_PER_GROUP = re.compile(
     r"\b(?:for (?:each|every)|grouped by|split by|broken down by|"
-    r"per (?!night|day|hour|minute|week|month|year|person|guest|head)\w)",
+    r"per (?!night|day|hour|minute|week|month|year|person|guest|head)(?=\w))\s*(?P<words>[^,?.;]*)",
     re.I,
 )
 
 
 def asked_slots(question: str) -> tuple[str, ...]:
     """The slots the question's words alone say the call needs."""
-    slots = [AGGREGATION_SLOT[PropertyKind.BOOLEAN]] if ASKS_A_SHARE.search(question) else []
+    slots = [BOOLEAN_AGGREGATION] if ASKS_A_SHARE.search(question) else []
     return (*slots, GROUPBY_FIELD) if ASKS_PER_GROUP.search(question) else tuple(slots)
+
+
+def group_named(question: str, properties: list[str]) -> str | None:
+    """The one property (of those a call may group by) the words after "for each" name best, or None."""
+    found = ASKS_PER_GROUP.search(question)
+    words = content_stems(found.group("words")) if found else []
+    scores = {
+        name: sum(any(meets(w, p) for p in content_stems(split_name(name))) for w in words) for name in properties
+    }
+    best = max(scores.values(), default=0)
+    named = [name for name, score in scores.items() if score == best]
+    return named[0] if best and len(named) == 1 else None
+
+
+def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[str]) -> tuple[dict[str, Any], str]:
+    """The call with the slots the question's words ask for and the model left out, and why ("" if none)."""
+    amended, why = dict(arguments), []
+    where = arguments.get(BOOLEAN_FILTER)
+    if ASKS_A_SHARE.search(question) and not arguments.get(BOOLEAN_AGGREGATION) and isinstance(where, dict):
+        kept = (where.get("operator") == "=") == (where.get("value") is True)
+        metric = ("PERCENTAGE_" if ASKS_A_PERCENTAGE.search(question) else "TOTAL_") + ("TRUE" if kept else "FALSE")
+        del amended[BOOLEAN_FILTER]
+        amended[BOOLEAN_AGGREGATION] = {"property_name": where.get("property_name"), "metrics": metric}
+        why.append(f"the question asks for a share: {where.get('property_name')} as {metric}, not as a filter")
+    share = amended.get(BOOLEAN_AGGREGATION)
+    where = amended.get(BOOLEAN_FILTER)
+    if isinstance(share, dict) and isinstance(where, dict) and where.get("property_name") == share.get("property_name"):
+        del amended[BOOLEAN_FILTER]  # the share of what a filter kept is 0 or 1 whatever the data
+        why.append(f"a filter on {share.get('property_name')} makes its share 0 or 1: the filter left out")
+    if ASKS_PER_GROUP.search(question) and not arguments.get(GROUPBY_FIELD):
+        group = group_named(question, groupable)
+        if group is not None:
+            amended[GROUPBY_FIELD] = group
+            why.append(f"the question asks per {group}: grouped by it")
+    return (amended, "; ".join(why) + ".") if why else (arguments, "")
 
 
 class Typed:
@@ -68,9 +116,14 @@ class Typed:
             return self.inner.run(model, executor, tools, config, question, on_call)
         crosses = tools.design.operations is not ToolOperations.PAPER
         about = "" if crosses else config.checked_collection
-        required = (*config.required_slots, *asked_slots(question))
-        run: AgentRun = self.inner.run(
-            model, executor, typed_tools(tools, schema, about, required), config, question, on_call
-        )
+
+        def amend(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
+            found = schema.get(str(arguments.get("collection_name") or ""))
+            kinds = (PropertyKind.TEXT, PropertyKind.BOOLEAN)
+            groupable = [p.name for p in found.properties if p.kind in kinds] if found is not None else []
+            return amend_to_question(question, arguments, groupable)
+
+        typed = typed_tools(tools, schema, about, config.required_slots)
+        run: AgentRun = self.inner.run(model, executor, typed, config.amended_by(amend), question, on_call)
         run.strategy_notes["typed"] = {"properties_of": about or "every collection offered"}
         return run

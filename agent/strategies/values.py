@@ -174,17 +174,13 @@ class Values:
                 "Stored values the question's words match (use one in a filter only if the question asks for it): "
             )
             config = config.model_copy(update={"question_context": context + "; ".join(candidates) + "."})
-        earlier = config.amend
+        moved: list[str] = []
 
         def amend(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
-            why = ""
-            if earlier is not None:
-                arguments, why = earlier(arguments)
-            arguments, mine = self.amend(executor, arguments)
-            return arguments, " ".join(w for w in (why, mine) if w)
+            arguments, why = self.amend(executor, arguments)
+            moved.extend([why] if why else [])
+            return arguments, why
 
-        config = config.model_copy(update={"amend": amend})
-        run: AgentRun = self.inner.run(model, executor, tools, config, question, on_call)
-        amended = sum(1 for call in run.calls() if call.amended)
-        run.strategy_notes["values"] = {"candidates": candidates, "amended": amended}
+        run: AgentRun = self.inner.run(model, executor, tools, config.amended_by(amend), question, on_call)
+        run.strategy_notes["values"] = {"candidates": candidates, "moved": len(moved)}
         return run

@@ -31,7 +31,7 @@ from agent.strategies.check import LISTED, NOT_LISTED, listing, named_in, refusa
 from agent.strategies.examples import in_schema_order
 from agent.strategies.grounded import answer_from, answer_text, derived_answer, facts_of, text_agrees
 from agent.strategies.refine import conditions_in
-from agent.strategies.typed import asked_slots
+from agent.strategies.typed import BOOLEAN_AGGREGATION, asked_slots, group_named
 from agent.strategies.values import can_match, linked
 from agent.testing import FunctionModel, tool_reply
 from agent.tokens import estimate_counter
@@ -151,7 +151,7 @@ def test_values_offers_the_stored_categories_the_question_names_after_it(questio
     model = mean_model()
     run = build_strategy("values").run(model, executor(), tools(), AgentConfig(), question)
     [user] = [p for p in all_parts(model.calls[0]["messages"]) if isinstance(p, UserPromptPart)]
-    assert run.strategy_notes["values"] == {"candidates": offered, "amended": 0}
+    assert run.strategy_notes["values"] == {"candidates": offered, "moved": 0}
     assert user.content.startswith(question)
     assert all(candidate in user.content for candidate in offered)
     assert (user.content == question) is (not offered)
@@ -193,7 +193,7 @@ def test_values_moves_a_filter_no_category_value_can_match_to_the_text_that_hold
     [call] = run.calls()
     assert json.loads(call.raw_arguments) == written, "what the model wrote is kept"
     assert call.ok and call.arguments == {**MEAN_PRICE, "text_property_filter": ran}
-    assert bool(call.amended) is amended and run.strategy_notes["values"]["amended"] == int(amended)
+    assert bool(call.amended) is amended and run.strategy_notes["values"]["moved"] == int(amended)
     shown = [r.content for m in model.calls[-1]["messages"] for r in tool_returns([m])]
     assert any("amended" in str(text) for text in shown) is amended
     if amended:
@@ -223,25 +223,71 @@ def test_the_questions_words_say_which_slots_the_call_needs(question: str, slots
     assert asked_slots(question) == slots
 
 
-def test_typed_requires_the_slots_a_question_asks_for_and_every_split_gold_call_has_them() -> None:
-    seen: list[Any] = []
-    oracle = OracleModel(PER_CUISINE).knowing([PER_CUISINE], "about that", {"numbers": [1.0]})
+@pytest.mark.parametrize(
+    ("question", "written", "ran"),
+    [
+        (
+            "What percentage of places are open late?",
+            {"boolean_property_filter": {"property_name": "open_late", "operator": "=", "value": True}},
+            {"boolean_property_aggregation": {"property_name": "open_late", "metrics": "PERCENTAGE_TRUE"}},
+        ),
+        (
+            "How many of the places are not open late, for each cuisine?",
+            {"boolean_property_filter": {"property_name": "open_late", "operator": "!=", "value": True}},
+            {
+                "boolean_property_aggregation": {"property_name": "open_late", "metrics": "TOTAL_FALSE"},
+                "groupby_property": "cuisine",
+            },
+        ),
+        (  # a filter on the property whose share is asked: the share is 1 whatever the data
+            "What percentage of places are not open late?",
+            {
+                "boolean_property_filter": {"property_name": "open_late", "operator": "!=", "value": True},
+                "boolean_property_aggregation": {"property_name": "open_late", "metrics": "PERCENTAGE_FALSE"},
+            },
+            {"boolean_property_aggregation": {"property_name": "open_late", "metrics": "PERCENTAGE_FALSE"}},
+        ),
+        (  # a share already aggregated, a group-by already there: the call as written
+            "What percentage of places are open late, split by whether they are open late?",
+            {
+                "boolean_property_aggregation": {"property_name": "open_late", "metrics": "PERCENTAGE_TRUE"},
+                "groupby_property": "open_late",
+            },
+            None,
+        ),
+        ("What is the average price per seat?", {}, None),  # "per seat" names no groupable property
+    ],
+)
+def test_typed_amends_a_call_that_left_out_what_the_questions_words_ask_for(
+    question: str, written: dict[str, Any], ran: dict[str, Any] | None
+) -> None:
+    """A boolean filter where a share is asked becomes its aggregation; a group-by asked for is added on the
+    property its words name. The model's call is kept as written beside what ran, with why."""
+    call = {"collection_name": NAME, **written}
+    model = mean_model(calls=(call,))
+    run = build_strategy("typed").run(model, executor(), tools(), AgentConfig(), question)
+    [made] = run.calls()
+    assert json.loads(made.raw_arguments) == call
+    assert made.arguments == {"collection_name": NAME, **(ran if ran is not None else written)}
+    assert bool(made.amended) is (ran is not None) and made.ok
 
-    class Recording:
-        name = "recording"
 
-        def complete(self, request: Any) -> ModelReply:
-            seen.append(request.tools)
-            return oracle.complete(request)
+def test_the_group_a_question_names_is_the_one_property_its_words_meet() -> None:
+    names = ["visitType", "isFirstVisit", "reasonForVisit", "language", "acceptingNewPatients"]
+    assert group_named("What percentage are first visits, for each visit type?", names) == "visitType"
+    assert group_named("How many accept new patients, for each consultation language?", names) == "language"
+    assert group_named("Split by whether they accept new patients, how many?", names) == "acceptingNewPatients"
+    assert group_named("How many, for each visit?", names) is None  # three properties name a visit
+    assert group_named("How many, for each city?", names) is None
 
-    question = "What percentage of places are open late, for each cuisine?"
-    build_strategy("typed").run(Recording(), executor(), tools(), AgentConfig(), question)
-    [tool] = next(tools for tools in seen if tools)
-    assert {"boolean_property_aggregation", "groupby_property"} <= set(tool.parameters["required"])
+
+def test_every_split_gold_call_has_the_slots_the_questions_words_ask_for() -> None:
     for split in ("natural", "explicit"):
         for case in load_split(split_path(split)):
             gold = case.ground_truth.model_dump(exclude_none=True)
             assert all(gold.get(slot) for slot in asked_slots(case.query)), (split, case.id)
+            if BOOLEAN_AGGREGATION in asked_slots(case.query):
+                assert not gold.get("boolean_property_filter"), (split, case.id)
 
 
 def test_chain_cuts_a_question_at_its_question_marks_and_picks_the_value_each_part_names() -> None:
