@@ -97,8 +97,10 @@ QWEN_CODER = LocalModel(
 #: llama.cpp settings the server runs with, beyond model, context and threads. benchmarks/model_limit.py
 #: measured batch sizes and KV types within noise here; flash attention generated 11-14% faster.
 SERVER_OPTIONS: dict[str, int | bool] = {"flash_attn": True}
-#: Tokens drafted per step from the prompt (`dbgorilla.llm_server.RecentLookup`; 0: none).
-DRAFT_TOKENS = 8
+#: Tokens drafted per step from the prompt (`dbgorilla.llm_server.RecentLookup`; 0: none). Off: on the
+#: main job, warm, 8 drafted tokens gave p50 12.6 s and 178 s in all against 12.1 s and 175 s without
+#: (2-core EPYC, Qwen2.5-Coder-1.5B, 2026-11-26): the batches checked cost what the tokens kept saved.
+DRAFT_TOKENS = 0
 MODELS: dict[str, LocalModel] = {model.name: model for model in (QWEN_CODER, SMOLLM2)}
 DEFAULT_MODEL = QWEN_CODER.name
 TEST_MODEL = SMOLLM2.name
