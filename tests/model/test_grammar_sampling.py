@@ -7,14 +7,11 @@ of enums and free text, and the fast path did decide most tokens (else it saves 
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from dbgorilla import llm_server
-from dbgorilla.local_models import SMOLLM2
 
 pytestmark = pytest.mark.model
 
@@ -33,21 +30,6 @@ PROMPTS = (
     "List the menus with vegetarian dishes. Reply with JSON.",
     "What is the average party size of reservations on Friday? Reply with JSON.",
 )
-
-
-@pytest.fixture(scope="module")
-def llama() -> Iterator[Any]:
-    from llama_cpp import Llama
-
-    from agent.llama_cpu import load_cpu_backend
-    from agent.tokens import _quiet_stderr
-
-    load_cpu_backend()
-    with _quiet_stderr():
-        model = Llama(model_path=str(SMOLLM2.gguf_path(echo=lambda _: None)), n_ctx=1024, verbose=False)
-    yield model
-    with contextlib.suppress(Exception):
-        model.close()
 
 
 def write(llama: Any, prompt: str, repeat_penalty: float) -> str:

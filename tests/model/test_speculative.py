@@ -7,15 +7,12 @@ drafts (greedy, the fast grammar path on, as the server runs), and the drafts di
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from dbgorilla import llm_server
-from dbgorilla.local_models import SMOLLM2
 
 pytestmark = pytest.mark.model
 
@@ -43,21 +40,6 @@ PROMPTS = (
     EXAMPLE + "Question: Which restaurants serve Greek food?\nCall:",
     EXAMPLE + "Question: Which menu items mention cocktails?\nCall:",
 )
-
-
-@pytest.fixture(scope="module")
-def llama() -> Iterator[Any]:
-    from llama_cpp import Llama
-
-    from agent.llama_cpu import load_cpu_backend
-    from agent.tokens import _quiet_stderr
-
-    load_cpu_backend()
-    with _quiet_stderr():
-        model = Llama(model_path=str(SMOLLM2.gguf_path(echo=lambda _: None)), n_ctx=1024, verbose=False)
-    yield model
-    with contextlib.suppress(Exception):
-        model.close()
 
 
 def write(llama: Any, prompt: str) -> tuple[str, int]:
