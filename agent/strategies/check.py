@@ -8,7 +8,9 @@ it cannot: a standard deviation, a variance...). Then, shown only that collectio
 gives a verdict from two choices: they hold what the question needs, or it needs one that is not
 listed. A "not listed" verdict, or a statistic the tool cannot compute (chosen, or named in its
 words), is answered "cannot answer" with the reason, and no query runs; any other question goes to
-the inner strategy unchanged.
+the inner strategy unchanged. Where every word of what it asks for is a word of the collection's
+property names ("ticket price"), the verdict is not asked: it is "listed" (`properties_name`), and
+the question saves the verdict's ~100 new prompt tokens, about 2 s.
 
 Why this shape, measured on the offline default (2026-11-25, the abstention split's 20 and the main
 job's 15 answerable questions): inside the loop's long prompt, an enum of properties with a "not in
@@ -90,6 +92,17 @@ def named_in(asks_for: str, collections: list[CollectionSchema]) -> bool:
     return any(meets(word, known) for word in words for known in vocabulary)
 
 
+def properties_name(asks_for: str, collection: CollectionSchema) -> bool:
+    """Whether every word of what the question asks for (statistic words aside) is a word of one of the
+    collection's property names ("ticket price" of `ticketPrice`): the verdict on its properties is then
+    foregone. On the committed sample's 90 answerable questions (2026-11-26), the verdict was "listed"
+    for all 49 whose words a property names, and no unanswerable question's words were all property
+    names but three the statistic they ask for had refused already."""
+    words = [w for w in content_stems(split_name(asks_for)) if w not in ASKING_WORDS]
+    names = {w for p in collection.properties for w in content_stems(split_name(p.name))}
+    return bool(words) and all(any(meets(word, name) for name in names) for word in words)
+
+
 def about_schema(collections: list[str]) -> dict[str, Any]:
     return {
         "type": "object",
@@ -168,9 +181,12 @@ class Check:
                     decision["verdict"], decision["named_in_database"] = NOT_LISTED, False
                 else:
                     target = [c for c in shown if c.name == decision.get("collection")] or shown[:1]
-                    prompt = VERDICT_PROMPT.format(listing=listing(target), question=asked)
-                    verdict, more = ask(prompt, VERDICT_SCHEMA_NAME, VERDICT_SCHEMA)
-                    decision["verdict"], usage = verdict.get("verdict"), usage + more
+                    if properties_name(str(decision.get("asks_for", "")), target[0]):
+                        decision["verdict"], decision["named_by_properties"] = LISTED, True
+                    else:
+                        prompt = VERDICT_PROMPT.format(listing=listing(target), question=asked)
+                        verdict, more = ask(prompt, VERDICT_SCHEMA_NAME, VERDICT_SCHEMA)
+                        decision["verdict"], usage = verdict.get("verdict"), usage + more
         except (ModelError, ValueError) as error:  # undecided: the inner strategy as is
             run = self.inner.run(model, executor, tools, config, question, on_call)
             run.strategy_notes["check"] = {"fell_back": f"{type(error).__name__}: {error}"}

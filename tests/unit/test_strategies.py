@@ -27,7 +27,7 @@ from agent.strategies import (
     parse_strategy,
 )
 from agent.strategies.chain import comparison_of, parts_of, per_group_part, pick
-from agent.strategies.check import LISTED, NOT_LISTED, listing, named_in, refusal
+from agent.strategies.check import LISTED, NOT_LISTED, listing, named_in, properties_name, refusal
 from agent.strategies.examples import in_schema_order
 from agent.strategies.grounded import answer_from, answer_text, derived_answer, facts_of, text_agrees
 from agent.strategies.refine import conditions_in
@@ -658,8 +658,9 @@ def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_r
     [
         ("average tuition fee", False),  # no collection, property or description says it
         ("phone numbers", False),
-        ("average price", True),
+        ("average price", True),  # a property names it: no verdict
         ("the cuisines", True),  # forms of a word meet
+        ("price of the late places", True),  # "places" is no property's word: the verdict decides
         ("how many", True),  # a statistic alone asks for nothing the database must name
         ("maximum temperature", True),  # "temp" names it
     ],
@@ -681,7 +682,11 @@ def test_check_refuses_without_a_verdict_what_no_word_of_the_database_names(asks
     model = FunctionModel(reply)
     run = build_strategy("check").run(model, executor(), tools(), AgentConfig(), "What is it?")
     asked = [schema_name(c["response_format"]) for c in model.calls]
-    if named_in(asks_for, list(SCHEMA.collections)):  # the verdict decides, and it says listed: the query runs
+    if properties_name(asks_for, SCHEMA.collections[0]):  # a property names each word: no verdict, the query runs
+        assert asked[0] == "QuestionCheck" and "CheckVerdict" not in asked
+        assert [c.arguments for c in run.calls()] == [MEAN_PRICE]
+        assert run.strategy_notes["check"]["decision"]["named_by_properties"] is True
+    elif named_in(asks_for, list(SCHEMA.collections)):  # the verdict decides, and it says listed: the query runs
         assert asked[:2] == ["QuestionCheck", "CheckVerdict"] and [c.arguments for c in run.calls()] == [MEAN_PRICE]
     else:  # refused at once: no verdict asked, no query run
         assert asked == ["QuestionCheck"] and run.answer is not None and run.answer.refuses and not run.calls()
