@@ -24,8 +24,9 @@ the written call instead (`AgentConfig.amend`, recorded with why):
 - a question that asks per group ("for each consultation language", "split by whether they are
   family-friendly") and a call with no group-by get the group-by on the one text or boolean property
   whose name the words after "for each" (or "per", "split by", "grouped by") name;
-- a boolean aggregation beside a filter on the same property (`tenured != true` with the share of
-  the untenured) loses the filter, which made the share 0 or 1 whatever the data.
+- a boolean share (a percentage or a total of trues or falses) beside a filter on the same property
+  (`tenured != true` with the share of the untenured) loses the filter, which made the share 0 or 1
+  whatever the data. A COUNT beside that filter is a count of what the filter kept, and stays.
 Every question of the natural and explicit splits these words mark has the slot in its gold call (60
 and 160 of 315 each), and none a boolean filter beside a share's aggregation.
 """
@@ -83,7 +84,8 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
         why.append(f"the question asks for a share: {where.get('property_name')} as {metric}, not as a filter")
     share = amended.get(BOOLEAN_AGGREGATION)
     where = amended.get(BOOLEAN_FILTER)
-    if isinstance(share, dict) and isinstance(where, dict) and where.get("property_name") == share.get("property_name"):
+    shared = isinstance(share, dict) and str(share.get("metrics", "")).startswith(("PERCENTAGE_", "TOTAL_"))
+    if shared and isinstance(where, dict) and where.get("property_name") == share.get("property_name"):
         del amended[BOOLEAN_FILTER]  # the share of what a filter kept is 0 or 1 whatever the data
         why.append(f"a filter on {share.get('property_name')} makes its share 0 or 1: the filter left out")
     if ASKS_PER_GROUP.search(question) and not arguments.get(GROUPBY_FIELD):

@@ -247,6 +247,14 @@ def test_the_questions_words_say_which_slots_the_call_needs(question: str, slots
             },
             {"boolean_property_aggregation": {"property_name": "open_late", "metrics": "PERCENTAGE_FALSE"}},
         ),
+        (  # a COUNT of what the filter kept is no share: the call as written
+            "How many places are open late?",
+            {
+                "boolean_property_filter": {"property_name": "open_late", "operator": "=", "value": True},
+                "boolean_property_aggregation": {"property_name": "open_late", "metrics": "COUNT"},
+            },
+            None,
+        ),
         (  # a share already aggregated, a group-by already there: the call as written
             "What percentage of places are open late, split by whether they are open late?",
             {
