@@ -40,7 +40,7 @@ VALUES_PER_PROPERTY = 100
 MAX_CANDIDATES = 4
 #: A stored value longer than this is prose, not a category.
 MAX_VALUE_CHARS = 40
-#: Values a turned-back filter's message lists at most.
+#: Values the reason for a moved filter lists at most.
 VALUES_SHOWN = 12
 TEXT_FILTER = FILTER_SLOT[PropertyKind.TEXT]
 
@@ -62,7 +62,7 @@ def linked(question: str, values: dict[str, list[str]]) -> list[tuple[str, str]]
 def can_match(value: str, stored: list[str]) -> bool:
     """Whether a filter's value (`=` or a LIKE pattern with * and ?) could match one of a category's
     stored values: its letters, wildcards aside, are in one of them, whole or word by word. Generous on
-    purpose: a filter is turned back only when no stored value holds it at all."""
+    purpose: a filter is moved only when no stored value holds it at all."""
     core = value.replace("*", " ").replace("?", " ").lower().split()
     if not core:
         return True
