@@ -140,8 +140,9 @@ class AgentConfig(BaseModel):
     #: Slots a strategy knows the call needs (a question it asks per group needs the group-by): `typed`
     #: makes them required, so the grammar of a forced first call holds them; the model still fills them.
     required_slots: tuple[str, ...] = ()
-    #: The question asks one thing, which one call answers (`chain` asks each part alone): `grounded`
-    #: ends the loop at the first result that holds one answer, whatever statistic `check` read.
+    #: The question asks one thing (`chain` found one part, no comparison): `grounded` ends the loop at
+    #: the first result that holds one answer, whatever statistic `check` read. A part of a longer
+    #: question keeps the loop's later turns (an oracle of the whole chain makes its calls there).
     single_question: bool = False
     #: A strategy's amendment of a call before it runs (`values` moves a filter no stored value can
     #: match to the property that holds it): the arguments to run, and why ("" when unchanged).

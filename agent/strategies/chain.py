@@ -235,13 +235,13 @@ class Chain:
         question: str,
         on_call: Any = None,
     ) -> AgentRun:
-        config = config.model_copy(update={"single_question": True})  # every inner run asks one part
         comparison = comparison_of(question)
         if comparison is not None:
             return self._compare(model, executor, tools, config, question, comparison, on_call)
         parts = parts_of(question)
-        if len(parts) == 1:
-            return self.inner.run(model, executor, tools, config, question, on_call)
+        if len(parts) == 1:  # one thing asked: the loop may end at the first result that holds it
+            one = config.model_copy(update={"single_question": True})
+            return self.inner.run(model, executor, tools, one, question, on_call)
         started = time.perf_counter()
         runs: list[AgentRun] = []
         asked: list[dict[str, Any]] = []

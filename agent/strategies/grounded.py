@@ -13,7 +13,7 @@ top values, one value per group), there is nothing to choose: the agent writes t
 question asks for and the one result computes it (`answers_statistic`), the loop ends at that result
 (`AgentConfig.answered_by`): no prose turn either; the text the user reads is written from the
 committed answer, so the two cannot disagree. Where the question asks one thing
-(`AgentConfig.single_question`: `chain` asks each part alone), any such result ends the loop: `check`
+(`AgentConfig.single_question`: `chain` found one part in it), any such result ends the loop: `check`
 read the statistic as "none", or another one than the call computed, for 39 of the committed
 sample's 60 single-step questions, whose prose turn then cost a few seconds each and changed nothing,
 since the answer is derived from that one result all the same (2026-11-26). The model chose the

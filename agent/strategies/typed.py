@@ -90,7 +90,8 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
         why.append(f"a filter on {share.get('property_name')} makes its share 0 or 1: the filter left out")
     if ASKS_PER_GROUP.search(question) and not arguments.get(GROUPBY_FIELD):
         group = group_named(question, groupable)
-        if group is not None:
+        fixed = {f.get("property_name") for f in map(arguments.get, FILTER_SLOT.values()) if isinstance(f, dict)}
+        if group is not None and group not in fixed:  # a call that filters the group's property chose its groups
             amended[GROUPBY_FIELD] = group
             why.append(f"the question asks per {group}: grouped by it")
     return (amended, "; ".join(why) + ".") if why else (arguments, "")
