@@ -264,6 +264,11 @@ def test_the_questions_words_say_which_slots_the_call_needs(question: str, slots
             None,
         ),
         ("What is the average price per seat?", {}, None),  # "per seat" names no groupable property
+        (  # a call that filters the group's property chose its group: no group-by added
+            "What is the average price of Thai places, for each cuisine?",
+            {"text_property_filter": {"property_name": "cuisine", "operator": "=", "value": "Thai"}},
+            None,
+        ),
     ],
 )
 def test_typed_amends_a_call_that_left_out_what_the_questions_words_ask_for(
