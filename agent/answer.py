@@ -167,7 +167,8 @@ class FinalAnswer(BaseModel):
 
 
 def _number(value: float) -> str:
-    return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
+    """12 significant digits: a server-side mean's last bits vary with its summation order."""
+    return str(int(value)) if value.is_integer() and abs(value) < 1e16 else f"{value:.12g}"
 
 
 def answer_format() -> ResponseFormat:
