@@ -1,6 +1,6 @@
 """Drafted tokens checked in one batch: the same JSON as one decode per token, in fewer decodes.
 
-`dbgorilla.llm_server.patch_speculative` must never change what the model writes, only how many
+`dbgorilla._speculative.patch_speculative` must never change what the model writes, only how many
 decodes it takes: the small test model writes the same replies to a JSON schema with and without
 drafts (greedy, the fast grammar path on, as the server runs), and the drafts did save decodes.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from dbgorilla import llm_server
+from dbgorilla import _speculative, llm_server
 
 pytestmark = pytest.mark.model
 
@@ -67,8 +67,8 @@ def test_drafted_tokens_write_what_one_decode_per_token_writes_in_fewer_decodes(
         cls.eval = counting
         plain = [write(llama, prompt) for prompt in PROMPTS]
         one_each = decodes[0]
-        draft = llm_server.RecentLookup()
-        llm_server.patch_speculative(cls, draft)
+        draft = _speculative.RecentLookup()
+        _speculative.patch_speculative(cls, draft)
         llama.draft_model = draft
         decodes[0] = 0
         drafted = [write(llama, prompt) for prompt in PROMPTS]
@@ -84,7 +84,7 @@ def test_drafted_tokens_write_what_one_decode_per_token_writes_in_fewer_decodes(
 
 
 def test_the_draft_is_what_followed_the_latest_occurrence_of_the_last_tokens() -> None:
-    lookup = llm_server.RecentLookup(tokens=3, ngram=3, min_ngram=2)
+    lookup = _speculative.RecentLookup(tokens=3, ngram=3, min_ngram=2)
     assert list(lookup([1, 2, 9, 9, 1, 2, 7, 8, 5, 1, 2])) == [7, 8, 5]  # the latest "1 2", not the first
     assert list(lookup([4, 5, 6, 1, 2, 3, 4, 5])) == [6, 1, 2]
     assert list(lookup([1, 2, 3, 4])) == []  # no earlier occurrence of a 2-gram: nothing drafted
