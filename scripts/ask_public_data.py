@@ -1,11 +1,13 @@
-"""Ask a model three plain questions about a real public dataset, as a new user would, and grade them.
+"""Ask a model plain questions about a real public dataset, as a new user would, and grade them.
 
     python scripts/ask_public_data.py [--model qwen2.5-coder-1.5b] [--base-url URL] [--strategy check+grounded]
 
 Loads the first 1,000 days of Seattle's weather (vega_datasets) into a `SeattleWeather` collection
 of the Weaviate `dbgorilla up` started (replacing it), then asks through `QueryAgent` over that
-collection alone: a count over a filter, a mean over a filtered subset, a count per group. The
-gold answers come from the CSV; the answer is graded by the benchmark's own grader.
+collection alone: the three of `weather_questions` (a count over a filter, a mean over a filtered
+subset, a count per group), then `weather_more_questions`: seven more, and three the data cannot
+answer. The gold answers come from the CSV; an answer is graded by the benchmark's own grader, and a
+question the data cannot answer is right only when refused.
 """
 
 from __future__ import annotations
@@ -20,7 +22,13 @@ from dbgorilla.config import Settings
 from dbgorilla.connection import connect
 from evaluation.answers import AnswerKey, KeyNumber, grade
 from fixtures.examples import ExampleMemory
-from fixtures.public_data import COLLECTION, create_weather_collection, weather_questions, weather_rows
+from fixtures.public_data import (
+    COLLECTION,
+    create_weather_collection,
+    weather_more_questions,
+    weather_questions,
+    weather_rows,
+)
 
 
 def key_of(answer: float | dict[str, float]) -> AnswerKey:
@@ -45,18 +53,24 @@ def main() -> None:
             memory.ensure_seeded()
         agent = QueryAgent(client, [COLLECTION], chat, strategy=args.strategy, retriever=memory)
         right = 0
-        for question in weather_questions(rows):
+        asked = [*weather_questions(rows), *weather_more_questions(rows)]
+        for question in asked:
             started = time.perf_counter()
             response = agent.ask(question.question)
-            verdict = grade(response.final_answer, key_of(question.answer), question.question)
-            right += bool(verdict.correct)
+            if question.answer is None:
+                refused = response.answer is not None and response.answer.refuses
+                correct, reason = refused, "refused" if refused else "answered what the data cannot answer"
+            else:
+                verdict = grade(response.final_answer, key_of(question.answer), question.question)
+                correct, reason = bool(verdict.correct), verdict.reason
+            right += correct
             calls = [c.arguments or c.raw_arguments for c in response.trace.calls()]
             print(f"\nQ: {question.question}\n   gold: {question.answer}")
             print(f"   calls: {calls}")
             print(f"   answer: {response.final_answer!r}")
             seconds = time.perf_counter() - started
-            print(f"   {'RIGHT' if verdict.correct else 'WRONG'}: {verdict.reason}  ({seconds:.1f} s)")
-        print(f"\n{right} of 3 right with {chat.name}, strategy {args.strategy}")
+            print(f"   {'RIGHT' if correct else 'WRONG'}: {reason}  ({seconds:.1f} s)")
+        print(f"\n{right} of {len(asked)} right with {chat.name}, strategy {args.strategy}")
 
 
 if __name__ == "__main__":

@@ -76,7 +76,8 @@ def _examples(inner: Strategy, options: dict[str, Any]) -> Strategy:
             "retriever=ExampleMemory(client) (fixtures.examples; `memory.ensure_seeded()` seeds it from the natural "
             "split), or choose a strategy without examples, e.g. chain+check+values+typed+grounded"
         )
-    return Examples(inner, retriever, k=int(options.get("k", 4)))
+    k = options.get("k")
+    return Examples(inner, retriever, k=None if k is None else int(k))
 
 
 #: Every strategy, named once. `react` is the base every composition ends in.

@@ -85,10 +85,10 @@ class Examples:
 
     name = "examples"
 
-    def __init__(self, inner: Any, retriever: ExampleRetriever, k: int = DEFAULT_K) -> None:
+    def __init__(self, inner: Any, retriever: ExampleRetriever, k: int | None = None) -> None:
         self.inner = inner
         self.retriever = retriever
-        self.k = k
+        self.k = DEFAULT_K if k is None else k
 
     def run(
         self,

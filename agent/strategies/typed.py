@@ -48,7 +48,7 @@ ASKS_A_SHARE = re.compile(rf"{ASKS_A_PERCENTAGE.pattern}|\bhow many of (?:the|th
 #: A question that asks for its answer per group ("per night" and the like are units, not groups); the
 #: words after the marker, up to a comma or the end, name the property.
 ASKS_PER_GROUP = re.compile(
-    r"\b(?:for (?:each|every)|grouped by|split by|broken down by|"
+    r"\b(?:(?:for|of|in) (?:each|every)(?: (?:type|kind|category))?(?: of)?|grouped by|split by|broken down by|"
     r"per (?!night|day|hour|minute|week|month|year|person|guest|head)(?=\w))\s*(?P<words>[^,?.;]*)",
     re.I,
 )

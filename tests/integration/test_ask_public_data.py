@@ -18,7 +18,14 @@ import pytest
 from agent.testing import MockOpenAIServer, Reply, call, text
 from dbgorilla.connection import connect
 from executors import WeaviateExecutor
-from fixtures.public_data import COLLECTION, ROWS, create_weather_collection, weather_questions, weather_rows
+from fixtures.public_data import (
+    COLLECTION,
+    ROWS,
+    create_weather_collection,
+    weather_more_questions,
+    weather_questions,
+    weather_rows,
+)
 from tests.conftest import Stack, run_cli
 
 pytestmark = pytest.mark.integration
@@ -54,6 +61,30 @@ def test_the_gold_calls_return_what_the_csv_says(weather: Stack) -> None:
     assert {key: float(group.count) for key, group in groups.groups.items()} == QUESTIONS[2].answer
     counts = sorted(QUESTIONS[2].answer.values())  # type: ignore[union-attr]
     assert len(set(counts)) == len(counts)  # no two kinds of weather tie
+
+
+def test_the_further_questions_gold_calls_return_what_the_csv_says(weather: Stack) -> None:
+    """Each answerable further question's gold call, run, gives the CSV's answer; the rest name a
+    property the table lacks or a statistic the tool lacks, and have no call."""
+    more = weather_more_questions(ROWS_READ)
+    with connect(weather.settings) as client:
+        executor = WeaviateExecutor(client)
+        for question in (q for q in more if q.arguments is not None):
+            result = executor.execute(question.arguments)
+            asked = question.arguments.get("integer_property_aggregation")
+            if isinstance(question.answer, dict):
+                assert result.groups is not None and asked is not None
+                got = {k: g.aggregations[asked["property_name"]][asked["metrics"]] for k, g in result.groups.items()}
+                assert got == pytest.approx(question.answer), question.question
+            elif asked is not None:
+                got = result.aggregations[asked["property_name"]][asked["metrics"]]
+                assert got == pytest.approx(question.answer), question.question
+            else:
+                assert result.total_count == question.answer, question.question
+    unanswerable = [q for q in more if q.arguments is None]
+    assert len(unanswerable) == 3 and all(q.answer is None for q in unanswerable)
+    columns = set(ROWS_READ[0])
+    assert not any(word in columns for q in unanswerable for word in q.question.lower().split())
 
 
 def scripted(arguments: dict[str, Any], answer: str) -> Any:

@@ -216,6 +216,8 @@ def test_values_moves_a_filter_no_category_value_can_match_to_the_text_that_hold
         ("What is the average rating of restaurants per cuisine?", ("groupby_property",)),
         ("Are there any courses, grouped by subject?", ("groupby_property",)),
         ("Which accommodations cost under $100 per night?", ()),  # a unit, not a group
+        ("How many days were there of each type of weather?", ("groupby_property",)),
+        ("What is the mean price in every category of menu item?", ("groupby_property",)),
         ("How many restaurants are there?", ()),
     ],
 )
@@ -701,6 +703,11 @@ def test_check_refuses_without_a_verdict_what_no_word_of_the_database_names(asks
         assert run.strategy_notes["check"]["decision"]["named_by_properties"] is True
     elif named_in(asks_for, list(SCHEMA.collections)):  # the verdict decides, and it says listed: the query runs
         assert asked[:2] == ["QuestionCheck", "CheckVerdict"] and [c.arguments for c in run.calls()] == [MEAN_PRICE]
+        first, verdict = model.calls[0]["messages"], model.calls[1]["messages"]
+        assert verdict[: len(first)] == first, "the verdict continues the first turn (the server's cached prefix)"
+        assert asks_for in verdict[len(first)].text, "after the model's own decision"
+        follow_up = [p.content for p in all_parts(verdict[len(first) + 1 :]) if isinstance(p, UserPromptPart)]
+        assert follow_up and NAME in follow_up[0] and "price" in follow_up[0] and "(" not in follow_up[0]
     else:  # refused at once: no verdict asked, no query run
         assert asked == ["QuestionCheck"] and run.answer is not None and run.answer.refuses and not run.calls()
         assert run.strategy_notes["check"]["decision"]["named_in_database"] is False
