@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from decimal import Decimal
 from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
@@ -168,7 +169,10 @@ class FinalAnswer(BaseModel):
 
 def _number(value: float) -> str:
     """12 significant digits: a server-side mean's last bits vary with its summation order."""
-    return str(int(value)) if value.is_integer() and abs(value) < 1e16 else f"{value:.12g}"
+    if value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    short = f"{value:.12g}"  # fixed-point as a reader (and the grader) reads numbers, never 1.2e+12
+    return short if "e" not in short else format(Decimal(short), "f")
 
 
 def answer_format() -> ResponseFormat:

@@ -231,6 +231,8 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
         if store is not None:
             name, stored = store.best(prompt)
             state = store.get(name) if name is not None and stored >= reused + store.min_gain else None
+            if name is not None and state is None and stored >= reused + store.min_gain:
+                stored = 0  # chosen but unreadable (the store forgot it): it covers nothing
             if name is not None and state is not None:
                 loaded = _load(self, store.tokens(name), state)
                 reused = stored if loaded else 0  # a failed load leaves the model reset

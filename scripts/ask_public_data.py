@@ -21,6 +21,7 @@ from dbgorilla.chat import resolve_model
 from dbgorilla.config import Settings
 from dbgorilla.connection import connect
 from evaluation.answers import AnswerKey, KeyNumber, grade
+from evaluation.refusal import grade_abstention, grade_committed_abstention
 from fixtures.examples import ExampleMemory
 from fixtures.public_data import (
     COLLECTION,
@@ -57,12 +58,15 @@ def main() -> None:
         for question in asked:
             started = time.perf_counter()
             response = agent.ask(question.question)
-            if question.answer is None:
-                refused = response.answer is not None and response.answer.refuses
-                correct, reason = refused, "refused" if refused else "answered what the data cannot answer"
+            if question.answer is None:  # graded as the abstention split is: the committed answer, else the text
+                verdict = (
+                    grade_committed_abstention(response.answer)
+                    if response.answer is not None
+                    else grade_abstention(response.final_answer, question.question)
+                )
             else:
                 verdict = grade(response.final_answer, key_of(question.answer), question.question)
-                correct, reason = bool(verdict.correct), verdict.reason
+            correct, reason = bool(verdict.correct), verdict.reason or ""
             right += correct
             calls = [c.arguments or c.raw_arguments for c in response.trace.calls()]
             print(f"\nQ: {question.question}\n   gold: {question.answer}")

@@ -72,13 +72,18 @@ ASKING_WORDS = frozenset(
 )
 
 
+def asked_words(asks_for: str) -> list[str]:
+    """The stems of what the question asks for, without the words of statistics and of asking."""
+    return [w for w in content_stems(split_name(asks_for)) if w not in ASKING_WORDS]
+
+
 def named_in(asks_for: str, collections: list[CollectionSchema]) -> bool:
     """Whether a word of what the question asks for names something in the database: a collection, a
     property or a description (forms of a word meet, "temp" names "temperature"). True when it asks for
     a statistic alone. Asked for a tuition fee, a salary or a phone number no collection has, the model
     still gave the "listed" verdict (7 of the abstention split's 20); over 120 decisions on answerable
     questions, this test found a word of each in its database (2026-11-26)."""
-    words = [w for w in content_stems(split_name(asks_for)) if w not in ASKING_WORDS]
+    words = asked_words(asks_for)
     if not words:
         return True
     texts = [
@@ -101,7 +106,7 @@ def properties_name(asks_for: str, collection: CollectionSchema) -> bool:
     foregone. On the committed sample's 90 answerable questions (2026-11-26), the verdict was "listed"
     for all 49 whose words a property names, and no unanswerable question's words were all property
     names but three the statistic they ask for had refused already."""
-    words = [w for w in content_stems(split_name(asks_for)) if w not in ASKING_WORDS]
+    words = asked_words(asks_for)
     names = {w for p in collection.properties for w in content_stems(split_name(p.name))}
     return bool(words) and all(any(meets(word, name) for name in names) for word in words)
 
@@ -158,9 +163,9 @@ class Check:
         on_call: Any = None,
     ) -> AgentRun:
         schema = getattr(executor, "schema", None)
-        if schema is None:
+        shown = [c for c in schema.collections if c.name in set(offered_collections(tools))] if schema else []
+        if not shown:  # nothing to check against: the inner strategy as is
             return self.inner.run(model, executor, tools, config, question, on_call)
-        shown = [c for c in schema.collections if c.name in set(offered_collections(tools))]
         asked = config.user_turn(question)
 
         messages: list[ModelRequest | ModelResponse] = []

@@ -16,7 +16,8 @@ committed answer, so the two cannot disagree. Where the question asks one thing
 (`AgentConfig.single_question`: `chain` found one part in it), any such result ends the loop: `check`
 read the statistic as "none", or another one than the call computed, for 39 of the committed
 sample's 60 single-step questions, whose prose turn then cost a few seconds each and changed nothing,
-since the answer is derived from that one result all the same (2026-11-26). The model chose the
+since the answer is derived from that one result all the same (2026-11-26). Names where the check read
+a number do not end it: that is the pick of a question inside the question (`holds_the_answer`). The model chose the
 call; the agent reads its result, as a query agent's answer step does. A wrong call still gives a wrong answer.
 """
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -201,8 +203,19 @@ def answers_statistic(result: QueryResult, statistic: str) -> bool:
     return metrics <= wanted
 
 
-def _holds_an_answer(result: QueryResult) -> bool:
-    return derived_answer(result) is not None
+def holds_the_answer(statistic: str) -> Callable[[QueryResult], bool]:
+    """For a question of one part: a result that holds one answer is it, whatever statistic the check
+    read, except names where a number is asked. "What is the average price of the most common
+    cuisine?" is one sentence with a question inside it: its first result, the cuisine, is a pick."""
+    numeric = statistic in STATISTIC_METRICS and statistic != "most common"
+
+    def answered(result: QueryResult) -> bool:
+        derived = derived_answer(result)
+        if derived is None:
+            return False
+        return not (numeric and derived.names and not derived.numbers and not derived.groups)
+
+    return answered
 
 
 def answer_text(answer: FinalAnswer) -> str:
@@ -301,7 +314,7 @@ class Grounded:
         statistic = config.asked_statistic
         answered = (lambda result: answers_statistic(result, statistic)) if statistic else None
         if config.single_question:  # one thing asked: a result that holds one answer is it
-            answered = _holds_an_answer
+            answered = holds_the_answer(statistic)
         inner = config.model_copy(update={"commit_answer": False, "answered_by": answered})
         run: AgentRun = self.inner.run(model, executor, tools, inner, question, on_call)
         if not config.commit_answer or run.outcome not in ("answered", "no_tool_call"):

@@ -43,13 +43,13 @@ from executors.vocabulary import AGGREGATION_SLOT, FILTER_SLOT, GROUPBY_FIELD, P
 
 BOOLEAN_FILTER, BOOLEAN_AGGREGATION = FILTER_SLOT[PropertyKind.BOOLEAN], AGGREGATION_SLOT[PropertyKind.BOOLEAN]
 #: A question that asks what share of the objects are something: a boolean's percentage or its trues.
-ASKS_A_PERCENTAGE = re.compile(r"\b(?:percentage|percent|proportion|fraction)\b", re.I)
+ASKS_A_PERCENTAGE = re.compile(r"\b(?:percentages?|percent|proportion|fraction)\b", re.I)
 ASKS_A_SHARE = re.compile(rf"{ASKS_A_PERCENTAGE.pattern}|\bhow many of (?:the|these|those)\b", re.I)
 #: A question that asks for its answer per group ("per night" and the like are units, not groups); the
 #: words after the marker, up to a comma or the end, name the property.
 ASKS_PER_GROUP = re.compile(
-    r"\b(?:(?:for|of|in) (?:each|every)(?: (?:type|kind|category))?(?: of)?|grouped by|split by|broken down by|"
-    r"per (?!night|day|hour|minute|week|month|year|person|guest|head)(?=\w))\s*(?P<words>[^,?.;]*)",
+    r"\b(?:for (?:each|every)|(?:of|in) (?:each|every) (?:type|kind|category) of|grouped by|split by|broken down by|"
+    r"per (?!(?:night|day|hour|minute|week|month|year|person|guest|head|cent)\b)(?=\w))\s*(?P<words>[^,?.;]*)",
     re.I,
 )
 
@@ -76,8 +76,11 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
     """The call with the slots the question's words ask for and the model left out, and why ("" if none)."""
     amended, why = dict(arguments), []
     where = arguments.get(BOOLEAN_FILTER)
-    if ASKS_A_SHARE.search(question) and not arguments.get(BOOLEAN_AGGREGATION) and isinstance(where, dict):
-        kept = (where.get("operator") == "=") == (where.get("value") is True)
+    # a call that aggregates something else read the share words as part of a name ("the average discount
+    # percentage of the active promotions"): its boolean filter is a condition, kept
+    aggregates = any(arguments.get(slot) for slot in AGGREGATION_SLOT.values())
+    if ASKS_A_SHARE.search(question) and not aggregates and isinstance(where, dict):
+        kept = (where.get("operator") == "=") == (str(where.get("value")).lower() == "true")
         metric = ("PERCENTAGE_" if ASKS_A_PERCENTAGE.search(question) else "TOTAL_") + ("TRUE" if kept else "FALSE")
         del amended[BOOLEAN_FILTER]
         amended[BOOLEAN_AGGREGATION] = {"property_name": where.get("property_name"), "metrics": metric}

@@ -81,11 +81,3 @@ def test_drafted_tokens_write_what_one_decode_per_token_writes_in_fewer_decodes(
     assert one_each >= generated  # a decode per token (and the prompt's)
     print(f"decodes: {one_each} one token each, {decodes[0]} with drafts, {generated} tokens")
     assert decodes[0] < one_each * 0.8, f"{decodes[0]} decodes with drafts, {one_each} without"
-
-
-def test_the_draft_is_what_followed_the_latest_occurrence_of_the_last_tokens() -> None:
-    lookup = _speculative.RecentLookup(tokens=3, ngram=3, min_ngram=2)
-    assert list(lookup([1, 2, 9, 9, 1, 2, 7, 8, 5, 1, 2])) == [7, 8, 5]  # the latest "1 2", not the first
-    assert list(lookup([4, 5, 6, 1, 2, 3, 4, 5])) == [6, 1, 2]
-    assert list(lookup([1, 2, 3, 4])) == []  # no earlier occurrence of a 2-gram: nothing drafted
-    assert list(lookup([7])) == []

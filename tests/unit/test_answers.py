@@ -311,3 +311,10 @@ def test_a_commit_reply_parses_or_says_why_not() -> None:
     ]:
         with pytest.raises(CommitError, match=reason):
             parse_answer(reply)
+
+
+def test_an_answers_text_writes_numbers_fixed_point_to_twelve_digits() -> None:
+    """The text is read back by people and by the grader's number reader: never 1.2e+12 (read as 1.2 and 12)."""
+    answer = FinalAnswer(numbers=[1234567890123.5, 3.3e-7, 23.555812345678901, 5.0])
+    assert answer.text() == "1234567890120; 0.00000033; 23.5558123457; 5"
+    assert "e" not in answer.text()

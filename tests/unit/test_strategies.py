@@ -218,6 +218,9 @@ def test_values_moves_a_filter_no_category_value_can_match_to_the_text_that_hold
         ("Which accommodations cost under $100 per night?", ()),  # a unit, not a group
         ("How many days were there of each type of weather?", ("groupby_property",)),
         ("What is the mean price in every category of menu item?", ("groupby_property",)),
+        ("What is the rating of each restaurant?", ()),  # one value per object: a listing, not groups
+        ("What share is that, in per cent?", ()),
+        ("How many sessions per personal trainer?", ("groupby_property",)),  # not "per person"
         ("How many restaurants are there?", ()),
     ],
 )
@@ -266,6 +269,14 @@ def test_the_questions_words_say_which_slots_the_call_needs(question: str, slots
             None,
         ),
         ("What is the average price per seat?", {}, None),  # "per seat" names no groupable property
+        (  # the share word names what is averaged: the boolean filter is a condition, kept
+            "What is the average price percentage of places that are open late?",
+            {
+                "boolean_property_filter": {"property_name": "open_late", "operator": "=", "value": True},
+                "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"},
+            },
+            None,
+        ),
         (  # a call that filters the group's property chose its group: no group-by added
             "What is the average price of Thai places, for each cuisine?",
             {"text_property_filter": {"property_name": "cuisine", "operator": "=", "value": "Thai"}},
@@ -567,6 +578,34 @@ def test_a_question_of_one_part_ends_at_the_first_result_that_holds_an_answer_wh
         assert len(model.calls) == 1, "the call only: no prose turn"
         assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean(), rel=1e-12)]
         assert run.final_answer == f"From the query result: {run.answer.text()}."
+
+
+def test_a_question_of_one_part_goes_on_past_names_where_a_number_is_asked() -> None:
+    """ "The average price of the most common cuisine?" is one sentence: its first result is a pick."""
+    top = {
+        "collection_name": NAME,
+        "text_property_aggregation": {
+            "property_name": "cuisine",
+            "metrics": "TOP_OCCURRENCES",
+            "top_occurrences_limit": 1,
+        },
+    }
+    for statistic, calls in (("average", 2), ("most common", 1), ("none", 1)):
+        model = mean_model(
+            lambda messages, _t: {
+                "numbers": re.findall(r"^(c2\.price\.\S+) = ", content(messages[-1]), re.MULTILINE),
+                "names": [],
+                "groups": "",
+                "cannot_answer": "",
+            },
+            calls=(top, MEAN_PRICE),
+        )
+        run = build_strategy("chain+grounded").run(
+            model, executor(), tools(), AgentConfig(asked_statistic=statistic), QUESTION
+        )
+        assert len(run.calls()) == calls, statistic
+        if calls == 2:
+            assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean(), rel=1e-12)]
 
 
 def test_a_listing_first_goes_on_to_the_models_next_turn() -> None:
