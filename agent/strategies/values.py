@@ -32,6 +32,7 @@ from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.decompose import offered_collections
 from agent.tooldef import ToolSet
 from executors.errors import ExecutorError
+from executors.schema import CollectionSchema
 from executors.vocabulary import FILTER_SLOT, PropertyKind
 
 #: Distinct values read per text property (the tool's own TOP_OCCURRENCES bound).
@@ -59,6 +60,10 @@ def linked(question: str, values: dict[str, list[str]]) -> list[tuple[str, str]]
     return [(prop, value) for _, prop, value in found]
 
 
+def text_properties(collection: CollectionSchema) -> list[str]:
+    return [p.name for p in collection.properties if p.kind is PropertyKind.TEXT]
+
+
 def can_match(value: str, stored: list[str]) -> bool:
     """Whether a filter's value (`=` or a LIKE pattern with * and ?) could match one of a category's
     stored values: its letters, wildcards aside, are in one of them, whole or word by word. Generous on
@@ -82,12 +87,13 @@ class Values:
         #: collection -> its text properties whose every value was read (categories, not prose).
         self._complete: dict[str, set[str]] = {}
 
-    def categories(self, executor: Executor, collection: str, text_properties: list[str]) -> dict[str, list[str]]:
+    def categories(self, executor: Executor, found: CollectionSchema) -> dict[str, list[str]]:
         """Each text property's category values, most frequent first: all of a property with at most half
         as many distinct values as objects, else those that occur more than once (not names or prose)."""
+        collection = found.name
         if collection not in self._read:
             read: dict[str, list[str]] = {}
-            for prop in text_properties:
+            for prop in text_properties(found):
                 call = {
                     "collection_name": collection,
                     "text_property_aggregation": {
@@ -119,9 +125,9 @@ class Values:
         found = schema.get(collection) if schema is not None else None
         if found is None or not isinstance(where, dict) or not isinstance(where.get("value"), str):
             return arguments, ""
-        texts = [p.name for p in found.properties if p.kind is PropertyKind.TEXT]
+        texts = text_properties(found)
         prop, value = str(where.get("property_name")), where["value"]
-        stored = self.categories(executor, collection, texts).get(prop)
+        stored = self.categories(executor, found).get(prop)
         complete = self._complete.get(collection, set())
         if prop not in complete or not stored or can_match(value, stored):
             return arguments, ""
@@ -163,10 +169,9 @@ class Values:
             found = schema.get(name)
             if found is None:
                 continue
-            texts = [p.name for p in found.properties if p.kind is PropertyKind.TEXT]
             where = "" if len(names) == 1 else f" ({name})"
             candidates += [
-                f'{prop} = "{value}"{where}' for prop, value in linked(question, self.categories(executor, name, texts))
+                f'{prop} = "{value}"{where}' for prop, value in linked(question, self.categories(executor, found))
             ]
         candidates = list(dict.fromkeys(candidates))[:MAX_CANDIDATES]
         if candidates:
