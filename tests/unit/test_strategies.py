@@ -580,6 +580,16 @@ def test_a_question_of_one_part_ends_at_the_first_result_that_holds_an_answer_wh
         assert run.final_answer == f"From the query result: {run.answer.text()}."
 
 
+def point_at_the_second_mean(messages: list[ModelMessage], _tools: Any) -> dict[str, Any]:
+    """A grounded commit that points at the mean of the second call's result."""
+    return {
+        "numbers": re.findall(r"^(c2\.price\.\S+) = ", content(messages[-1]), re.MULTILINE),
+        "names": [],
+        "groups": "",
+        "cannot_answer": "",
+    }
+
+
 def test_a_question_of_one_part_goes_on_past_names_where_a_number_is_asked() -> None:
     """ "The average price of the most common cuisine?" is one sentence: its first result is a pick."""
     top = {
@@ -592,12 +602,7 @@ def test_a_question_of_one_part_goes_on_past_names_where_a_number_is_asked() -> 
     }
     for statistic, calls in (("average", 2), ("most common", 1), ("none", 1)):
         model = mean_model(
-            lambda messages, _t: {
-                "numbers": re.findall(r"^(c2\.price\.\S+) = ", content(messages[-1]), re.MULTILINE),
-                "names": [],
-                "groups": "",
-                "cannot_answer": "",
-            },
+            point_at_the_second_mean,
             calls=(top, MEAN_PRICE),
         )
         run = build_strategy("chain+grounded").run(
@@ -610,12 +615,7 @@ def test_a_question_of_one_part_goes_on_past_names_where_a_number_is_asked() -> 
 
 def test_a_listing_first_goes_on_to_the_models_next_turn() -> None:
     model = mean_model(
-        lambda messages, _t: {
-            "numbers": re.findall(r"^(c2\.price\.\S+) = ", content(messages[-1]), re.MULTILINE),
-            "names": [],
-            "groups": "",
-            "cannot_answer": "",
-        },
+        point_at_the_second_mean,
         calls=(LISTING, MEAN_PRICE),
     )
     run = build_strategy("grounded").run(model, executor(), tools(), AgentConfig(), QUESTION)
