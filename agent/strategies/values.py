@@ -61,7 +61,7 @@ def linked(question: str, values: dict[str, list[str]]) -> list[tuple[str, str]]
 
 
 def text_properties(collection: CollectionSchema) -> list[str]:
-    return [p.name for p in collection.properties if p.kind is PropertyKind.TEXT]
+    return [p.name for p in collection.properties_of_kind(PropertyKind.TEXT)]
 
 
 def can_match(value: str, stored: list[str]) -> bool:
