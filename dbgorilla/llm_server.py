@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.llama_cpu import load_cpu_backend
+from agent.tooldef import prefix_order
 from dbgorilla._speculative import RecentLookup, patch_speculative
 
 #: completion id -> prompt tokens reused, filled by the patched model and read by the middleware.
@@ -366,15 +367,12 @@ def with_object_arguments(message: Any) -> Any:
 
 
 def shared_first(tool: dict[str, Any]) -> dict[str, Any]:
-    """The tool with its function's parameters before its description. The server's request model
-    puts the description first; the parameters are the same for every database but their
-    collection enum (which `tool_parameters_schema` puts last), the description is all about the
-    database, so this order gives tools of different databases the longest shared prefix."""
+    """The tool with its function's keys in `prefix_order` again: the server's request model puts the
+    description first whatever order the client sent."""
     function = tool.get("function")
     if not isinstance(function, dict):
         return tool
-    ordered = {key: function[key] for key in ("name", "parameters") if key in function}
-    return {**tool, "function": {**ordered, **function}}
+    return {**tool, "function": prefix_order(function)}
 
 
 def with_cached_tokens(body: bytes) -> bytes:

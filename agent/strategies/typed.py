@@ -29,6 +29,8 @@ the written call instead (`AgentConfig.amend`, recorded with why):
   whatever the data. A COUNT beside that filter is a count of what the filter kept, and stays.
 Every question of the natural and explicit splits these words mark has the slot in its gold call (60
 and 160 of 315 each), and none a boolean filter beside a share's aggregation.
+The literals the words fix (the count of a "most common", a comparison's operator, a LIKE pattern's
+wildcards) are amended as well (`agent.strategies.wording`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from typing import Any
 
 from agent._words import content_stems, meets, split_name
 from agent.loop import AgentConfig, AgentRun, Executor
+from agent.strategies.wording import amend_wording
 from agent.tooldef import ToolSet, typed_tools
 from executors.vocabulary import AGGREGATION_SLOT, FILTER_SLOT, GROUPBY_FIELD, PropertyKind, ToolOperations
 
@@ -97,6 +100,8 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
         if group is not None and group not in fixed:  # a call that filters the group's property chose its groups
             amended[GROUPBY_FIELD] = group
             why.append(f"the question asks per {group}: grouped by it")
+    amended, literals = amend_wording(question, amended)
+    why += literals
     return (amended, "; ".join(why) + ".") if why else (arguments, "")
 
 
