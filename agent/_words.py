@@ -9,8 +9,20 @@ import re
 from executors.schema import EN_STOPWORDS
 
 _WORD = re.compile(r"[a-z0-9]+")
-#: (suffix, replacement), the first that fits is taken: plural, verb and adjective endings.
-_SUFFIXES = (("sses", "ss"), ("ies", ""), ("ied", ""), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("y", ""))
+#: (suffix, replacement), the first that fits is taken: plural, verb and adjective endings, and the
+#: Latin plural ("media" ~ "medium": 6 questions about artworks' media refused, 2026-11-26).
+_SUFFIXES = (
+    ("ium", "i"),
+    ("ia", "i"),
+    ("sses", "ss"),
+    ("ies", ""),
+    ("ied", ""),
+    ("ing", ""),
+    ("ed", ""),
+    ("es", ""),
+    ("s", ""),
+    ("y", ""),
+)
 
 
 def stem(word: str) -> str:
@@ -25,6 +37,8 @@ def stem(word: str) -> str:
         word = word[:-1]  # sunn -> sun, runn -> run
     if len(word) >= 4 and word.endswith("e"):
         word = word[:-1]  # hike -> hik
+    if len(word) >= 5 and word.endswith(("ium", "ia")):  # the Latin plural: media/medium -> medi (6 questions
+        word = word[: -3 if word.endswith("ium") else -2] + "i"  # about artworks' media refused, 2026-11-26)
     return word
 
 

@@ -44,9 +44,12 @@ SUPPORTED = ("none", "count", "average", "median", "minimum", "maximum", "sum", 
 UNSUPPORTED = ("standard deviation", "variance", "correlation", "percentile")
 STATISTICS = (*SUPPORTED, *UNSUPPORTED)
 CHECK_SYSTEM = "You check whether a database can answer a question before it is queried."
+#: How the prompt describes `asks_for`. The model sometimes writes this back as its answer (11 decisions
+#: on answerable questions in the day's records, none on an unanswerable one): its words say nothing.
+ASKS_FOR_HINT = "what it asks for, in a few words"
 ABOUT_PROMPT = (
     "The database has these collections and properties:\n{listing}\n\nQuestion: {question}\n\n"
-    "collection: the one the question is about. asks_for: what it asks for, in a few words. statistic: the "
+    f"collection: the one the question is about. asks_for: {ASKS_FOR_HINT}. statistic: the "
     'one it asks for, "none" if it asks to list or group objects.'
 )
 #: A prompt of its own, the one collection's properties with what each holds. As a continuation of the
@@ -63,11 +66,12 @@ VERDICT_SCHEMA: dict[str, Any] = {
 }
 
 
-#: Words of statistics and of asking, not of what is asked about ("average", "how many", "most common").
+#: Words of statistics and of asking, not of what is asked about ("average", "how many", "most common"),
+#: and the words of the prompt's own description of `asks_for`.
 ASKING_WORDS = frozenset(
     content_stems(
         " ".join(STATISTICS) + " mean number count total amount how many much what which list per each all group "
-        "grouped top max min maximum minimum largest smallest highest lowest most least percent none"
+        f"grouped top max min maximum minimum largest smallest highest lowest most least percent none {ASKS_FOR_HINT}"
     )
 )
 

@@ -717,10 +717,18 @@ def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_r
         ("price of the late places", True),  # "places" is no property's word: the verdict decides
         ("how many", True),  # a statistic alone asks for nothing the database must name
         ("maximum temperature", True),  # "temp" names it
+        ("the 3 most common media", True),  # the Latin plural of `medium`
+        ("what it asks for, in a few words.", True),  # the prompt's hint written back says nothing: the verdict decides
     ],
 )
 def test_check_refuses_without_a_verdict_what_no_word_of_the_database_names(asks_for: str, named: bool) -> None:
-    weather = CollectionSchema(name="Weather", properties=(PropertySchema(name="temp_max", data_type="number"),))
+    weather = CollectionSchema(
+        name="Weather",
+        properties=(
+            PropertySchema(name="temp_max", data_type="number"),
+            PropertySchema(name="medium", data_type="text"),
+        ),
+    )
     assert named_in(asks_for, [*SCHEMA.collections, weather]) is named
 
     def reply(messages: list[ModelMessage], _tools: Any) -> ModelReply:
