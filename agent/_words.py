@@ -9,20 +9,8 @@ import re
 from executors.schema import EN_STOPWORDS
 
 _WORD = re.compile(r"[a-z0-9]+")
-#: (suffix, replacement), the first that fits is taken: plural, verb and adjective endings, and the
-#: Latin plural ("media" ~ "medium": 6 questions about artworks' media refused, 2026-11-26).
-_SUFFIXES = (
-    ("ium", "i"),
-    ("ia", "i"),
-    ("sses", "ss"),
-    ("ies", ""),
-    ("ied", ""),
-    ("ing", ""),
-    ("ed", ""),
-    ("es", ""),
-    ("s", ""),
-    ("y", ""),
-)
+#: (suffix, replacement), the first that fits is taken: plural, verb and adjective endings.
+_SUFFIXES = (("sses", "ss"), ("ies", ""), ("ied", ""), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("y", ""))
 
 
 def stem(word: str) -> str:
