@@ -66,18 +66,20 @@ VERDICT_SCHEMA: dict[str, Any] = {
 }
 
 
-#: Words of statistics and of asking, not of what is asked about ("average", "how many", "most common"),
-#: and the words of the prompt's own description of `asks_for`.
+#: Words of statistics and of asking, not of what is asked about ("average", "how many", "most common").
 ASKING_WORDS = frozenset(
     content_stems(
         " ".join(STATISTICS) + " mean number count total amount how many much what which list per each all group "
-        f"grouped top max min maximum minimum largest smallest highest lowest most least percent none {ASKS_FOR_HINT}"
+        "grouped top max min maximum minimum largest smallest highest lowest most least percent none"
     )
 )
 
 
 def asked_words(asks_for: str) -> list[str]:
-    """The stems of what the question asks for, without the words of statistics and of asking."""
+    """The stems of what the question asks for, without the words of statistics and of asking; none when
+    it is the prompt's own hint written back."""
+    if asks_for.strip(" .").lower() == ASKS_FOR_HINT:
+        return []
     return [w for w in content_stems(split_name(asks_for)) if w not in ASKING_WORDS]
 
 

@@ -66,25 +66,50 @@ def test_every_label_is_left_as_it_is_and_every_label_written_loosely_is_mended(
 @pytest.mark.parametrize(
     ("question", "count"),
     [
-        ("What is the most common weather?", 1),
-        ("What are the 3 most common cuisines?", 3),
-        ("Which are the two most frequent moods?", 2),
+        ("What is the most common weather?", (1, False)),
+        ("What are the 3 most common cuisines?", (3, True)),
+        ("Which are the two most frequent moods?", (2, True)),
         ("What are the most common cuisines?", None),  # says no count
+        ("List the most common genres.", None),  # a plural
+        ("What is the second most common genre?", None),  # an ordinal: not a count
+        ("What is the 2nd most common genre?", None),
+        ("The most common genre, and the 3 most common moods?", None),  # two: which call is which
+        ("What were the 2023 most popular songs?", None),  # a year, not a count
         ("What is the average price?", None),
     ],
 )
-def test_the_count_a_most_common_question_asks_for(question: str, count: int | None) -> None:
+def test_the_count_a_most_common_question_asks_for(question: str, count: tuple[int, bool] | None) -> None:
     assert top_count(question) == count
 
 
-def test_comparisons_read_before_and_after_the_number_and_a_number_compared_two_ways_is_left_out() -> None:
-    assert comparisons("days with more than 30 mm of rain and temp_max of 25 degrees or more") == {
-        30.0: ">",
-        25.0: ">=",
-    }
-    assert comparisons("wines costing $1,200 or less, made before 1990") == {1200.0: "<=", 1990.0: "<"}
-    assert comparisons("more than 5 but not at least 5") == {}
-    assert comparisons("the 5 wines") == {}
+def test_a_count_the_words_leave_open_stays_the_models() -> None:
+    top = {"property_name": "cuisine", "metrics": "TOP_OCCURRENCES", "top_occurrences_limit": 5}
+    call = {"collection_name": "Restaurants", TEXT_AGGREGATION: top}
+    assert amend_wording("Which 5 cuisines are most common?", call) == (call, [])
+    assert amend_wording("What is the most common cuisine?", call) == (call, [])  # no number written: kept
+    fixed, _ = amend_wording("What are the 3 most common cuisines?", call)
+    assert fixed[TEXT_AGGREGATION]["top_occurrences_limit"] == 3  # a number written: the words'
+
+
+@pytest.mark.parametrize(
+    ("question", "compared"),
+    [
+        ("days with more than 30 mm of rain and 25 degrees or more", {30.0: ">", 25.0: ">="}),
+        ("wines costing $1,200 or less, made before 1990", {1200.0: "<=", 1990.0: "<"}),
+        ("no more than 20 guests", {20.0: "<="}),
+        ("not more than 20 guests", {20.0: "<="}),
+        ("no fewer than 3 stars", {3.0: ">="}),
+        ("a rating at or above 4", {4.0: ">="}),
+        ("opened on or after 2010", {2010.0: ">="}),
+        ("built in or before 1990", {1990.0: "<="}),
+        ("equal to or greater than 20", {20.0: ">="}),
+        ("3 stars or more than 100 reviews", {}),  # 3 is not "3 or more"; "or more than 100" is left
+        ("more than 5 but not at least 5", {}),  # compared two ways
+        ("the 5 wines", {}),
+    ],
+)
+def test_comparisons_read_the_operator_the_words_say(question: str, compared: dict[float, str]) -> None:
+    assert comparisons(question) == compared
 
 
 @pytest.mark.parametrize(
@@ -94,9 +119,17 @@ def test_comparisons_read_before_and_after_the_number_and_a_number_compared_two_
         ('Wines whose region ends with "aux"?', "%aux%", "*aux"),
         ("Reviews that mention tannins?", "%tannins", "*tannins*"),
         ("Reviews that mention tannins?", "* tannins", "*tannins*"),
+        ('Cities that start with "New York"?', "*New York*", "New York*"),  # a quoted phrase, spaces and all
         ('Regions that start with "Bo"?', "*Rh*", "*Rh*"),  # another prefix than the words': the model's
+        ("Names starting with the letter M?", "M*", "M*"),  # one-sided on purpose
+        ("Names starting with the letter M?", "*M*", "M*"),
+        ("Names ending in son?", "*son", "*son"),
+        ("SKUs with the prefix AB?", "AB*", "AB*"),
+        ('Sites that end with ".com"?', "*.com", "*.com"),
+        ("Offers of 50% off?", "*50%*", "*50%*"),  # the question writes a %: a literal one
         ("Reviews that mention tannins?", "tannins", "tannins"),  # no wildcard: not a pattern to mend
         ("Reviews with a*b?", "a*b", "a*b"),
+        ("Reviews with a?b?", "*a?b", "*a?b"),
     ],
 )
 def test_like_patterns_take_the_wildcards_the_words_ask_for(question: str, value: str, pattern: str) -> None:
