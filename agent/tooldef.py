@@ -240,26 +240,14 @@ def typed_tools(tools: ToolSet, schema: DatabaseSchema, about: str = "", require
     return replace(tools, tools=typed)
 
 
-def names_properties(parameters: dict[str, Any]) -> bool:
-    """Whether a function's parameters hold enums of property names (`typed_tools`)."""
-    for slot, spec in (parameters.get("properties") or {}).items():
-        if not isinstance(spec, dict):
-            continue
-        named = spec if slot == GROUPBY_FIELD else (spec.get("properties") or {}).get("property_name")
-        if isinstance(named, dict) and "enum" in named:
-            return True
-    return False
-
-
 def prefix_order(function: dict[str, Any]) -> dict[str, Any]:
-    """The function's keys in the order whose prompt prefix a cache shares longest. The paper's
-    parameters are the same for every database but their collection enum, which comes last, and the
-    description is all about the database: parameters first. Typed parameters name the properties of
-    the one collection a question is about, while the description is the same for every collection of
-    the database: description first, so the questions about a database's other collections reuse it
-    (the main job, cold: 15 system turns of ~1,330 tokens, 3 per database)."""
-    keys = ("name", "description", "parameters") if names_properties(function.get("parameters") or {}) else ()
-    ordered = {key: function[key] for key in keys or ("name", "parameters", "description") if key in function}
+    """The function's keys in the order whose prompt prefix a cache shares longest: the parameters, the
+    same for every database but their collection enum (which comes last), before the description,
+    which is all about the database. A typed tool's parameters name one collection's properties, so
+    its description first would let a database's other collections reuse it (the main job cold: 381
+    -> 340 s), but the model read that order worse: 4 of the committed sample's 60 single-step first
+    calls lost their exact match, none gained (2026-11-26, docs/results). Parameters first, always."""
+    ordered = {key: function[key] for key in ("name", "parameters", "description") if key in function}
     return {**ordered, **function}
 
 

@@ -1,8 +1,8 @@
 """What a question's wording fixes in a call the model wrote almost right.
 
 The small model reads the question's condition but writes its literal loosely. In the first calls of
-209 natural questions (2026-11-26), 9 of the 45 that were not exact were one of these away from the
-label, and nothing else:
+the natural split's 315 questions (2026-11-26), 13 of the 72 that were not exact were one of these away
+from the label, and nothing else:
 - "the most common department" with a TOP_OCCURRENCES and no limit (every value, most common first);
   "the 3 most common" means 3;
 - "more than 20 years" as `>= 20`, "at most 3 guests" as `< 3`: the words name the comparison;

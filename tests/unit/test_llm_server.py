@@ -65,35 +65,14 @@ def test_replies_it_did_not_count_pass_unchanged() -> None:
         assert with_cached_tokens(body) == body
 
 
-def test_tools_are_rendered_parameters_first_unless_they_name_one_collections_properties() -> None:
+def test_tools_are_rendered_parameters_first() -> None:
     tool = {"type": "function", "function": {"name": "q", "description": "about the data", "parameters": {"x": 1}}}
     assert list(shared_first(tool)["function"]) == ["name", "parameters", "description"]
     assert shared_first(tool)["function"] == tool["function"]
     assert shared_first({"type": "function"}) == {"type": "function"}
     named = {"properties": {"text_property_filter": {"properties": {"property_name": {"enum": ["cuisine"]}}}}}
-    typed = {"type": "function", "function": {**tool["function"], "parameters": named}}
-    assert list(shared_first(typed)["function"]) == ["name", "description", "parameters"]
-    grouped = {
-        "type": "function",
-        "function": {**tool["function"], "parameters": {"properties": {"groupby_property": {"enum": ["a"]}}}},
-    }
-    assert list(shared_first(grouped)["function"]) == ["name", "description", "parameters"]
-
-
-def test_typed_tools_of_one_database_share_its_description_before_they_differ() -> None:
-    """What the prompt cache gains: a question about another collection of the database reuses the
-    system turn up to the first property enum, description included."""
-    from agent.tokens import estimate_counter
-    from agent.tooldef import build_tools, typed_tools
-    from fixtures.use_cases import database_schema_of, get_use_cases
-
-    schema = database_schema_of(get_use_cases(["courses"]))
-    offered = build_tools(schema, counter=estimate_counter())
-    first, second = (json.dumps(typed_tools(offered, schema, c.name).tools) for c in schema.collections[:2])
-    description = json.dumps(offered.tools[0]["function"]["description"])
-    shared = next(i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b)
-    assert first.index(description) + len(description) < shared
-    assert json.dumps(offered.tools).index(description) > json.dumps(offered.tools).index('"parameters"')
+    typed = {"type": "function", "function": {"description": "d", "parameters": named, "name": "q"}}
+    assert list(shared_first(typed)["function"]) == ["name", "parameters", "description"]  # a typed tool too
 
 
 def test_a_models_own_call_is_rendered_as_the_object_it_wrote() -> None:
