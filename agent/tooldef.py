@@ -236,7 +236,7 @@ def typed_tools(tools: ToolSet, schema: DatabaseSchema, about: str = "", require
         needed = [slot for slot in required if slot in parameters["properties"]]
         # last, after the slots: a question's required slots vary, and a prompt cache keeps what comes before
         parameters["required"] = list(dict.fromkeys([*parameters.pop("required", []), *needed]))
-        typed.append({**tool, "function": prefix_order(function)})
+        typed.append({**tool, "function": function})  # copied in the order `_function` gave it
     return replace(tools, tools=typed)
 
 

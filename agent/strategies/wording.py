@@ -13,11 +13,11 @@ Each is read from the words alone, in any database's names: what follows "more t
 follows 'starts with' a quoted prefix. A call whose literal agrees with the words is left as it is, and
 so is one whose number or prefix the words do not hold (the model meant something else). Where the
 words are unclear the call is left too: two "most common"s, "the second most common", "no more than"
-read as "more than", a pattern one-sided on purpose ("names starting with the letter M"). A review of
-the first version found each of these turned a right call wrong; tests/unit/test_wording.py keeps them. Every label
-of the natural, explicit and related splits is left as it is, and on every question these words mark
-(140 counts, 160 comparisons, 108 patterns) the label written loosely is mended back to it
-(tests/unit/test_wording.py).
+read as "more than", a pattern one-sided on purpose ("names starting with the letter M"): a review of
+the first version found each of these turned a right call wrong. Every label of the natural, explicit
+and related splits is left as it is, and on every question these words mark (140 counts, 160
+comparisons, 108 patterns) the label written loosely is mended back to it (tests/unit/test_wording.py,
+which keeps the reviewed cases too).
 """
 
 from __future__ import annotations
@@ -58,16 +58,18 @@ _AFTER = {
 }
 _NUMBER = r"[$€£]?(?P<n>\d[\d,]*(?:\.\d+)?)"
 _NOT_AFTER = r"(?<!\bno )(?<!\bnot )(?<!\bor )(?<!\bto )"
-_COMPARED = (
-    [(op, rf"{_NOT_AFTER}\b{re.escape(w)}\s+{_NUMBER}") for op, words in _STRICT.items() for w in words.split("|")]
-    + [(op, rf"\b{re.escape(w)}\s+{_NUMBER}") for op, words in _INCLUSIVE.items() for w in words.split("|")]
-    + [
-        (op, rf"{_NUMBER}(?:\s+[a-z]+)?\s+{re.escape(w)}\b(?!\s+than)")
-        for op, words in _AFTER.items()
-        for w in words.split("|")
-    ]
-)
-_COMPARISONS = [(op, re.compile(pattern, re.I)) for op, pattern in _COMPARED]
+_COMPARISONS = [
+    (op, re.compile(pattern, re.I))
+    for op, pattern in (
+        [(op, rf"{_NOT_AFTER}\b{re.escape(w)}\s+{_NUMBER}") for op, words in _STRICT.items() for w in words.split("|")]
+        + [(op, rf"\b{re.escape(w)}\s+{_NUMBER}") for op, words in _INCLUSIVE.items() for w in words.split("|")]
+        + [
+            (op, rf"{_NUMBER}(?:\s+[a-z]+)?\s+{re.escape(w)}\b(?!\s+than)")
+            for op, words in _AFTER.items()
+            for w in words.split("|")
+        ]
+    )
+]
 #: What a prefix or a suffix is: a quoted phrase, else one word, after "the letter(s)" or "the prefix".
 _AFFIX = (
     r"\s+(?:the\s+(?:letters?|prefix|suffix|word)\s+)?"
