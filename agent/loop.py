@@ -187,15 +187,33 @@ class Agent:
             return "required"
         return choice  # type: ignore[return-value]
 
+    def _request(self, messages: list[ModelMessage], choice: ToolChoice | None) -> ChatRequest:
+        structured = self.tools.design.structured_output
+        return ChatRequest(
+            messages=messages,
+            tools=[] if structured else self.tools.definitions(),
+            tool_choice=choice,
+            response_format=_response_format() if structured else None,
+            parallel_tool_calls=self.tools.design.parallel_calls,
+        )
+
+    def _first_turn(self, question: str) -> list[ModelMessage]:
+        system = self.config.system_prompt
+        if self.tools.design.structured_output:
+            system += "\n\n" + _structured_instructions(self.tools)
+        return [ModelRequest.prompt(system, self.config.user_turn(question))]
+
+    def opening(self, question: str = "") -> ChatRequest:
+        """The first request `run(question)` sends: its system turn (the prompt and the tools) is what a
+        warm server keeps (`agent.session.AgentSession.openings`)."""
+        structured = self.tools.design.structured_output
+        return self._request(self._first_turn(question), None if structured else self._tool_choice(0))
+
     def run(self, question: str, on_call: Callable[[int, ExecutedCall], None] | None = None) -> AgentRun:
         """Answer `question`; `on_call(step, call)` hears each executed call as it finishes (streaming)."""
         started = time.perf_counter()
         structured = self.tools.design.structured_output
-        system = self.config.system_prompt
-        if structured:
-            system += "\n\n" + _structured_instructions(self.tools)
-        asked = self.config.user_turn(question)
-        messages: list[ModelMessage] = [ModelRequest.prompt(system, asked)]
+        messages = self._first_turn(question)
         offered = [] if structured else self.tools.definitions()
         run = AgentRun(
             question=question, model=self.model.name, tool_design=self.tools.design.label(), outcome="max_steps"
@@ -205,14 +223,7 @@ class Agent:
         for index in range(self.config.max_steps):
             choice = None if structured else self._tool_choice(index, correcting=failed_last_step)
             try:
-                request = ChatRequest(
-                    messages=messages,
-                    tools=offered,
-                    tool_choice=choice,
-                    response_format=_response_format() if structured else None,
-                    parallel_tool_calls=self.tools.design.parallel_calls,
-                )
-                reply = self.model.complete(request)
+                reply = self.model.complete(self._request(messages, choice))
             except ModelError as error:
                 run.outcome, run.error = error.outcome, str(error)  # type: ignore[assignment]
                 break

@@ -12,17 +12,21 @@ A door adds only its input and output formats, so one question gets one answer a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from pydantic import BaseModel
+
 from agent.loop import AgentConfig, AgentRun, ExecutedCall
-from agent.strategies import DEFAULT_STRATEGY, ExampleRetriever, build_strategy
+from agent.strategies import DEFAULT_STRATEGY, Composed, ExampleRetriever, build_strategy
 from agent.strategies.decompose import offered_collections
 from agent.tokens import TokenCounter
 from agent.tooldef import ToolDesign, ToolSet, build_tools
 from executors import DatabaseSchema, QueryResult, UnknownCollectionError
 from executors.vocabulary import ToolOperations
+from llm import ChatRequest
 
 OnCall = Callable[[int, ExecutedCall], None] | None
 
@@ -117,8 +121,39 @@ class AgentSession:
 
     def run(self, question: str, on_call: OnCall = None) -> AgentRun:
         """The question answered: every model turn, call and result, the strategy recorded, the answer committed."""
+        strategy, bounded = self._strategy()
+        return strategy.run(self.model, bounded, self.tools, self.config, question, on_call)
+
+    def openings(self) -> list[ChatRequest]:
+        """The first request of each prompt prefix this session's questions start with: the check's
+        listing, and the tool turn of each collection the check may name."""
+        strategy, bounded = self._strategy()
+        return strategy.openings(self.model, bounded, self.tools, self.config)
+
+    def warm(self) -> list[Warmed]:
+        """Each opening sent once, for one token: a server that keeps prompt prefixes
+        (`dbgorilla.llm_server`) then starts every question from its system turn already evaluated,
+        and the first question of a demo is as fast as the later ones. A model error is raised."""
+        warmed = []
+        for request in self.openings():
+            started = time.perf_counter()
+            reply = self.model.complete(request.model_copy(update={"max_tokens": 1}))
+            usage = reply.usage
+            seconds = time.perf_counter() - started
+            warmed.append(Warmed(prompt_tokens=usage.prompt_tokens, cached_tokens=usage.cached_tokens, seconds=seconds))
+        return warmed
+
+    def _strategy(self) -> tuple[Composed, Offered]:
         if self.model is None:
             raise ValueError("an agent session needs a chat model, e.g. OpenAIChatModel(name, base_url=...)")
-        strategy = build_strategy(self.strategy, retriever=self.retriever)
-        bounded = Offered(self.executor, tuple(self.collection_names))
-        return strategy.run(self.model, bounded, self.tools, self.config, question, on_call)
+        return build_strategy(self.strategy, retriever=self.retriever), Offered(
+            self.executor, tuple(self.collection_names)
+        )
+
+
+class Warmed(BaseModel):
+    """One opening sent to warm a server: its prompt tokens, those the server already held, and the time."""
+
+    prompt_tokens: int
+    cached_tokens: int | None = None
+    seconds: float

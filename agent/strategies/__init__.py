@@ -9,7 +9,8 @@ loop's plumbing (`agent.loop.Agent`), the executor and the scorer are shared. `r
 as it always was. The others wrap an inner strategy: `examples` puts retrieved solved examples
 before the question, `grounded` replaces the commit turn by pointing at values in the results. A
 name like "examples+grounded" composes them left to right (outermost first) around `react`.
-To add one: a class with `name` and `run` taking `inner`, registered once in `STRATEGIES`.
+To add one: a class with `name` and `run` taking `inner`, registered once in `STRATEGIES`; one that
+changes a system turn says what it sends first (`openings`, for a server to keep before a question).
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ from agent.strategies.check import Check
 from agent.strategies.decompose import Decompose
 from agent.strategies.examples import ExampleRetriever, Examples, SolvedExample, examples_preamble
 from agent.strategies.grounded import Grounded
+from agent.strategies.openings import openings_of
 from agent.strategies.plan import Plan
 from agent.strategies.refine import Refine
 from agent.strategies.typed import Typed
 from agent.strategies.values import Values
 from agent.tooldef import ToolSet
+from llm import ChatRequest
 
 OnCall = Callable[[int, ExecutedCall], None] | None
 DEFAULT_STRATEGY = "chain+check+values+examples+typed+grounded"
@@ -54,6 +57,9 @@ class React:
         self, model: Any, executor: Executor, tools: ToolSet, config: AgentConfig, question: str, on_call: OnCall = None
     ) -> AgentRun:
         return Agent(model, executor, tools, config).run(question, on_call=on_call)
+
+    def openings(self, model: Any, executor: Executor, tools: ToolSet, config: AgentConfig) -> list[ChatRequest]:
+        return [Agent(model, executor, tools, config).opening()]
 
 
 class UnknownStrategy(ValueError):
@@ -174,6 +180,10 @@ class Composed:
         run = self.strategy.run(model, executor, tools, config, question, on_call)
         run.strategy = self.name
         return run
+
+    def openings(self, model: Any, executor: Executor, tools: ToolSet, config: AgentConfig) -> list[ChatRequest]:
+        """The first request of each prefix this strategy sends (`agent.strategies.openings`)."""
+        return openings_of(self.strategy, model, executor, tools, config)
 
 
 def build_strategy(name: str = DEFAULT_STRATEGY, **options: Any) -> Composed:

@@ -30,6 +30,7 @@ from agent.answer import Commit, FinalAnswer
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.models import CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME, ModelError
 from agent.strategies.decompose import offered_collections
+from agent.strategies.openings import openings_of
 from agent.tooldef import ToolSet
 from executors.schema import CollectionSchema
 from llm import ChatRequest, ModelRequest, ResponseFormat, Usage
@@ -151,6 +152,25 @@ def refusal(decision: dict[str, Any], question: str = "") -> str:
     return ""
 
 
+def _shown(executor: Executor, tools: ToolSet) -> list[CollectionSchema]:
+    """The offered collections, as the live schema has them (none: nothing to check against)."""
+    schema = getattr(executor, "schema", None)
+    return [c for c in schema.collections if c.name in set(offered_collections(tools))] if schema else []
+
+
+def _about(shown: list[CollectionSchema], asked: str) -> tuple[str, str, dict[str, Any]]:
+    """The first turn's prompt, its schema's name and the schema."""
+    prompt = ABOUT_PROMPT.format(listing=listing(shown), question=asked)
+    return prompt, CHECK_SCHEMA_NAME, about_schema([c.name for c in shown])
+
+
+def _request(prompt: str, name: str, wanted: dict[str, Any]) -> ChatRequest:
+    return ChatRequest(
+        messages=[ModelRequest.prompt(CHECK_SYSTEM, prompt)],
+        response_format=ResponseFormat(name=name, json_schema=wanted),
+    )
+
+
 class Check:
     """One enforced decision on what the question needs; a refusal when the database lacks it."""
 
@@ -158,6 +178,17 @@ class Check:
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
+
+    def openings(self, model: Any, executor: Executor, tools: ToolSet, config: AgentConfig) -> list[ChatRequest]:
+        """The first turn's listing, then what the inner strategy sends for each collection it may name."""
+        shown = _shown(executor, tools)
+        if not shown:
+            return openings_of(self.inner, model, executor, tools, config)
+        sent = [_request(*_about(shown, config.user_turn("")))]
+        for collection in shown:
+            about = config.model_copy(update={"checked_collection": collection.name})
+            sent += openings_of(self.inner, model, executor, tools, about)
+        return sent
 
     def run(
         self,
@@ -168,19 +199,13 @@ class Check:
         question: str,
         on_call: Any = None,
     ) -> AgentRun:
-        schema = getattr(executor, "schema", None)
-        shown = [c for c in schema.collections if c.name in set(offered_collections(tools))] if schema else []
+        shown = _shown(executor, tools)
         if not shown:  # nothing to check against: the inner strategy as is
             return self.inner.run(model, executor, tools, config, question, on_call)
         asked = config.user_turn(question)
 
         def ask(prompt: str, name: str, wanted: dict[str, Any]) -> tuple[dict[str, Any], Usage]:
-            reply = model.complete(
-                ChatRequest(
-                    messages=[ModelRequest.prompt(CHECK_SYSTEM, prompt)],
-                    response_format=ResponseFormat(name=name, json_schema=wanted),
-                )
-            )
+            reply = model.complete(_request(prompt, name, wanted))
             decided = json.loads(reply.content or "{}")
             if not isinstance(decided, dict):
                 raise ValueError("the check reply is not a JSON object")
@@ -188,8 +213,7 @@ class Check:
 
         started = time.perf_counter()
         try:  # what the question is about, then a verdict on that one collection's properties alone
-            about = ABOUT_PROMPT.format(listing=listing(shown), question=asked)
-            decision, usage = ask(about, CHECK_SCHEMA_NAME, about_schema([c.name for c in shown]))
+            decision, usage = ask(*_about(shown, asked))
             if not refusal(decision, question):
                 if not named_in(str(decision.get("asks_for", "")), shown):
                     decision["verdict"], decision["named_in_database"] = NOT_LISTED, False

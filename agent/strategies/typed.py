@@ -40,9 +40,11 @@ from typing import Any
 
 from agent._words import content_stems, meets, split_name
 from agent.loop import AgentConfig, AgentRun, Executor
+from agent.strategies.openings import openings_of
 from agent.strategies.wording import amend_wording
 from agent.tooldef import ToolSet, typed_tools
 from executors.vocabulary import AGGREGATION_SLOT, FILTER_SLOT, GROUPBY_FIELD, PropertyKind, ToolOperations
+from llm import ChatRequest
 
 BOOLEAN_FILTER, BOOLEAN_AGGREGATION = FILTER_SLOT[PropertyKind.BOOLEAN], AGGREGATION_SLOT[PropertyKind.BOOLEAN]
 #: A question that asks what share of the objects are something: a boolean's percentage or its trues.
@@ -105,6 +107,11 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
     return (amended, "; ".join(why) + ".") if why else (arguments, "")
 
 
+def _about(tools: ToolSet, config: AgentConfig) -> str:
+    """The collection whose properties the enums hold ("": every one offered, as a call may cross to them)."""
+    return "" if tools.design.operations is not ToolOperations.PAPER else config.checked_collection
+
+
 class Typed:
     """The inner strategy over the same tool with its property names typed by kind."""
 
@@ -112,6 +119,11 @@ class Typed:
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
+
+    def openings(self, model: Any, executor: Executor, tools: ToolSet, config: AgentConfig) -> list[ChatRequest]:
+        schema = getattr(executor, "schema", None)
+        typed = tools if schema is None else typed_tools(tools, schema, _about(tools, config), config.required_slots)
+        return openings_of(self.inner, model, executor, typed, config)
 
     def run(
         self,
@@ -125,8 +137,7 @@ class Typed:
         schema = getattr(executor, "schema", None)
         if schema is None:  # nothing to type them from: the tool as it is
             return self.inner.run(model, executor, tools, config, question, on_call)
-        crosses = tools.design.operations is not ToolOperations.PAPER
-        about = "" if crosses else config.checked_collection
+        about = _about(tools, config)
 
         def amend(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
             found = schema.get(str(arguments.get("collection_name") or ""))

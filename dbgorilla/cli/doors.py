@@ -10,17 +10,19 @@ from __future__ import annotations
 from typing import Any
 
 from agent import AgentConfig, ToolDesign
-from agent.session import AgentSession, narrowed
-from agent.strategies import ExampleRetriever
+from agent.session import AgentSession, Warmed, narrowed
+from agent.strategies import DEFAULT_STRATEGY, ExampleRetriever
 from dbgorilla.chat import token_counter
 from dbgorilla.cli.console import say
 from dbgorilla.cli.strategy_options import check_strategy
 from dbgorilla.errors import ConfigError
 from evaluation.strategies import prepare_strategy
 from executors import DatabaseSchema, UnknownCollectionError, WeaviateExecutor
+from executors.ownership import NotOurCollection
 from executors.scope import parse_scope
 from fixtures.loader import check_ours
-from fixtures.use_cases import UseCase, get_use_case
+from fixtures.use_cases import UseCase, get_use_case, get_use_cases
+from llm import ChatModel
 
 
 def schema_for(schema: DatabaseSchema, use_case: str | None, collections: list[str] | None = None) -> DatabaseSchema:
@@ -74,3 +76,19 @@ def door_session(
     offered = schema_for(executor.schema, chosen.name if chosen else None, named).names()
     retriever = retriever_of(client, strategy, namespace)
     return AgentSession.over(executor, offered, design, None, strategy, config, retriever, token_counter())
+
+
+def warm_use_cases(
+    client: Any, model: ChatModel, namespace: str = "", strategy: str = DEFAULT_STRATEGY
+) -> list[Warmed]:
+    """Every loaded use case's openings (`AgentSession.warm`) sent to `model`, as `ask`, `demo` and `eval`
+    will open them: the server then holds each one's system turns. A use case not loaded, or not ours,
+    is skipped (nothing of it will be asked)."""
+    warmed: list[Warmed] = []
+    for use_case in get_use_cases():
+        try:
+            session = door_session(client, use_case, None, None, namespace, ToolDesign(), strategy, AgentConfig())
+        except (ConfigError, NotOurCollection):
+            continue
+        warmed += session.with_model(model).warm()
+    return warmed

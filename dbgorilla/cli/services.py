@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -13,9 +14,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from dbgorilla import stack
+from dbgorilla.chat import local_model
 from dbgorilla.cli.console import connected, out, say
+from dbgorilla.cli.doors import warm_use_cases
 from dbgorilla.config import WEAVIATE_VERSION, Settings
-from dbgorilla.errors import ExitCode, MissingDependency
+from dbgorilla.errors import ExitCode, MissingDependency, ServiceNotRunning
 from dbgorilla.images import build_images
 from dbgorilla.llama_build import install_llama, llama_lib_dir, prove_llama
 from dbgorilla.local_models import DEFAULT_MODEL, MODELS, SMOLLM2, ModelService, get_model
@@ -153,11 +156,34 @@ def smoke(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
 def model_up(
     model: Annotated[str, typer.Option(help=f"One of: {', '.join(MODELS)}")] = DEFAULT_MODEL,
     threads: Annotated[int, typer.Option(help="CPU threads for llama.cpp (default: all cores).")] = 0,
+    warm: Annotated[
+        bool, typer.Option("--warm/--no-warm", help="Evaluate the loaded use cases' prompt prefixes now.")
+    ] = True,
 ) -> None:
-    """Start the local OpenAI-compatible server (or reuse it), then print its base URL."""
-    service = ModelService(Settings(), get_model(model), threads or None)
+    """Start the local OpenAI-compatible server (or reuse it), then print its base URL. With Weaviate
+    up, it then sends each loaded use case's openings once, so the first question of a demo or an
+    eval starts from its system turn already evaluated (kept on disk: seconds on a second run)."""
+    settings = Settings()
+    service = ModelService(settings, get_model(model), threads or None)
     service.start(echo=say)
+    if warm:
+        _warm(settings, model)
     out.print(f"base_url={service.base_url} model={model}")
+
+
+def _warm(settings: Settings, model: str) -> None:
+    try:
+        with connected(settings) as client:
+            started = time.perf_counter()
+            warmed = warm_use_cases(client, local_model(model, settings, echo=lambda _line: None), namespace_from_env())
+    except ServiceNotRunning:
+        say("model: not warmed: Weaviate is not running (`dbgorilla up`, then `dbgorilla model up` again)")
+        return
+    prompt, new = sum(w.prompt_tokens for w in warmed), sum(w.prompt_tokens - (w.cached_tokens or 0) for w in warmed)
+    say(
+        f"model: warmed {len(warmed)} prompt prefixes of the loaded use cases in {time.perf_counter() - started:.0f} s "
+        f"({prompt} prompt tokens, {new} of them evaluated now)"
+    )
 
 
 def model_down() -> None:
