@@ -8,6 +8,7 @@ at every door; the page only chooses what the flags choose elsewhere.
 from __future__ import annotations
 
 import json
+import time
 from typing import Annotated, Any
 
 import typer
@@ -17,7 +18,7 @@ from agent.session import AgentSession
 from agent.strategies import DEFAULT_STRATEGY, STRATEGIES
 from agent.tooldef import DEFAULT_TOKEN_BUDGET
 from dbgorilla._process import port_is_free
-from dbgorilla.chat import resolve_model
+from dbgorilla.chat import LOCAL, model_provider, resolve_model
 from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, say
 from dbgorilla.cli.doors import chosen_use_case, door_session
 from dbgorilla.demo import app as demo_app
@@ -117,4 +118,19 @@ def demo(
         raise PortInUse(f"port {port} on {demo_app.HOST} is taken; pass --port")
     with connected() as client:
         sessions = DoorSessions(client, namespace, model, base_url, use_case, max_steps)
+        if use_case and model_provider(model, base_url)[0] == LOCAL:  # an endpoint's tokens are not spent here
+            _warm(sessions, demo_app.Choice(use_case=use_case, model=model, strategy=DEFAULT_STRATEGY))
         demo_app.serve(demo_app.build_app(sessions), port, on_ready=lambda url: say(f"dbgorilla demo at {url}"))
+
+
+def _warm(sessions: DoorSessions, choice: demo_app.Choice) -> None:
+    """The local model holds the starting use case's prompt prefixes before the page opens, so its first
+    question is as fast as the later ones (`AgentSession.warm`)."""
+    started = time.perf_counter()
+    try:
+        warmed = sessions.session(choice).warm()
+    except ConfigError as error:  # not loaded: the page says so when asked
+        say(f"demo: not warmed: {error}")
+        return
+    seconds = time.perf_counter() - started
+    say(f"demo: the model holds the {len(warmed)} prompt prefixes of {choice.use_case} ({seconds:.0f} s)")

@@ -6,17 +6,20 @@ Asserts the loop's shape, not the model's accuracy: SmolLM2-135M is fast and oft
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from agent import Agent, AgentConfig, OpenAIChatModel, build_tools
+from agent import Agent, AgentConfig, OpenAIChatModel, ToolDesign, build_tools
+from agent.loop import SYSTEM_PROMPT
+from agent.session import AgentSession
 from agent.tokens import estimate_counter
 from dbgorilla.local_models import SMOLLM2, TEST_MODEL, ModelService
 from dbgorilla.smoke import create_smoke_collection
 from executors import DatabaseSchema, WeaviateExecutor
-from llm import ModelResponse, NamedTool, ToolReturnPart
+from llm import ChatRequest, ModelRequest, ModelResponse, NamedTool, ToolReturnPart
 from tests.conftest import fresh_settings, run_cli, settings_env
 
 pytestmark = [pytest.mark.model, pytest.mark.integration]
@@ -70,3 +73,24 @@ def test_small_model_drives_the_loop_through_weaviate(smollm: OpenAIChatModel, c
     assert run.outcome in {"answered", "max_steps", "correction_limit"}
     assert run.usage.prompt_tokens > 0 and run.latency_s > 0
     assert isinstance(run.messages[1], ModelResponse) and isinstance(run.messages[2].parts[0], ToolReturnPart)
+
+
+def test_a_warmed_server_starts_the_first_question_from_its_system_turn(smollm: OpenAIChatModel, client: Any) -> None:
+    """`AgentSession.warm` sends the openings; a question after another prompt has taken the KV cache
+    loads its system turn from the server's store instead of evaluating it. (The small model's check
+    is arbitrary, so the strategy here is `typed`; which openings the default sends: tests/unit/test_openings.py.)"""
+    name = f"Warm{uuid.uuid4().hex[:8]}"  # a system turn no state holds yet
+    create_smoke_collection(client, name)
+    try:
+        # SmolLM2's template shows no tools, so the system prompt alone makes a system turn worth keeping
+        system = f"{SYSTEM_PROMPT} This is session {name}." + " Answer from the query results only." * 40
+        executor = WeaviateExecutor(client)
+        config = AgentConfig(system_prompt=system, max_steps=1)
+        session = AgentSession.over(executor, [name], ToolDesign(), smollm, "typed", config)
+        [warmed] = session.warm()
+        smollm.complete(ChatRequest(messages=[ModelRequest.prompt("Something else entirely.", "Hello?")], max_tokens=1))
+        run = session.run("How many restaurants serve sushi?")
+    finally:
+        client.collections.delete(name)
+    assert (warmed.cached_tokens or 0) < warmed.prompt_tokens / 2, "the warm request evaluated it"
+    assert (run.steps[0].usage.cached_tokens or 0) >= warmed.prompt_tokens - 20, "the system turn was loaded"

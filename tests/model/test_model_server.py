@@ -62,6 +62,7 @@ def test_second_model_up_reuses_the_server(server: tuple[ModelService, dict[str,
     pid = service.record().pid
     result = run_cli("model", "up", "--model", TEST_MODEL, env=env)
     assert result.returncode == 0 and "already running" in result.stderr
+    assert "not warmed: Weaviate is not running" in result.stderr, "no Weaviate on these ports: nothing to warm"
     assert service.record().pid == pid
     status = run_cli("model", "status", "--json", env=env)
     assert status.returncode == 0 and json.loads(status.stdout)["model"] == TEST_MODEL
