@@ -61,6 +61,8 @@ _LOCAL = threading.local()
 COMPLETIONS_PATH = "/v1/chat/completions"
 PROMPT_CACHE_DIR = "--prompt_cache_dir="
 DRAFT_TOKENS = "--draft_tokens="
+#: Prefix states a server keeps (least recently used forgotten first): ~40 MB each for the default model.
+STORE_CAPACITY = 32
 
 
 def shared_prefix(evaluated: Sequence[int], prompt: Sequence[int]) -> int:
@@ -84,7 +86,7 @@ class PrefixStore:
     add nothing. Each state is llama.cpp's own (about 30 KB a token for the default model)."""
 
     folder: Path | None = None
-    capacity: int = 32
+    capacity: int = STORE_CAPACITY
     #: Load a stored state only when it saves at least this many tokens over the current KV.
     min_gain: int = 32
     #: Store a question's first prompt only when this many of its tokens are in no stored state.

@@ -17,10 +17,12 @@ from dbgorilla import stack
 from dbgorilla.chat import local_model
 from dbgorilla.cli.console import connected, out, say
 from dbgorilla.cli.doors import warm_use_cases
+from dbgorilla.cli.strategy_options import DEFAULT_STRATEGY, StrategyOption, check_strategy
 from dbgorilla.config import WEAVIATE_VERSION, Settings
 from dbgorilla.errors import ExitCode, MissingDependency, ServiceNotRunning
 from dbgorilla.images import build_images
 from dbgorilla.llama_build import install_llama, llama_lib_dir, prove_llama
+from dbgorilla.llm_server import STORE_CAPACITY
 from dbgorilla.local_models import DEFAULT_MODEL, MODELS, SMOLLM2, ModelService, get_model
 from dbgorilla.smoke import run_smoke
 from dbgorilla.weaviate_build import build_weaviate
@@ -159,23 +161,25 @@ def model_up(
     warm: Annotated[
         bool, typer.Option("--warm/--no-warm", help="Evaluate the loaded use cases' prompt prefixes now.")
     ] = True,
+    strategy: StrategyOption = DEFAULT_STRATEGY,
 ) -> None:
     """Start the local OpenAI-compatible server (or reuse it), then print its base URL. With Weaviate
     up, it then sends each loaded use case's openings once, so the first question of a demo or an
     eval starts from its system turn already evaluated (kept on disk: seconds on a second run)."""
-    settings = Settings()
+    settings, strategy = Settings(), check_strategy(strategy)  # a bad name fails before anything starts
     service = ModelService(settings, get_model(model), threads or None)
     service.start(echo=say)
     if warm:
-        _warm(settings, model)
+        _warm(settings, model, strategy)
     out.print(f"base_url={service.base_url} model={model}")
 
 
-def _warm(settings: Settings, model: str) -> None:
+def _warm(settings: Settings, model: str, strategy: str) -> None:
     try:
         with connected(settings) as client:
             started = time.perf_counter()
-            warmed = warm_use_cases(client, local_model(model, settings, echo=lambda _line: None), namespace_from_env())
+            chat = local_model(model, settings, echo=lambda _line: None)
+            warmed = warm_use_cases(client, chat, namespace_from_env(), strategy)
     except ServiceNotRunning:
         say("model: not warmed: Weaviate is not running (`dbgorilla up`, then `dbgorilla model up` again)")
         return
@@ -184,6 +188,8 @@ def _warm(settings: Settings, model: str) -> None:
         f"model: warmed {len(warmed)} prompt prefixes of the loaded use cases in {time.perf_counter() - started:.0f} s "
         f"({prompt} prompt tokens, {new} of them evaluated now)"
     )
+    if len(warmed) > STORE_CAPACITY:
+        say(f"note: the server keeps {STORE_CAPACITY} prefixes; the first {len(warmed) - STORE_CAPACITY} are forgotten")
 
 
 def model_down() -> None:

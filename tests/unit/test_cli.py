@@ -56,6 +56,9 @@ def test_url_backend_reports_an_unreachable_server(env: dict[str, str]) -> None:
 def test_model_down_when_nothing_runs(env: dict[str, str]) -> None:
     assert run_cli("model", "status", env=env).returncode == ExitCode.NOT_RUNNING
     assert run_cli("model", "up", "--model", "gpt-17", env=env).returncode == ExitCode.CONFIG
+    bad = run_cli("model", "up", "--strategy", "nope", env=env)
+    assert bad.returncode == ExitCode.CONFIG and "unknown strategy nope" in bad.stderr
+    assert run_cli("model", "status", env=env).returncode == ExitCode.NOT_RUNNING, "nothing was started"
 
 
 def test_eval_against_a_closed_port_fails_as_infrastructure_before_any_case(
