@@ -1,0 +1,58 @@
+"""The check's verdict is read from its first word: the reply is cut after `VERDICT_TOKENS`, and a reply
+cut before its first word is asked again, uncut."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent.models import VERDICT_SCHEMA_NAME
+from agent.strategies.check import LISTED, NOT_LISTED, VERDICT_TOKENS, VERDICTS, _verdict, chosen
+from llm import ChatRequest, ModelReply, Usage
+
+
+@pytest.mark.parametrize(
+    ("content", "verdict"),
+    [
+        (json.dumps({"verdict": LISTED}), LISTED),
+        ('{"verdict": "yes', LISTED),
+        ('{ "verdict": "no: it needs a', NOT_LISTED),
+        ('{\n  "verdict":"n', NOT_LISTED),
+        ('{"verdict": "', None),
+        ('{"verd', None),
+        ('{"verdict": "maybe', None),
+    ],
+)
+def test_a_verdict_is_read_from_the_first_characters_of_its_choice(content: str, verdict: str | None) -> None:
+    assert chosen(content, "verdict", VERDICTS) == verdict
+
+
+def test_a_whole_reply_keeps_its_value_and_a_reply_that_is_no_object_is_an_error() -> None:
+    assert chosen('{"verdict": "perhaps"}', "verdict", VERDICTS) == "perhaps", "as the model wrote it"
+    with pytest.raises(ValueError, match="not a JSON object"):
+        chosen("[1]", "verdict", VERDICTS)
+
+
+class Replies:
+    name = "replies"
+
+    def __init__(self, *contents: str) -> None:
+        self.contents, self.requests = list(contents), []
+
+    def complete(self, request: ChatRequest) -> ModelReply:
+        self.requests.append(request)
+        return ModelReply(content=self.contents.pop(0), usage=Usage(prompt_tokens=100, completion_tokens=5))
+
+
+def test_the_verdict_is_asked_for_its_first_word_and_again_uncut_when_it_did_not_reach_one() -> None:
+    model = Replies('{"verdict": "no: it needs')
+    assert _verdict(model, "Collection ...")[0] == NOT_LISTED
+    [asked] = model.requests
+    assert asked.max_tokens == VERDICT_TOKENS and asked.response_format.name == VERDICT_SCHEMA_NAME
+    model = Replies('{\n\n\n  "', json.dumps({"verdict": LISTED}))
+    verdict, usage = _verdict(model, "Collection ...")
+    assert verdict == LISTED and usage.prompt_tokens == 200
+    assert [r.max_tokens for r in model.requests] == [VERDICT_TOKENS, None]
+    with pytest.raises(ValueError, match="names no verdict"):
+        _verdict(Replies('{"', '{"verdict": "'), "Collection ...")
