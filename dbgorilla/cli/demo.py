@@ -20,7 +20,7 @@ from agent.tooldef import DEFAULT_TOKEN_BUDGET
 from dbgorilla._process import port_is_free
 from dbgorilla.chat import LOCAL, model_provider, resolve_model
 from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, say
-from dbgorilla.cli.doors import chosen_use_case, door_session
+from dbgorilla.cli.doors import chosen_use_case, door_session, warm
 from dbgorilla.demo import app as demo_app
 from dbgorilla.errors import ConfigError, PortInUse
 from executors.ownership import our_collections
@@ -128,7 +128,7 @@ def _warm(sessions: DoorSessions, choice: demo_app.Choice) -> None:
     question is as fast as the later ones (`AgentSession.warm`)."""
     started = time.perf_counter()
     try:
-        warmed = sessions.session(choice).warm()
+        warmed = warm(sessions.session(choice))
     except ConfigError as error:  # not loaded: the page says so when asked
         say(f"demo: not warmed: {error}")
         return

@@ -16,13 +16,14 @@ from dbgorilla.chat import token_counter
 from dbgorilla.cli.console import say
 from dbgorilla.cli.strategy_options import check_strategy
 from dbgorilla.errors import ConfigError
+from dbgorilla.local_models import ModelServerFailed
 from evaluation.strategies import prepare_strategy
 from executors import DatabaseSchema, UnknownCollectionError, WeaviateExecutor
 from executors.ownership import NotOurCollection
 from executors.scope import parse_scope
 from fixtures.loader import check_ours
 from fixtures.use_cases import UseCase, get_use_case, get_use_cases
-from llm import ChatModel
+from llm import ChatModel, ModelError
 
 
 def schema_for(schema: DatabaseSchema, use_case: str | None, collections: list[str] | None = None) -> DatabaseSchema:
@@ -90,5 +91,13 @@ def warm_use_cases(
             session = door_session(client, use_case, None, None, namespace, ToolDesign(), strategy, AgentConfig())
         except (ConfigError, NotOurCollection):
             continue
-        warmed += session.with_model(model).warm()
+        warmed += warm(session.with_model(model))
     return warmed
+
+
+def warm(session: AgentSession) -> list[Warmed]:
+    """`session.warm()` on the local server; a model error there is the server failing (exit 11), named."""
+    try:
+        return session.warm()
+    except ModelError as error:
+        raise ModelServerFailed(f"the local model server failed while warming its prompt prefixes: {error}") from error

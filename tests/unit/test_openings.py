@@ -17,7 +17,7 @@ from agent.testing import tool_reply
 from agent.tokens import estimate_counter
 from executors import DatabaseSchema, ReferenceExecutor
 from executors.testing import sample_objects, sample_schema
-from llm import ChatRequest, ModelError, ModelReply, SystemPromptPart, Usage, UserPromptPart
+from llm import ChatRequest, ModelError, ModelReply, ModelUnavailable, SystemPromptPart, Usage, UserPromptPart
 from llm.messages import all_parts
 
 NAME = "Offline"
@@ -112,3 +112,20 @@ def test_warm_sends_each_opening_once_for_one_token() -> None:
     assert len(warmed) == len(model.requests) == 3
     assert {r.max_tokens for r in model.requests} == {1}
     assert warmed[0].prompt_tokens == 300 and warmed[0].cached_tokens == 10 and warmed[0].seconds >= 0
+
+
+def test_a_model_error_while_warming_is_the_local_server_failing_named_with_exit_11() -> None:
+    from dbgorilla.cli.console import exit_code_of
+    from dbgorilla.cli.doors import warm
+    from dbgorilla.errors import ExitCode
+    from dbgorilla.local_models import ModelServerFailed
+
+    class Dead:
+        name, prefers_named_tool_choice = "dead", True
+
+        def complete(self, request: ChatRequest) -> ModelReply:
+            raise ModelUnavailable("endpoint unreachable at http://127.0.0.1:9")
+
+    with pytest.raises(ModelServerFailed, match="while warming its prompt prefixes: endpoint unreachable") as caught:
+        warm(session(Dead()))
+    assert exit_code_of(caught.value) == ExitCode.INFRASTRUCTURE
