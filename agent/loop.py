@@ -30,6 +30,7 @@ from llm import (
     NamedTool,
     ResponseFormat,
     ToolChoice,
+    ToolDefinition,
     ToolReturnPart,
 )
 
@@ -187,13 +188,17 @@ class Agent:
             return "required"
         return choice  # type: ignore[return-value]
 
-    def _request(self, messages: list[ModelMessage], choice: ToolChoice | None) -> ChatRequest:
-        structured = self.tools.design.structured_output
+    def _offered(self) -> list[ToolDefinition]:
+        return [] if self.tools.design.structured_output else self.tools.definitions()
+
+    def _request(
+        self, messages: list[ModelMessage], choice: ToolChoice | None, offered: list[ToolDefinition]
+    ) -> ChatRequest:
         return ChatRequest(
             messages=messages,
-            tools=[] if structured else self.tools.definitions(),
+            tools=offered,
             tool_choice=choice,
-            response_format=_response_format() if structured else None,
+            response_format=_response_format() if self.tools.design.structured_output else None,
             parallel_tool_calls=self.tools.design.parallel_calls,
         )
 
@@ -206,15 +211,15 @@ class Agent:
     def opening(self, question: str = "") -> ChatRequest:
         """The first request `run(question)` sends: its system turn (the prompt and the tools) is what a
         warm server keeps (`agent.session.AgentSession.openings`)."""
-        structured = self.tools.design.structured_output
-        return self._request(self._first_turn(question), None if structured else self._tool_choice(0))
+        choice = None if self.tools.design.structured_output else self._tool_choice(0)
+        return self._request(self._first_turn(question), choice, self._offered())
 
     def run(self, question: str, on_call: Callable[[int, ExecutedCall], None] | None = None) -> AgentRun:
         """Answer `question`; `on_call(step, call)` hears each executed call as it finishes (streaming)."""
         started = time.perf_counter()
         structured = self.tools.design.structured_output
         messages = self._first_turn(question)
-        offered = [] if structured else self.tools.definitions()
+        offered = self._offered()
         run = AgentRun(
             question=question, model=self.model.name, tool_design=self.tools.design.label(), outcome="max_steps"
         )
@@ -223,7 +228,7 @@ class Agent:
         for index in range(self.config.max_steps):
             choice = None if structured else self._tool_choice(index, correcting=failed_last_step)
             try:
-                reply = self.model.complete(self._request(messages, choice))
+                reply = self.model.complete(self._request(messages, choice, offered))
             except ModelError as error:
                 run.outcome, run.error = error.outcome, str(error)  # type: ignore[assignment]
                 break

@@ -176,18 +176,23 @@ def _request(prompt: str, name: str, wanted: dict[str, Any]) -> ChatRequest:
     )
 
 
+def _decided(content: str) -> dict[str, Any]:
+    """A check reply's JSON object (ValueError: not JSON, or not an object)."""
+    decided = json.loads(content or "{}")
+    if not isinstance(decided, dict):
+        raise ValueError("the check reply is not a JSON object")
+    return decided
+
+
 def chosen(content: str, key: str, choices: tuple[str, ...]) -> str | None:
     """The value of `key` in a JSON reply, or, in one cut short, the one choice its first characters
     begin; None when the reply has not reached a choice."""
     try:
-        whole = json.loads(content)
-    except ValueError:
+        return _decided(content).get(key)
+    except json.JSONDecodeError:
         cut = re.search(rf'"{re.escape(key)}"\s*:\s*"([^"]+)', content)
         begun = [choice for choice in choices if cut and choice.startswith(cut.group(1))]
         return begun[0] if len(begun) == 1 else None
-    if not isinstance(whole, dict):
-        raise ValueError("the check reply is not a JSON object")
-    return whole.get(key)
 
 
 def _verdict(model: Any, prompt: str) -> tuple[Any, Usage]:
@@ -238,10 +243,7 @@ class Check:
 
         def ask(prompt: str, name: str, wanted: dict[str, Any]) -> tuple[dict[str, Any], Usage]:
             reply = model.complete(_request(prompt, name, wanted))
-            decided = json.loads(reply.content or "{}")
-            if not isinstance(decided, dict):
-                raise ValueError("the check reply is not a JSON object")
-            return decided, reply.usage
+            return _decided(reply.content or ""), reply.usage
 
         started = time.perf_counter()
         try:  # what the question is about, then a verdict on that one collection's properties alone
