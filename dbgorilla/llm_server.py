@@ -61,8 +61,10 @@ _LOCAL = threading.local()
 COMPLETIONS_PATH = "/v1/chat/completions"
 PROMPT_CACHE_DIR = "--prompt_cache_dir="
 DRAFT_TOKENS = "--draft_tokens="
-#: Prefix states a server keeps (least recently used forgotten first): ~40 MB each for the default model.
-STORE_CAPACITY = 32
+#: Prefix states a server keeps (least recently used forgotten first): for the default model ~40 MB a
+#: tool turn's system turn, ~3 MB a verdict's prompt. The default strategy opens 35 prefixes on the five
+#: use cases (per use case the check's listing, and per collection its verdict and its tool turn).
+STORE_CAPACITY = 48
 
 
 def shared_prefix(evaluated: Sequence[int], prompt: Sequence[int]) -> int:
@@ -96,6 +98,11 @@ class PrefixStore:
     min_system: int = 200
     #: Store a system turn when this many of its tokens are in no stored state.
     min_system_new: int = 64
+    #: Store a one-token request's whole first prompt (a warming: `AgentSession.warm` sends each opening
+    #: for one token) when this many of its tokens are in no stored state. A warming says which short
+    #: prefix its questions share (the check's verdict on one collection: ~80 tokens before the question);
+    #: a question's own first prompt that short is never stored, so questions do not push prefixes out.
+    min_opening_new: int = 32
     _keys: dict[str, tuple[int, ...]] = field(default_factory=dict)
     _memory: dict[str, bytes] = field(default_factory=dict)
 
@@ -127,8 +134,9 @@ class PrefixStore:
             if self.folder is not None:
                 (self.folder / f"{name}.tokens").touch(exist_ok=True)
 
-    def wants(self, prompt: Sequence[int]) -> bool:
-        return len(prompt) - self.best(prompt)[1] >= self.min_new
+    def wants(self, prompt: Sequence[int], opening: bool = False) -> bool:
+        """Whether a first prompt with no system turn to cut at is kept whole (`opening`: a warming)."""
+        return len(prompt) - self.best(prompt)[1] >= (self.min_opening_new if opening else self.min_new)
 
     def put(self, tokens: Sequence[int], state: bytes) -> None:
         tokens = [int(token) for token in tokens]  # llama_cpp's are numpy int32
@@ -268,7 +276,8 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
         _LOCAL.prompt, _LOCAL.system_end = [], None
         result = chat(self, *args, **kwargs)
         whole = _LOCAL.first_turn and getattr(_LOCAL, "system_end", None) is None  # no system turn to cut at
-        if store is not None and whole and _LOCAL.prompt and store.wants(_LOCAL.prompt):
+        opening = kwargs.get("max_tokens") == 1  # a warming (`AgentSession.warm`): its prefix is kept
+        if store is not None and whole and _LOCAL.prompt and store.wants(_LOCAL.prompt, opening):
             _keep(store, self._input_ids[: self.n_tokens], self)
         if isinstance(result, dict) and "id" in result:
             with _LOCK:

@@ -195,6 +195,10 @@ def chosen(content: str, key: str, choices: tuple[str, ...]) -> str | None:
         return begun[0] if len(begun) == 1 else None
 
 
+def _verdict_prompt(collection: CollectionSchema, asked: str) -> str:
+    return VERDICT_PROMPT.format(listing=listing([collection]), question=asked)
+
+
 def _verdict(model: Any, prompt: str) -> tuple[Any, Usage]:
     """The verdict, read from its first word (`VERDICT_TOKENS`)."""
     request = _request(prompt, VERDICT_SCHEMA_NAME, VERDICT_SCHEMA)
@@ -217,12 +221,16 @@ class Check:
         self.inner = inner
 
     def openings(self, model: Any, executor: Executor, tools: ToolSet, config: AgentConfig) -> list[ChatRequest]:
-        """The first turn's listing, then what the inner strategy sends for each collection it may name."""
+        """The first turn's listing, then for each collection it may name the verdict's prompt (its
+        properties, before the question: ~65 tokens a verdict need not evaluate) and what the inner
+        strategy sends."""
         shown = _shown(executor, tools)
         if not shown:
             return openings_of(self.inner, model, executor, tools, config)
-        sent = [_request(*_about(shown, config.user_turn("")))]
+        asked = config.user_turn("")
+        sent = [_request(*_about(shown, asked))]
         for collection in shown:
+            sent.append(_request(_verdict_prompt(collection, asked), VERDICT_SCHEMA_NAME, VERDICT_SCHEMA))
             about = config.model_copy(update={"checked_collection": collection.name})
             sent += openings_of(self.inner, model, executor, tools, about)
         return sent
@@ -256,8 +264,7 @@ class Check:
                     if properties_name(str(decision.get("asks_for", "")), target[0]):
                         decision["verdict"], decision["named_by_properties"] = LISTED, True
                     else:
-                        prompt = VERDICT_PROMPT.format(listing=listing(target), question=asked)
-                        verdict, more = _verdict(model, prompt)
+                        verdict, more = _verdict(model, _verdict_prompt(target[0], asked))
                         decision["verdict"], usage = verdict, usage + more
         except (ModelError, ValueError) as error:  # undecided: the inner strategy as is
             run = self.inner.run(model, executor, tools, config, question, on_call)

@@ -82,13 +82,13 @@ def test_a_joined_model_with_the_wrong_hash_is_refused(tmp_path: Path, monkeypat
     assert not list(tmp_path.rglob("*.gguf")), "an unverified file must never be left for use"
 
 
-def _ask(service: ModelService, system: str, question: str) -> tuple[str | None, int, int]:
+def _ask(service: ModelService, system: str, question: str, max_tokens: int = 8) -> tuple[str | None, int, int]:
     """The reply, its prompt tokens and the prompt tokens the server reused."""
     client = openai.OpenAI(base_url=service.base_url, api_key="not-needed", timeout=60)
     response = client.chat.completions.create(
         model=TEST_MODEL,
         messages=[{"role": "system", "content": system}, {"role": "user", "content": question}],
-        max_tokens=8,
+        max_tokens=max_tokens,
         temperature=0,
     )
     usage = response.usage
@@ -141,6 +141,27 @@ def test_the_store_keeps_the_system_turn_and_each_question_loads_it(
     _, second, cached = _ask(service, system, "And how high is the Matterhorn, on the Swiss and Italian border?")
     assert len(kept) <= cached < second, "the system turn was loaded, the new question evaluated"
     assert set(folder.glob("*.tokens")) - before == stored, "a second question adds no state"
+
+
+def test_a_one_token_request_keeps_a_short_prefix_that_a_question_does_not(
+    server: tuple[ModelService, dict[str, str]],
+) -> None:
+    """A warming (one token) keeps its whole short prompt, as the check's verdict on one collection
+    opens; a question that short keeps nothing; the next question on that prefix loads it."""
+    service, _ = server
+    folder = service.prompt_cache_dir
+    system = f"Session {uuid.uuid4()}. You check a database."
+    listing = "Collection Rivers: name (its name); length (in km); countries (it flows through). " * 3
+    before = set(folder.glob("*.tokens"))
+    _ask(service, system, listing + "\n\nQuestion: How long is the Rhine?")
+    assert set(folder.glob("*.tokens")) == before, "a short question's prompt is not kept"
+    _ask(service, system, listing + "\n\nQuestion: ", max_tokens=1)
+    stored = set(folder.glob("*.tokens")) - before
+    assert len(stored) == 1, "the warming's prompt is kept"
+    kept = json.loads(next(iter(stored)).read_text())
+    _ask(service, "Something else entirely.", "Hello?")
+    _, prompt, cached = _ask(service, system, listing + "\n\nQuestion: How long is the Nile?")
+    assert len(kept) - 8 <= cached < prompt, "the kept prefix was loaded, the question evaluated"
 
 
 def test_a_model_server_killed_during_eval_stops_the_run_as_infrastructure(tmp_path: Path) -> None:

@@ -133,6 +133,16 @@ def test_prefix_store_forgets_the_least_recently_used_state(tmp_path: Path) -> N
     assert again.best([1, 2, 3, 4])[1] == 4 and again.best([7, 7, 7, 7])[1] == 0
 
 
+def test_a_warming_keeps_a_short_first_prompt_that_a_question_would_not() -> None:
+    store = PrefixStore()
+    short = list(range(100))
+    assert not store.wants(short), "a question's first prompt this short is not stored"
+    assert store.wants(short, opening=True), "a warming's is"
+    store.put(short, b"state")
+    assert not store.wants([*short[:90], *range(500, 520)], opening=True), "20 new tokens: not worth a state"
+    assert store.wants([*short[:50], *range(500, 550)], opening=True)
+
+
 def test_the_system_turn_ends_where_the_second_message_starts() -> None:
     start = 9  # the template's message-start token
     assert system_end([start, 1, 2, 3, start, 4, 5, start, 6], start) == 4

@@ -41,15 +41,15 @@ class Recording:
     name = "recording"
     prefers_named_tool_choice = True
 
-    def __init__(self, about: str = NAME) -> None:
-        self.about = about
+    def __init__(self, about: str = NAME, asks_for: str = "the seats") -> None:
+        self.about, self.asks_for = about, asks_for
         self.requests: list[ChatRequest] = []
 
     def complete(self, request: ChatRequest) -> ModelReply:
         self.requests.append(request)
         wanted = request.response_format.name if request.response_format is not None else None
         if wanted == CHECK_SCHEMA_NAME:
-            decision = {"collection": self.about, "asks_for": "the seats", "statistic": "average"}
+            decision = {"collection": self.about, "asks_for": self.asks_for, "statistic": "average"}
             return ModelReply(content=json.dumps(decision), usage=Usage(prompt_tokens=300, cached_tokens=10))
         if wanted == VERDICT_SCHEMA_NAME:
             return ModelReply(content=json.dumps({"verdict": LISTED}))
@@ -72,14 +72,16 @@ def _user(request: ChatRequest) -> str:
     return next(str(p.content) for p in all_parts(request.messages) if isinstance(p, UserPromptPart))
 
 
-def test_the_default_strategy_opens_with_the_checks_listing_then_one_tool_turn_per_collection() -> None:
+def test_the_default_strategy_opens_with_the_checks_listing_then_a_verdict_and_a_tool_turn_per_collection() -> None:
     openings = session(Recording()).openings()
     assert [o.response_format.name if o.response_format else "tools" for o in openings] == [
         CHECK_SCHEMA_NAME,
+        VERDICT_SCHEMA_NAME,
         "tools",
+        VERDICT_SCHEMA_NAME,
         "tools",
     ]
-    [first], [second] = (o.tools for o in openings[1:])
+    [first], [second] = (o.tools for o in openings if o.tools)
     numbers = [
         t.parameters["properties"]["integer_property_aggregation"]["properties"]["property_name"]["enum"]
         for t in (first, second)
@@ -94,7 +96,7 @@ def test_each_opening_is_the_prefix_a_question_about_that_collection_sends(about
     run = session(model).run("What is the average number of seats?")
     assert run.outcome == "model_error", "the run stopped at its first tool turn, as the model said"
     check, tool_turn = model.requests[0], next(r for r in model.requests if r.tools)
-    opening = openings[1 + [NAME, "Other"].index(about)]
+    opening = openings[2 + 2 * [NAME, "Other"].index(about)]
     assert (_system(tool_turn), tool_turn.tools, tool_turn.tool_choice) == (
         _system(opening),
         opening.tools,
@@ -106,10 +108,24 @@ def test_each_opening_is_the_prefix_a_question_about_that_collection_sends(about
     assert check.response_format == openings[0].response_format
 
 
+@pytest.mark.parametrize("about", [NAME, "Other"])
+def test_a_verdict_starts_with_the_opening_of_the_collection_it_is_about(about: str) -> None:
+    """The verdict's prompt, up to the question, is its collection's opening: a warm server loads it."""
+    model = Recording(about, asks_for="offline seats")  # named by the database, not by properties alone
+    openings = session(model).openings()
+    session(model).run("How full is it?")
+    verdicts = [r for r in model.requests if r.response_format and r.response_format.name == VERDICT_SCHEMA_NAME]
+    assert len(verdicts) == 1, "the verdict was asked"
+    opening = openings[1 + 2 * [NAME, "Other"].index(about)]
+    assert (_system(verdicts[0]), verdicts[0].response_format) == (_system(opening), opening.response_format)
+    shared = _user(opening)[: _user(opening).index("Question:") + len("Question:")]
+    assert _user(verdicts[0]).startswith(shared) and f"Collection {about}:" in shared
+
+
 def test_warm_sends_each_opening_once_for_one_token() -> None:
     model = Recording()
     warmed = session(model).warm()
-    assert len(warmed) == len(model.requests) == 3
+    assert len(warmed) == len(model.requests) == 5
     assert {r.max_tokens for r in model.requests} == {1}
     assert warmed[0].prompt_tokens == 300 and warmed[0].cached_tokens == 10 and warmed[0].seconds >= 0
 
