@@ -118,3 +118,40 @@ def test_a_load_target_grpc_has_and_rest_does_not_is_refused() -> None:
     check_collections(client, ["Notes"])
     with pytest.raises(EndpointMismatch, match="gRPC finds a collection Restaurants that REST does not list"):
         check_collections(client, ["Notes", "Restaurants"])
+
+
+def test_an_object_grpc_finds_only_after_a_restart_lags_is_one_database(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Right after a crash, REST may list an object before gRPC finds it by id: it is read again."""
+    import executors.endpoints as endpoints
+
+    monkeypatch.setattr(endpoints, "RECHECK_SECONDS", 0.0)
+    rest: Database = {"Notes": {"id-1": 1}}
+    client = FakeClient(rest, {"Notes": {}})
+    reads = iter([False, False, True])  # found at the third read by id
+    use = client._use
+
+    def lagging(name: str) -> Any:
+        used = use(name)
+        fetch = used.query.fetch_object_by_id
+        by_id = lambda object_id, return_properties: fetch(object_id, return_properties) if next(reads) else None  # noqa: E731
+        client.grpc["Notes"] = {"id-1": 1}  # the object is there over gRPC, only its by-id read lags
+        return SimpleNamespace(query=SimpleNamespace(fetch_objects=used.query.fetch_objects, fetch_object_by_id=by_id))
+
+    client.collections.use = lagging
+    check_same_database(client)
+
+
+def test_a_failing_grpc_read_by_id_tells_nothing_rather_than_two_databases() -> None:
+    client = FakeClient({"Notes": {"id-1": 1}}, {"Notes": {"id-1": 1}})
+    use = client._use
+
+    def failing(name: str) -> Any:
+        used = use(name)
+
+        def by_id(object_id: str, return_properties: list[str]) -> Any:
+            raise WeaviateBaseError("shard not ready")
+
+        return SimpleNamespace(query=SimpleNamespace(fetch_objects=used.query.fetch_objects, fetch_object_by_id=by_id))
+
+    client.collections.use = failing
+    check_same_database(client)  # no proof either way: not refused
