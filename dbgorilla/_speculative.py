@@ -2,39 +2,66 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+#: Tokens before a reply kept with it in the history (the template's "<|im_start|>assistant\n"), so that
+#: the next reply's first tokens find the earlier reply's opening.
+LEAD = 3
+#: Separates replies in the history: no token has this id, so no n-gram spans two replies.
+SEPARATOR = -1
 
-@dataclass(frozen=True)
+
+@dataclass
 class RecentLookup:
     """A draft model for llama-cpp-python's speculative loop: the `tokens` that followed the latest earlier
-    occurrence of the last `ngram` (down to `min_ngram`) tokens. The latest, not the first as
-    llama-cpp-python's prompt lookup takes: a call's keys and values recur nearest in the solved examples
-    and the calls before, not in the tool's schema at the top."""
+    occurrence of the last `ngram` (down to `min_ngram`) tokens, in the prompt or, before it, in the
+    server's last `replies` replies. The latest, not the first as llama-cpp-python's prompt lookup takes:
+    a call's keys and values recur nearest in the solved examples and the calls before, not in the tool's
+    schema at the top. The replies: a reply held to a JSON schema (the check's decision, a verdict) has no
+    example in its prompt, and its keys and punctuation are those of the last reply to the same schema."""
 
     tokens: int = 8
     ngram: int = 3
     min_ngram: int = 2
+    replies: int = 16
+    history: deque[Any] = field(default_factory=deque, repr=False)
 
     def __call__(self, input_ids: Any, /, **_: Any) -> Any:
         import numpy as np
 
-        ids = np.asarray(input_ids)
+        ids = np.asarray(input_ids, dtype=np.int64)
+        if self.history:
+            ids = np.concatenate([*self.history, ids])
         for size in range(min(self.ngram, len(ids) - 1), self.min_ngram - 1, -1):
             windows = np.lib.stride_tricks.sliding_window_view(ids[:-1], size)
             found = np.flatnonzero((windows == ids[-size:]).all(axis=1))
             if len(found):
                 start = int(found[-1]) + size
-                return ids[start : start + self.tokens].astype(np.intc)
+                draft = ids[start : start + self.tokens]
+                cut = np.flatnonzero(draft == SEPARATOR)
+                return draft[: cut[0] if len(cut) else len(draft)].astype(np.intc)
         return np.array([], dtype=np.intc)
+
+    def remember(self, reply: Sequence[int]) -> None:
+        """Keep a reply (with its `LEAD` tokens) for later drafts; the oldest beyond `replies` is dropped."""
+        import numpy as np
+
+        if self.replies <= 0 or len(reply) <= LEAD:
+            return
+        self.history.append(np.array([*reply, SEPARATOR], dtype=np.int64))
+        while len(self.history) > self.replies:
+            self.history.popleft()
 
 
 def patch_speculative(llama_class: Any, draft: RecentLookup) -> None:
     """Every model drafts with `draft`; a batch of a sampled token and its draft is decoded with logits at
-    each position (the sampler reads them from the context), a prompt the usual way."""
-    evaluate, init = llama_class.eval, llama_class.__init__
+    each position (the sampler reads them from the context), a prompt the usual way. The model must keep
+    logits of the last position only (`logits_all=False`, as `dbgorilla model up` starts it): llama-cpp-python
+    drafts nothing for a model that keeps them all."""
+    evaluate, init, generate = llama_class.eval, llama_class.__init__, llama_class.generate
 
     def drafting_init(self: Any, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
@@ -53,4 +80,15 @@ def patch_speculative(llama_class: Any, draft: RecentLookup) -> None:
         self.n_tokens += len(tokens)
         self._requires_eval = False
 
-    llama_class.__init__, llama_class.eval = drafting_init, drafting_eval
+    def remembering_generate(self: Any, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Iterator[int]:
+        start = max(len(tokens) - LEAD, 0)
+        written: list[int] = []
+        try:
+            for token in generate(self, tokens, *args, **kwargs):
+                written.append(int(token))
+                yield token
+        finally:  # also when the caller stops at a stop word or max_tokens (the generator is closed)
+            if self.draft_model is draft and written:
+                draft.remember([int(t) for t in list(tokens)[start:]] + written)
+
+    llama_class.__init__, llama_class.eval, llama_class.generate = drafting_init, drafting_eval, remembering_generate

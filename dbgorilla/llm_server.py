@@ -24,14 +24,16 @@ when it rejects them all), as llama.cpp's own server checks its sampled token fi
 decoding picks the same token either way.
 
 Most of what the agent generates is JSON whose keys, property names and values are in the prompt
-(the tool's schema, the solved examples). `RecentLookup` drafts the tokens that followed the latest
+(the tool's schema, the solved examples) or in the replies before (the check's decision has the keys
+and punctuation of the last decision). `RecentLookup` drafts the tokens that followed the latest
 earlier occurrence of the last few tokens, and llama-cpp-python's own speculative loop checks them:
 the draft is evaluated in one batch (`patch_speculative`: with logits at every position, read from
 the context, never copied into llama-cpp-python's per-position buffer, which needs `logits_all`
 and a 5 GB array for this vocabulary), each position is sampled as usual, and tokens are kept while
-they are the draft's. The small test model wrote the same JSON in 21 decodes instead of 83; on the
-default model and a 2-core machine the agent's main job took as long with 8 drafted tokens as
-without (p50 12.6 s against 12.1 s, 2026-11-26), so `dbgorilla model up` drafts none by default.
+they are the draft's. That loop runs only for a model started with `logits_all` off, which llama-cpp-
+python's server turns on by default: until 2026-11-27 no draft was checked, and the measurements that
+left drafting off measured nothing. `dbgorilla model up` now starts it off and drafts 3 tokens: the
+same requests replayed side by side took 11% less (docs/results/2026-11-27-drafts-checked.md).
 
 Run as `python -m dbgorilla.llm_server [--prompt_cache_dir=DIR] [--draft_tokens=N] <llama_cpp.server
 arguments>`: DIR keeps the prefix states across restarts (in memory only without it); N tokens are
@@ -418,6 +420,27 @@ def add_middleware(app: Any) -> Any:
     return app
 
 
+LOGITS_ALL = "--logits_all"
+
+
+def drafting_argv(argv: list[str]) -> list[str]:
+    """The server's arguments for a drafting model: `logits_all` off unless asked on, which is said, as
+    llama-cpp-python's loop then checks no draft (its server's default is on)."""
+    asked = [  # `--logits_all=X` or `--logits_all X`
+        a.split("=", 1)[1] if "=" in a else (argv[i + 1] if i + 1 < len(argv) else "")
+        for i, a in enumerate(argv)
+        if a.split("=", 1)[0] == LOGITS_ALL
+    ]
+    if not asked:
+        return [*argv, f"{LOGITS_ALL}=False"]
+    if asked[-1].strip().lower() not in ("false", "0", "no", "off"):
+        print(
+            f"dbgorilla.llm_server: {LOGITS_ALL}={asked[-1]} keeps every position's logits: no draft is checked",
+            file=sys.stderr,
+        )
+    return argv
+
+
 def main() -> None:
     backend = load_cpu_backend()
     print(f"llama.cpp CPU library: {backend}", file=sys.stderr, flush=True)
@@ -430,6 +453,7 @@ def main() -> None:
     patch_llama(llama_cpp.Llama, PrefixStore(Path(folders[-1]) if folders else None))
     patch_grammar_sampling(llama_cpp.Llama)
     if drafts and drafts[-1] > 0:
+        sys.argv = drafting_argv(sys.argv)
         patch_speculative(llama_cpp.Llama, RecentLookup(tokens=drafts[-1]))
     create_app = server.create_app
     server.create_app = lambda *args, **kwargs: add_middleware(create_app(*args, **kwargs))

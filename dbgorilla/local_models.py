@@ -96,11 +96,15 @@ QWEN_CODER = LocalModel(
 )
 #: llama.cpp settings the server runs with, beyond model, context and threads. benchmarks/model_limit.py
 #: measured batch sizes and KV types within noise here; flash attention generated 11-14% faster.
-SERVER_OPTIONS: dict[str, int | bool] = {"flash_attn": True}
-#: Tokens drafted per step from the prompt (`dbgorilla.llm_server.RecentLookup`; 0: none). Off: on the
-#: main job, warm, 8 drafted tokens gave p50 12.6 s and 178 s in all against 12.1 s and 175 s without
-#: (2-core EPYC, Qwen2.5-Coder-1.5B, 2026-11-26): the batches checked cost what the tokens kept saved.
-DRAFT_TOKENS = 0
+#: `logits_all` off: llama-cpp-python's server keeps every prompt position's logits by default (the LM
+#: head over 151,936 tokens for each of a tool turn's ~260 new tokens, and their copy), and drafts nothing
+#: for such a model; off, a tool turn took 7% less (2026-11-27, docs/results).
+SERVER_OPTIONS: dict[str, int | bool] = {"flash_attn": True, "logits_all": False}
+#: Tokens drafted per step from the prompt and the last replies (`dbgorilla._speculative.RecentLookup`;
+#: 0: none). Before 2026-11-27 no draft was ever checked (the server kept every position's logits, see
+#: above), so the measurements that turned it off measured nothing. With 3, the same requests replayed
+#: side by side took 11% less in all: the check's first turn 25-33% less, a forced call 6-20% (docs/results).
+DRAFT_TOKENS = 3
 MODELS: dict[str, LocalModel] = {model.name: model for model in (QWEN_CODER, SMOLLM2)}
 DEFAULT_MODEL = QWEN_CODER.name
 TEST_MODEL = SMOLLM2.name

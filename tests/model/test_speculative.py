@@ -55,7 +55,7 @@ def write(llama: Any, prompt: str) -> tuple[str, int]:
 
 def test_drafted_tokens_write_what_one_decode_per_token_writes_in_fewer_decodes(llama: Any) -> None:
     cls = type(llama)
-    evaluate, init, sample = cls.eval, cls.__init__, cls.sample
+    evaluate, init, sample, generate = cls.eval, cls.__init__, cls.sample, cls.generate
     decodes = [0]
 
     def counting(self: Any, tokens: Any) -> None:
@@ -73,7 +73,7 @@ def test_drafted_tokens_write_what_one_decode_per_token_writes_in_fewer_decodes(
         decodes[0] = 0
         drafted = [write(llama, prompt) for prompt in PROMPTS]
     finally:
-        cls.eval, cls.__init__, cls.sample = evaluate, init, sample
+        cls.eval, cls.__init__, cls.sample, cls.generate = evaluate, init, sample, generate
         llama.draft_model = None
     assert [text for text, _ in drafted] == [text for text, _ in plain]
     assert all(json.loads(text)["collection_name"] for text, _ in drafted)
@@ -81,3 +81,73 @@ def test_drafted_tokens_write_what_one_decode_per_token_writes_in_fewer_decodes(
     assert one_each >= generated  # a decode per token (and the prompt's)
     print(f"decodes: {one_each} one token each, {decodes[0]} with drafts, {generated} tokens")
     assert decodes[0] < one_each * 0.8, f"{decodes[0]} decodes with drafts, {one_each} without"
+
+
+def test_a_reply_with_no_example_in_its_prompt_is_drafted_from_the_last_reply(llama: Any) -> None:
+    """The check's decision has no example in its prompt: its keys and punctuation come from the replies
+    before. Without them nothing is drafted for a prompt with no example; with them, the second reply is
+    written in fewer decodes than tokens, and the same as without drafts."""
+    cls = type(llama)
+    evaluate, init, sample, generate = cls.eval, cls.__init__, cls.sample, cls.generate
+    decodes = [0]
+
+    def counting(self: Any, tokens: Any) -> None:
+        decodes[0] += 1
+        evaluate(self, tokens)
+
+    bare = tuple(prompt.removeprefix(EXAMPLE) for prompt in PROMPTS)
+    llm_server.patch_grammar_sampling(cls)
+    try:
+        cls.eval = counting
+        plain = [write(llama, prompt) for prompt in bare]
+        draft = _speculative.RecentLookup(tokens=3)
+        _speculative.patch_speculative(cls, draft)
+        llama.draft_model = draft
+        first = write(llama, bare[0])
+        decodes[0] = 0
+        second = write(llama, bare[1])
+    finally:
+        cls.eval, cls.__init__, cls.sample, cls.generate = evaluate, init, sample, generate
+        llama.draft_model = None
+    assert [first, second] == plain
+    assert len(draft.history) == 2  # each reply kept, with the template's last tokens before it
+    print(f"second reply: {second[1]} tokens in {decodes[0] - 1} decodes after its prompt")
+    assert decodes[0] - 1 < second[1] * 0.8, f"{decodes[0] - 1} decodes for {second[1]} tokens"
+
+
+def test_only_a_model_that_keeps_the_last_logits_alone_drafts(llama: Any) -> None:
+    """llama-cpp-python's speculative loop runs for a model with `logits_all` off; its server turns it on
+    by default, and until 2026-11-27 no draft was ever checked. The server's own options turn it off."""
+    import argparse
+
+    from llama_cpp import Llama
+    from llama_cpp.server.cli import add_args_from_model, parse_model_from_args
+    from llama_cpp.server.settings import ModelSettings
+
+    from agent.tokens import _quiet_stderr
+    from dbgorilla.local_models import SERVER_OPTIONS
+
+    parser = argparse.ArgumentParser()
+    add_args_from_model(parser, ModelSettings)
+    options = [f"--{name}={value}" for name, value in SERVER_OPTIONS.items()]
+    settings = parse_model_from_args(ModelSettings, parser.parse_args([*options, "--model", "m.gguf"]))
+    assert settings.logits_all is False
+    assert ModelSettings(model="m.gguf").logits_all is True  # the server's default, which drafts nothing
+
+    cls = type(llama)
+    init, evaluate, generate = cls.__init__, cls.eval, cls.generate
+    draft = _speculative.RecentLookup(tokens=3)
+    try:
+        _speculative.patch_speculative(cls, draft)
+        made = {}
+        for logits_all in (False, True):
+            with _quiet_stderr():
+                made[logits_all] = Llama(model_path=llama.model_path, n_ctx=256, logits_all=logits_all, verbose=False)
+    finally:
+        cls.__init__, cls.eval, cls.generate = init, evaluate, generate
+    try:
+        assert made[False].draft_model is draft
+        assert made[True].draft_model is None
+    finally:
+        for model in made.values():
+            model.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from dbgorilla import _speculative
 
 
@@ -11,3 +13,30 @@ def test_the_draft_is_what_followed_the_latest_occurrence_of_the_last_tokens() -
     assert list(lookup([4, 5, 6, 1, 2, 3, 4, 5])) == [6, 1, 2]
     assert list(lookup([1, 2, 3, 4])) == []  # no earlier occurrence of a 2-gram: nothing drafted
     assert list(lookup([7])) == []
+
+
+def test_the_last_replies_are_looked_up_before_the_prompt_and_no_draft_spans_two() -> None:
+    lookup = _speculative.RecentLookup(tokens=4, ngram=2, min_ngram=2, replies=2)
+    lookup.remember([50, 51, 52, 10, 11, 12, 13])  # the template's last 3 tokens, then a reply
+    assert list(lookup([1, 2, 51, 52, 10])) == [11, 12, 13]  # a reply's opening: drafted, cut at its end
+    assert list(lookup([7, 11, 12, 3, 11, 12])) == [3, 11, 12]  # the prompt's own occurrence is the latest
+    lookup.remember([50, 51, 52, 20, 21])
+    lookup.remember([50, 51, 52, 30, 31])  # a third reply: the first is forgotten
+    assert len(lookup.history) == 2
+    assert list(lookup([9, 10, 11])) == []
+    assert list(lookup([9, 51, 52])) == [30, 31]  # the latest reply's opening
+    lookup.remember([1, 2, 3])  # the template's tokens alone, no reply: nothing kept
+    assert len(lookup.history) == 2
+
+
+def test_a_drafting_server_keeps_the_last_logits_alone_unless_asked_otherwise(capsys: Any) -> None:
+    from dbgorilla.llm_server import drafting_argv
+
+    assert drafting_argv(["--model", "m"]) == ["--model", "m", "--logits_all=False"]
+    assert drafting_argv(["--logits_all=False"]) == ["--logits_all=False"]
+    assert drafting_argv(["--logits_all", "false"]) == ["--logits_all", "false"]
+    assert capsys.readouterr().err == ""
+    assert drafting_argv(["--logits_all=True"]) == ["--logits_all=True"]
+    assert "no draft is checked" in capsys.readouterr().err
+    assert drafting_argv(["--logits_all", "True", "--port", "1"]) == ["--logits_all", "True", "--port", "1"]
+    assert "--logits_all=True keeps" in capsys.readouterr().err
