@@ -149,7 +149,7 @@ def main() -> None:
         seconds: dict[str, dict[str, float]] = {label: {} for label in labels}
         same: dict[str, list[bool]] = {}
         for timed in (False, True):
-            for _question, kind, body in bodies:
+            for question, kind, body in bodies:
                 replies = {}
                 for label in labels:
                     took, replies[label] = send(ports[label], body)
@@ -157,6 +157,9 @@ def main() -> None:
                         seconds[label][kind] = seconds[label].get(kind, 0.0) + took
                 if timed:
                     same.setdefault(kind, []).append(replies["before"] == replies["after"])
+                    if replies["before"] != replies["after"]:
+                        print(f"{question} {kind}: before {replies['before'][:300]}", flush=True)
+                        print(f"{question} {kind}: after  {replies['after'][:300]}", flush=True)
     finally:
         for server in servers.values():
             server.terminate()

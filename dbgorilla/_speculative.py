@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -92,3 +93,24 @@ def patch_speculative(llama_class: Any, draft: RecentLookup) -> None:
                 draft.remember([int(t) for t in list(tokens)[start:]] + written)
 
     llama_class.__init__, llama_class.eval, llama_class.generate = drafting_init, drafting_eval, remembering_generate
+
+
+LOGITS_ALL = "--logits_all"
+
+
+def drafting_argv(argv: list[str]) -> list[str]:
+    """The server's arguments for a drafting model: `logits_all` off unless asked on, which is said, as
+    llama-cpp-python's loop then checks no draft (its server's default is on)."""
+    asked = [  # `--logits_all=X` or `--logits_all X`
+        a.split("=", 1)[1] if "=" in a else (argv[i + 1] if i + 1 < len(argv) else "")
+        for i, a in enumerate(argv)
+        if a.split("=", 1)[0] == LOGITS_ALL
+    ]
+    if not asked:
+        return [*argv, f"{LOGITS_ALL}=False"]
+    if asked[-1].strip().lower() not in ("false", "0", "no", "off"):
+        print(
+            f"dbgorilla.llm_server: {LOGITS_ALL}={asked[-1]} keeps every position's logits: no draft is checked",
+            file=sys.stderr,
+        )
+    return argv

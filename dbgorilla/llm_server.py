@@ -54,7 +54,7 @@ from typing import Any
 
 from agent.llama_cpu import load_cpu_backend
 from agent.tooldef import prefix_order
-from dbgorilla._speculative import RecentLookup, patch_speculative
+from dbgorilla._speculative import RecentLookup, drafting_argv, patch_speculative
 
 #: completion id -> prompt tokens reused, filled by the patched model and read by the middleware.
 _REUSED: dict[str, int] = {}
@@ -418,27 +418,6 @@ def add_middleware(app: Any) -> Any:
         return Response(with_cached_tokens(body), status_code=response.status_code, headers=headers)
 
     return app
-
-
-LOGITS_ALL = "--logits_all"
-
-
-def drafting_argv(argv: list[str]) -> list[str]:
-    """The server's arguments for a drafting model: `logits_all` off unless asked on, which is said, as
-    llama-cpp-python's loop then checks no draft (its server's default is on)."""
-    asked = [  # `--logits_all=X` or `--logits_all X`
-        a.split("=", 1)[1] if "=" in a else (argv[i + 1] if i + 1 < len(argv) else "")
-        for i, a in enumerate(argv)
-        if a.split("=", 1)[0] == LOGITS_ALL
-    ]
-    if not asked:
-        return [*argv, f"{LOGITS_ALL}=False"]
-    if asked[-1].strip().lower() not in ("false", "0", "no", "off"):
-        print(
-            f"dbgorilla.llm_server: {LOGITS_ALL}={asked[-1]} keeps every position's logits: no draft is checked",
-            file=sys.stderr,
-        )
-    return argv
 
 
 def main() -> None:

@@ -7,7 +7,9 @@ drafts (greedy, the fast grammar path on, as the server runs), and the drafts di
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -53,7 +55,10 @@ def write(llama: Any, prompt: str) -> tuple[str, int]:
     return str(reply["choices"][0]["message"]["content"]), int(reply["usage"]["completion_tokens"])
 
 
-def test_drafted_tokens_write_what_one_decode_per_token_writes_in_fewer_decodes(llama: Any) -> None:
+@contextlib.contextmanager
+def counted_decodes(llama: Any) -> Iterator[list[int]]:
+    """The model's class with the server's grammar sampling and its decodes counted (in the list yielded);
+    every patch (drafting's too) undone after, and no draft left on the model."""
     cls = type(llama)
     evaluate, init, sample, generate = cls.eval, cls.__init__, cls.sample, cls.generate
     decodes = [0]
@@ -65,16 +70,21 @@ def test_drafted_tokens_write_what_one_decode_per_token_writes_in_fewer_decodes(
     llm_server.patch_grammar_sampling(cls)
     try:
         cls.eval = counting
-        plain = [write(llama, prompt) for prompt in PROMPTS]
-        one_each = decodes[0]
-        draft = _speculative.RecentLookup()
-        _speculative.patch_speculative(cls, draft)
-        llama.draft_model = draft
-        decodes[0] = 0
-        drafted = [write(llama, prompt) for prompt in PROMPTS]
+        yield decodes
     finally:
         cls.eval, cls.__init__, cls.sample, cls.generate = evaluate, init, sample, generate
         llama.draft_model = None
+
+
+def test_drafted_tokens_write_what_one_decode_per_token_writes_in_fewer_decodes(llama: Any) -> None:
+    with counted_decodes(llama) as decodes:
+        plain = [write(llama, prompt) for prompt in PROMPTS]
+        one_each = decodes[0]
+        draft = _speculative.RecentLookup()
+        _speculative.patch_speculative(type(llama), draft)
+        llama.draft_model = draft
+        decodes[0] = 0
+        drafted = [write(llama, prompt) for prompt in PROMPTS]
     assert [text for text, _ in drafted] == [text for text, _ in plain]
     assert all(json.loads(text)["collection_name"] for text, _ in drafted)
     generated = sum(n for _, n in plain)
@@ -87,28 +97,15 @@ def test_a_reply_with_no_example_in_its_prompt_is_drafted_from_the_last_reply(ll
     """The check's decision has no example in its prompt: its keys and punctuation come from the replies
     before. Without them nothing is drafted for a prompt with no example; with them, the second reply is
     written in fewer decodes than tokens, and the same as without drafts."""
-    cls = type(llama)
-    evaluate, init, sample, generate = cls.eval, cls.__init__, cls.sample, cls.generate
-    decodes = [0]
-
-    def counting(self: Any, tokens: Any) -> None:
-        decodes[0] += 1
-        evaluate(self, tokens)
-
     bare = tuple(prompt.removeprefix(EXAMPLE) for prompt in PROMPTS)
-    llm_server.patch_grammar_sampling(cls)
-    try:
-        cls.eval = counting
+    with counted_decodes(llama) as decodes:
         plain = [write(llama, prompt) for prompt in bare]
         draft = _speculative.RecentLookup(tokens=3)
-        _speculative.patch_speculative(cls, draft)
+        _speculative.patch_speculative(type(llama), draft)
         llama.draft_model = draft
         first = write(llama, bare[0])
         decodes[0] = 0
         second = write(llama, bare[1])
-    finally:
-        cls.eval, cls.__init__, cls.sample, cls.generate = evaluate, init, sample, generate
-        llama.draft_model = None
     assert [first, second] == plain
     assert len(draft.history) == 2  # each reply kept, with the template's last tokens before it
     print(f"second reply: {second[1]} tokens in {decodes[0] - 1} decodes after its prompt")

@@ -30,7 +30,7 @@ def test_the_last_replies_are_looked_up_before_the_prompt_and_no_draft_spans_two
 
 
 def test_a_drafting_server_keeps_the_last_logits_alone_unless_asked_otherwise(capsys: Any) -> None:
-    from dbgorilla.llm_server import drafting_argv
+    from dbgorilla._speculative import drafting_argv
 
     assert drafting_argv(["--model", "m"]) == ["--model", "m", "--logits_all=False"]
     assert drafting_argv(["--logits_all=False"]) == ["--logits_all=False"]
