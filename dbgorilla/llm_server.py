@@ -33,7 +33,7 @@ and a 5 GB array for this vocabulary), each position is sampled as usual, and to
 they are the draft's. That loop runs only for a model started with `logits_all` off, which llama-cpp-
 python's server turns on by default: until 2026-11-27 no draft was checked, and the measurements that
 left drafting off measured nothing. `dbgorilla model up` now starts it off and drafts 3 tokens: the
-same requests replayed side by side took 11% less (docs/results/2026-11-27-drafts-checked.md).
+main job's requests replayed side by side took 0.79 of the time (docs/results/2026-11-27-drafts-checked.md).
 
 Run as `python -m dbgorilla.llm_server [--prompt_cache_dir=DIR] [--draft_tokens=N] <llama_cpp.server
 arguments>`: DIR keeps the prefix states across restarts (in memory only without it); N tokens are
