@@ -44,6 +44,7 @@ from evaluation.runner import run_case
 from evaluation.selection import select_questions
 from evaluation.strategies import use_strategy
 from llm import ChatRequest
+from llm.providers.openai_compatible import schema_format
 
 BEFORE = "--logits_all=True --draft_tokens=0"
 
@@ -61,8 +62,9 @@ class Keeping:
 
     def complete(self, request: ChatRequest) -> Any:
         body = self.model.body(request)
-        if request.response_format is not None and request.response_format.json_schema is not None:
-            body["response_format"] = {"type": "json_object", "schema": request.response_format.json_schema}
+        wanted = request.response_format
+        if wanted is not None and wanted.json_schema is not None:  # the form llama-cpp-python's server takes
+            body["response_format"] = schema_format("json_object", wanted.name, wanted.json_schema)
         self.bodies.append((self.question, kind_of(request), body))
         return self.model.complete(request)
 

@@ -90,7 +90,7 @@ def patch_speculative(llama_class: Any, draft: RecentLookup) -> None:
                 yield token
         finally:  # also when the caller stops at a stop word or max_tokens (the generator is closed)
             if self.draft_model is draft and written:
-                draft.remember([int(t) for t in list(tokens)[start:]] + written)
+                draft.remember([int(t) for t in tokens[start:]] + written)
 
     llama_class.__init__, llama_class.eval, llama_class.generate = drafting_init, drafting_eval, remembering_generate
 
