@@ -10,7 +10,9 @@ It also keeps KV states of prompt prefixes (`PrefixStore`): when a request share
 what the model last evaluated (another use case's tools, or a new run), the stored state with the
 longest shared prefix is loaded instead of evaluating it again. What is stored is the system turn
 alone (its tools, the collections listing), cut where the first message after it starts
-(`system_end`): every later question on the same tools starts with it. Storing whole first prompts
+(`system_end`): every later question on the same tools starts with it. A warming (a one-token
+request, `AgentSession.warm`) is stored whole instead, so the fixed start of its user turn (the solved
+examples' header) is kept with the tools. Storing whole first prompts
 instead kept a state per question (its solved examples and its words), 16 of which pushed the
 tool prefixes out within five questions: 1,700 of a question's 1,800 new tokens were a system turn
 evaluated again (2026-11-26). llama_cpp's own `--cache` does not
@@ -35,9 +37,9 @@ python's server turns on by default: until 2026-11-27 no draft was checked, and 
 left drafting off measured nothing. `dbgorilla model up` now starts it off and drafts 3 tokens: the
 main job's requests replayed side by side took 0.79 of the time (docs/results/2026-11-27-drafts-checked.md).
 
-Run as `python -m dbgorilla.llm_server [--prompt_cache_dir=DIR] [--draft_tokens=N] <llama_cpp.server
-arguments>`: DIR keeps the prefix states across restarts (in memory only without it); N tokens are
-drafted per step (0: none).
+Run as `python -m dbgorilla.llm_server [--prompt_cache_dir=DIR] [--draft_tokens=N] [--draft_ngram=MIN:MAX]
+<llama_cpp.server arguments>`: DIR keeps the prefix states across restarts (in memory only without it); N
+tokens are drafted per step (0: none), after the longest suffix of MAX down to MIN tokens found before.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ from typing import Any
 
 from agent.llama_cpu import load_cpu_backend
 from agent.tooldef import prefix_order
-from dbgorilla._speculative import RecentLookup, drafting_argv, patch_speculative
+from dbgorilla._speculative import drafting, patch_speculative
 
 #: completion id -> prompt tokens reused, filled by the patched model and read by the middleware.
 _REUSED: dict[str, int] = {}
@@ -62,7 +64,6 @@ _LOCK = threading.Lock()
 _LOCAL = threading.local()
 COMPLETIONS_PATH = "/v1/chat/completions"
 PROMPT_CACHE_DIR = "--prompt_cache_dir="
-DRAFT_TOKENS = "--draft_tokens="
 #: Prefix states a server keeps (least recently used forgotten first): for the default model ~40 MB a
 #: tool turn's system turn, ~3 MB a verdict's prompt. The default strategy opens 35 prefixes on the five
 #: use cases (per use case the check's listing, and per collection its verdict and its tool turn).
@@ -87,7 +88,8 @@ class PrefixStore:
     A question's first turn stores the state of its system turn (the tools) when `min_system_new` of
     its tokens are in no stored state, or, where there is no system turn of `min_system` tokens to cut
     at, of its whole prompt when `min_new` are; later questions of the same prefix, and later turns,
-    add nothing. Each state is llama.cpp's own (about 30 KB a token for the default model)."""
+    add nothing. A warming stores its whole prompt when `min_opening_new` are. Each state is llama.cpp's
+    own (about 30 KB a token for the default model)."""
 
     folder: Path | None = None
     capacity: int = STORE_CAPACITY
@@ -104,7 +106,8 @@ class PrefixStore:
     #: for one token) when this many of its tokens are in no stored state. A warming says which short
     #: prefix its questions share (the check's verdict on one collection: ~80 tokens before the question);
     #: a question's own first prompt that short is never stored, so questions do not push prefixes out.
-    min_opening_new: int = 32
+    #: A tool turn's warming adds its user turn's fixed start to its system turn: ~20 tokens.
+    min_opening_new: int = 16
     _keys: dict[str, tuple[int, ...]] = field(default_factory=dict)
     _memory: dict[str, bytes] = field(default_factory=dict)
 
@@ -150,6 +153,9 @@ class PrefixStore:
             # The state first, the tokens last, each whole or not at all: a reader lists the tokens.
             _write_whole(self.folder / f"{name}.state", state)
             _write_whole(self.folder / f"{name}.tokens", json.dumps(tokens).encode())
+        for other, key in list(self._keys.items()):  # a prefix of it: whatever it served, this serves
+            if other != name and len(key) < len(tokens) and tuple(tokens[: len(key)]) == key:
+                self.forget(other)
         while len(self._keys) > self.capacity:
             self.forget(next(iter(self._keys)))
 
@@ -255,7 +261,7 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
                 else:
                     store.touch(name)
         _LOCAL.system_end = None
-        if store is not None and getattr(_LOCAL, "first_turn", False):
+        if store is not None and getattr(_LOCAL, "first_turn", False) and not getattr(_LOCAL, "opening", False):
             end = system_end(prompt, _message_marker(self))
             end = _LOCAL.system_end = end if end is not None and end >= store.min_system else None
             # a stored state shares min(stored, end) of the system turn: the store is not searched again
@@ -275,10 +281,11 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
             kwargs["tools"] = [shared_first(tool) for tool in kwargs["tools"]]
         if "messages" in kwargs:
             kwargs["messages"] = [with_object_arguments(m) for m in messages]
+        # A warming (`AgentSession.warm`) is kept whole, its user turn's fixed start (the examples' header) too.
+        _LOCAL.opening = opening = kwargs.get("max_tokens") == 1
         _LOCAL.prompt, _LOCAL.system_end = [], None
         result = chat(self, *args, **kwargs)
-        whole = _LOCAL.first_turn and getattr(_LOCAL, "system_end", None) is None  # no system turn to cut at
-        opening = kwargs.get("max_tokens") == 1  # a warming (`AgentSession.warm`): its prefix is kept
+        whole = _LOCAL.first_turn and getattr(_LOCAL, "system_end", None) is None  # a warming, or no system turn
         if store is not None and whole and _LOCAL.prompt and store.wants(_LOCAL.prompt, opening):
             _keep(store, self._input_ids[: self.n_tokens], self)
         if isinstance(result, dict) and "id" in result:
@@ -427,13 +434,11 @@ def main() -> None:
     import llama_cpp.server.__main__ as server
 
     folders = [a.split("=", 1)[1] for a in sys.argv if a.startswith(PROMPT_CACHE_DIR)]
-    drafts = [int(a.split("=", 1)[1]) for a in sys.argv if a.startswith(DRAFT_TOKENS)]
-    sys.argv = [a for a in sys.argv if not a.startswith((PROMPT_CACHE_DIR, DRAFT_TOKENS))]
+    draft, sys.argv = drafting([a for a in sys.argv if not a.startswith(PROMPT_CACHE_DIR)])
     patch_llama(llama_cpp.Llama, PrefixStore(Path(folders[-1]) if folders else None))
     patch_grammar_sampling(llama_cpp.Llama)
-    if drafts and drafts[-1] > 0:
-        sys.argv = drafting_argv(sys.argv)
-        patch_speculative(llama_cpp.Llama, RecentLookup(tokens=drafts[-1]))
+    if draft is not None:
+        patch_speculative(llama_cpp.Llama, draft)
     create_app = server.create_app
     server.create_app = lambda *args, **kwargs: add_middleware(create_app(*args, **kwargs))
     server.main()

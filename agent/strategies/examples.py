@@ -20,9 +20,15 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from agent.loop import AgentConfig, AgentRun, Executor
+from agent.strategies.openings import openings_of
 from agent.tooldef import ToolSet
+from llm import ChatRequest
 
 DEFAULT_K = 4
+EXAMPLES_HEADER = "Solved examples from other databases (question -> query_database arguments):"
+#: How every user turn with examples starts, whichever they are: a warming starts with it too, so a
+#: server that keeps warmed prefixes loads it with the tools (~20 tokens a tool turn evaluates no more).
+EXAMPLES_START = EXAMPLES_HEADER + "\nQ: "
 
 
 class SolvedExample(BaseModel):
@@ -73,7 +79,7 @@ def examples_preamble(examples: list[SolvedExample], parameters: dict[str, Any] 
     of `parameters` (the tool's JSON schema), the order the model must write them in."""
     if not examples:
         return ""
-    lines = ["Solved examples from other databases (question -> query_database arguments):"]
+    lines = [EXAMPLES_HEADER]
     for example in examples:
         shown = in_schema_order(example.arguments, parameters)
         lines.append(f"Q: {example.question}\nA: {json.dumps(shown, separators=(', ', ': '))}")
@@ -89,6 +95,12 @@ class Examples:
         self.inner = inner
         self.retriever = retriever
         self.k = DEFAULT_K if k is None else k
+
+    def openings(self, model: Any, executor: Executor, tools: ToolSet, config: AgentConfig) -> list[ChatRequest]:
+        """The inner strategy's, each user turn starting as a question's does (`EXAMPLES_START`)."""
+        if self.k > 0:
+            config = config.model_copy(update={"question_preamble": EXAMPLES_START + config.question_preamble})
+        return openings_of(self.inner, model, executor, tools, config)
 
     def run(
         self,

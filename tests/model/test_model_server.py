@@ -164,6 +164,27 @@ def test_a_one_token_request_keeps_a_short_prefix_that_a_question_does_not(
     assert len(kept) - 8 <= cached < prompt, "the kept prefix was loaded, the question evaluated"
 
 
+def test_a_warming_keeps_its_user_turns_fixed_start_with_its_system_turn(
+    server: tuple[ModelService, dict[str, str]],
+) -> None:
+    """A warming on a system turn worth a state of its own is kept whole: the start every question's user
+    turn shares (the solved examples' header) is loaded with the tools, not evaluated again."""
+    service, _ = server
+    folder = service.prompt_cache_dir
+    system = f"Session {uuid.uuid4()}. " + "You answer questions about lakes and their depth. " * 30
+    header = "Solved examples from other databases, each a question and the arguments of its query:\nQ: "
+    before = set(folder.glob("*.tokens"))
+    _, warming, _ = _ask(service, system, header, max_tokens=1)
+    stored = set(folder.glob("*.tokens")) - before
+    assert len(stored) == 1, "one state"
+    kept = json.loads(next(iter(stored)).read_text())
+    assert len(kept) >= warming - 1, "the whole warming, its user turn too, not its system turn alone"
+    _ask(service, "Something else entirely.", "Hello?")
+    _, prompt, cached = _ask(service, system, header + "How deep is Lake Baikal?")
+    assert len(kept) - 12 <= cached < prompt, "the system turn and the header were loaded, the question evaluated"
+    assert set(folder.glob("*.tokens")) - before == stored, "the question adds no state"
+
+
 def test_a_model_server_killed_during_eval_stops_the_run_as_infrastructure(tmp_path: Path) -> None:
     """The server answers the start-up token, then dies: eval stops after a few cases with exit 11
     and says what to do; the cases it recorded are marked for --resume, and nothing reads 0%."""

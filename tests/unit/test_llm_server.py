@@ -133,13 +133,26 @@ def test_prefix_store_forgets_the_least_recently_used_state(tmp_path: Path) -> N
     assert again.best([1, 2, 3, 4])[1] == 4 and again.best([7, 7, 7, 7])[1] == 0
 
 
+def test_a_state_that_a_longer_one_starts_with_is_forgotten_when_that_one_is_stored(tmp_path: Path) -> None:
+    """A warming's whole prompt after its system turn's state: every prompt shares at least as much with
+    the longer one, so the shorter would only take a place in the store."""
+    store = PrefixStore(tmp_path, capacity=3)
+    store.put([1, 2, 3, 4], b"system turn")
+    store.put([1, 2, 9], b"another")
+    store.put([1, 2, 3, 4, 5, 6], b"warming")
+    assert sorted(store.tokens(n) for n in store._keys) == [(1, 2, 3, 4, 5, 6), (1, 2, 9)]
+    assert len(list(tmp_path.glob("*.state"))) == 2, "forgotten on disk too"
+    name, shared = store.best([1, 2, 3, 4, 7])
+    assert shared == 4 and name is not None and store.get(name) == b"warming"
+
+
 def test_a_warming_keeps_a_short_first_prompt_that_a_question_would_not() -> None:
     store = PrefixStore()
     short = list(range(100))
     assert not store.wants(short), "a question's first prompt this short is not stored"
     assert store.wants(short, opening=True), "a warming's is"
     store.put(short, b"state")
-    assert not store.wants([*short[:90], *range(500, 520)], opening=True), "20 new tokens: not worth a state"
+    assert not store.wants([*short[:90], *range(500, 510)], opening=True), "10 new tokens: not worth a state"
     assert store.wants([*short[:50], *range(500, 550)], opening=True)
 
 

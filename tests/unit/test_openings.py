@@ -13,6 +13,7 @@ from agent.models import CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME
 from agent.session import AgentSession
 from agent.strategies import DEFAULT_STRATEGY, SolvedExample
 from agent.strategies.check import LISTED
+from agent.strategies.examples import EXAMPLES_START
 from agent.testing import tool_reply
 from agent.tokens import estimate_counter
 from executors import DatabaseSchema, ReferenceExecutor
@@ -102,6 +103,9 @@ def test_each_opening_is_the_prefix_a_question_about_that_collection_sends(about
         opening.tools,
         opening.tool_choice,
     ), "the system turn and the tools a server keeps are the ones the question sends"
+    assert _user(opening) == EXAMPLES_START and _user(tool_turn).startswith(EXAMPLES_START + "How many things?"), (
+        "the user turn's start every question shares (the examples' header) is in the opening too"
+    )
     listing = _user(openings[0])
     assert _system(check) == _system(openings[0])
     assert _user(check).startswith(listing[: listing.index("Question:") + len("Question:")])

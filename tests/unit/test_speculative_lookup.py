@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from dbgorilla import _speculative
 
 
@@ -40,3 +42,24 @@ def test_a_drafting_server_keeps_the_last_logits_alone_unless_asked_otherwise(ca
     assert "no draft is checked" in capsys.readouterr().err
     assert drafting_argv(["--logits_all", "True", "--port", "1"]) == ["--logits_all", "True", "--port", "1"]
     assert "--logits_all=True keeps" in capsys.readouterr().err
+
+
+def test_one_token_before_is_enough_to_draft_by_default() -> None:
+    lookup = _speculative.RecentLookup(tokens=2)
+    assert list(lookup([5, 8, 9, 7, 5])) == [8, 9]  # "7 5" never came before; "5" did
+    assert list(_speculative.RecentLookup(tokens=2, min_ngram=2)([5, 8, 9, 7, 5])) == []
+    assert list(lookup([2, 3, 4, 9, 1, 5, 4, 8, 8, 3, 4])) == [9, 1]  # "3 4" before the latest "4"
+
+
+def test_the_draft_options_are_read_and_taken_out_of_the_server_arguments() -> None:
+    from dbgorilla._speculative import drafting
+
+    lookup, rest = drafting(["--draft_tokens=3", "--model", "m"])
+    assert lookup is not None and (lookup.tokens, lookup.min_ngram, lookup.ngram) == (3, 1, 4)
+    assert rest == ["--model", "m", "--logits_all=False"]
+    lookup, rest = drafting(["--draft_ngram=2:3", "--draft_tokens=5"])
+    assert lookup is not None and (lookup.tokens, lookup.min_ngram, lookup.ngram) == (5, 2, 3)
+    assert drafting(["--draft_tokens=0", "--draft_ngram=2:3", "--port", "1"]) == (None, ["--port", "1"])
+    assert drafting(["--port", "1"]) == (None, ["--port", "1"])
+    with pytest.raises(SystemExit, match="MIN:MAX"):
+        drafting(["--draft_tokens=3", "--draft_ngram=3:2"])
