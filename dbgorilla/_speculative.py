@@ -118,7 +118,7 @@ def drafting(argv: list[str]) -> tuple[RecentLookup | None, list[str]]:
         low, _, high = ngram[-1].partition(":")
         lookup.min_ngram, lookup.ngram = int(low), int(high or low)
         if not 1 <= lookup.min_ngram <= lookup.ngram:
-            raise SystemExit(f"{DRAFT_NGRAM}{ngram[-1]}: expected MIN:MAX with 1 <= MIN <= MAX")
+            raise SystemExit(f"{DRAFT_NGRAM}{ngram[-1]}: expected the shortest suffix, then the longest (1:4)")
     return lookup, drafting_argv(rest)
 
 

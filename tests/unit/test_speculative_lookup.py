@@ -61,5 +61,5 @@ def test_the_draft_options_are_read_and_taken_out_of_the_server_arguments() -> N
     assert lookup is not None and (lookup.tokens, lookup.min_ngram, lookup.ngram) == (5, 2, 3)
     assert drafting(["--draft_tokens=0", "--draft_ngram=2:3", "--port", "1"]) == (None, ["--port", "1"])
     assert drafting(["--port", "1"]) == (None, ["--port", "1"])
-    with pytest.raises(SystemExit, match="MIN:MAX"):
+    with pytest.raises(SystemExit, match="the shortest suffix, then the longest"):
         drafting(["--draft_tokens=3", "--draft_ngram=3:2"])
