@@ -116,7 +116,10 @@ def drafting(argv: list[str]) -> tuple[RecentLookup | None, list[str]]:
     lookup = RecentLookup(tokens=tokens[-1])
     if ngram:
         low, _, high = ngram[-1].partition(":")
-        lookup.min_ngram, lookup.ngram = int(low), int(high or low)
+        try:
+            lookup.min_ngram, lookup.ngram = int(low), int(high or low)
+        except ValueError:
+            lookup.min_ngram = 0  # not whole numbers: refused below, with the same message
         if not 1 <= lookup.min_ngram <= lookup.ngram:
             raise SystemExit(f"{DRAFT_NGRAM}{ngram[-1]}: expected the shortest suffix, then the longest (1:4)")
     return lookup, drafting_argv(rest)

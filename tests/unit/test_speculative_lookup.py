@@ -63,3 +63,5 @@ def test_the_draft_options_are_read_and_taken_out_of_the_server_arguments() -> N
     assert drafting(["--port", "1"]) == (None, ["--port", "1"])
     with pytest.raises(SystemExit, match="the shortest suffix, then the longest"):
         drafting(["--draft_tokens=3", "--draft_ngram=3:2"])
+    with pytest.raises(SystemExit, match="the shortest suffix, then the longest"):
+        drafting(["--draft_tokens=3", "--draft_ngram=one:four"])
