@@ -60,7 +60,7 @@ def counted_decodes(llama: Any) -> Iterator[list[int]]:
     """The model's class with the server's grammar sampling and its decodes counted (in the list yielded);
     every patch (drafting's too) undone after, and no draft left on the model."""
     cls = type(llama)
-    evaluate, init, sample, generate = cls.eval, cls.__init__, cls.sample, cls.generate
+    evaluate, init, sample, generate, complete = cls.eval, cls.__init__, cls.sample, cls.generate, cls.create_completion
     decodes = [0]
 
     def counting(self: Any, tokens: Any) -> None:
@@ -73,6 +73,7 @@ def counted_decodes(llama: Any) -> Iterator[list[int]]:
         yield decodes
     finally:
         cls.eval, cls.__init__, cls.sample, cls.generate = evaluate, init, sample, generate
+        cls.create_completion = complete
         llama.draft_model = None
 
 
@@ -137,7 +138,7 @@ def test_only_a_model_that_keeps_the_last_logits_alone_drafts(llama: Any) -> Non
     assert ModelSettings(model="m.gguf").logits_all is True  # the server's default, which drafts nothing
 
     cls = type(llama)
-    init, evaluate, generate = cls.__init__, cls.eval, cls.generate
+    init, evaluate, generate, complete = cls.__init__, cls.eval, cls.generate, cls.create_completion
     draft = _speculative.RecentLookup(tokens=3)
     try:
         _speculative.patch_speculative(cls, draft)
@@ -146,10 +147,39 @@ def test_only_a_model_that_keeps_the_last_logits_alone_drafts(llama: Any) -> Non
             with _quiet_stderr():
                 made[logits_all] = Llama(model_path=llama.model_path, n_ctx=256, logits_all=logits_all, verbose=False)
     finally:
-        cls.__init__, cls.eval, cls.generate = init, evaluate, generate
+        cls.__init__, cls.eval, cls.generate, cls.create_completion = init, evaluate, generate, complete
     try:
         assert made[False].draft_model is draft
         assert made[True].draft_model is None
     finally:
         for model in made.values():
             model.close()
+
+
+def test_a_reply_s_opening_is_drafted_in_its_prompt_s_batch(llama: Any) -> None:
+    """Replies to one schema begin alike (`{"collection_name": "`): a third reply's opening, what the two
+    before began with alike, is evaluated in its prompt's batch. The reply is the same as without drafts,
+    in fewer decodes than with no opening drafted; a one-token reply (a warming) drafts no opening."""
+    questions = ("Which restaurants serve Greek food?", "Which menu items mention cocktails?")
+    third = "Question: Which reservations are for a birthday?\nCall:"
+    with counted_decodes(llama) as decodes:
+        plain = write(llama, third)
+        draft = _speculative.RecentLookup(tokens=3)
+        _speculative.patch_speculative(type(llama), draft)
+        llama.draft_model = draft
+        counts = {}
+        for opening in (0, 16):
+            draft.history.clear(), draft.answered.clear()
+            draft.opening_tokens = opening
+            for question in questions:
+                write(llama, f"Question: {question}\nCall:")
+            decodes[0] = 0
+            assert write(llama, third) == plain
+            counts[opening] = decodes[0]
+        assert len(draft.answered) == 3
+        llama.reset()  # a warming: one token asked, the prompt evaluated and nothing after it
+        llama.create_chat_completion(messages=[{"role": "user", "content": third}], max_tokens=1, temperature=0.0)
+        assert llama.detokenize(list(llama.input_ids[: llama.n_tokens])).endswith(b"assistant\n")
+        assert len(draft.answered) == 3
+    print(f"third reply: {plain[1]} tokens, {counts[16]} decodes with its opening drafted, {counts[0]} without")
+    assert counts[16] < counts[0], counts

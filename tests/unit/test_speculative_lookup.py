@@ -65,3 +65,38 @@ def test_the_draft_options_are_read_and_taken_out_of_the_server_arguments() -> N
         drafting(["--draft_tokens=3", "--draft_ngram=3:2"])
     with pytest.raises(SystemExit, match="the shortest suffix, then the longest"):
         drafting(["--draft_tokens=3", "--draft_ngram=one:four"])
+    lookup, rest = drafting(["--draft_tokens=3", "--draft_opening=0", "--port", "1"])
+    assert lookup is not None and lookup.opening_tokens == 0 and rest == ["--port", "1", "--logits_all=False"]
+    assert drafting(["--draft_tokens=3"])[0] == _speculative.RecentLookup(tokens=3)  # 16 opening tokens
+    with pytest.raises(SystemExit, match="a whole number of tokens"):
+        drafting(["--draft_tokens=3", "--draft_opening=all"])
+
+
+def test_a_reply_opens_as_the_two_latest_replies_to_the_likest_prompts_opened_alike() -> None:
+    lookup = _speculative.RecentLookup(tokens=3)
+    assert list(lookup.opening([1, 2, 3])) == []  # no reply yet
+    lookup.answer([1, 2, 3, 4], [60, 61, 62, 63, 64, 65])  # a check, say
+    assert list(lookup.opening([1, 2, 3, 9])) == [60, 61, 62]  # one such reply: its first `tokens`
+    lookup.answer([1, 2, 7, 7, 7], [60, 61, 70, 71])
+    lookup.answer([1, 5, 5], [80, 81, 82, 83, 84])  # another kind of prompt, answered last
+    lookup.answer([1, 2, 3, 5], [60, 61, 62, 63, 90, 91])
+    # the prompts sharing most with this one are the first and the last: their replies part after 4 tokens
+    assert list(lookup.opening([1, 2, 3, 8])) == [60, 61, 62, 63]
+    assert list(lookup.opening([1, 5, 5, 5])) == [80, 81, 82]  # the likest prompt is the other kind's
+    assert list(lookup.opening([2, 2])) == []  # no prompt shares a token with it
+    lookup.answer([1, 2, 3, 6], [60, 99])  # a reply that parts at its second token
+    assert list(lookup.opening([1, 2, 3, 8])) == [60]  # the two latest only
+    lookup.answer([1, 2, 3, 4], [7])  # a warming's one token: no opening to learn from
+    assert len(lookup.answered) == 5
+    lookup.opening_tokens = 1
+    assert list(lookup.opening([1, 5, 5, 5])) == [80]
+    lookup.opening_tokens = 0
+    assert list(lookup.opening([1, 2, 3, 8])) == []
+
+
+def test_only_the_last_replies_are_kept_for_openings() -> None:
+    lookup = _speculative.RecentLookup(replies=2)
+    for reply in ([10, 11], [20, 21], [30, 31]):
+        lookup.answer([1, 2], reply)
+    assert [list(reply) for _, reply in lookup.answered] == [[20, 21], [30, 31]]
+    assert list(lookup.opening([1, 2])) == []  # the two latest part at their first token: nothing to draft
