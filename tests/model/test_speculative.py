@@ -169,7 +169,8 @@ def test_a_reply_s_opening_is_drafted_in_its_prompt_s_batch(llama: Any) -> None:
         llama.draft_model = draft
         counts = {}
         for opening in (0, 16):
-            draft.history.clear(), draft.answered.clear()
+            draft.history.clear()
+            draft.answered.clear()
             draft.opening_tokens = opening
             for question in questions:
                 write(llama, f"Question: {question}\nCall:")
