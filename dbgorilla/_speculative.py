@@ -64,20 +64,22 @@ class RecentLookup:
         instead of after two or three decodes of its opening."""
         import numpy as np
 
+        if self.opening_tokens <= 0:
+            return np.array([], dtype=np.intc)
         ids = np.asarray(prompt, dtype=np.int64)
         longest, replies = 0, []
         for earlier, reply in self.answered:
-            shared = _shared(earlier, ids)
+            shared = shared_prefix(earlier, ids)
             if shared > longest:
                 longest, replies = shared, [reply]
             elif shared == longest and longest:
                 replies.append(reply)
-        if not replies or self.opening_tokens <= 0:
+        if not replies:
             return np.array([], dtype=np.intc)
         if len(replies) == 1:
             return replies[-1][: min(self.tokens, self.opening_tokens)].astype(np.intc)
         latest = replies[-1][: self.opening_tokens]
-        return latest[: _shared(latest, replies[-2])].astype(np.intc)
+        return latest[: shared_prefix(latest, replies[-2])].astype(np.intc)
 
     def answer(self, prompt: Sequence[int], reply: Sequence[int]) -> None:
         """Keep a prompt with its reply for `opening` (a reply of one token, a warming's, has no opening)."""
@@ -100,12 +102,13 @@ class RecentLookup:
             self.history.popleft()
 
 
-def _shared(a: Any, b: Any) -> int:
-    """How many leading tokens two id arrays share."""
+def shared_prefix(evaluated: Sequence[int], prompt: Sequence[int]) -> int:
+    """How many leading tokens two token sequences share (of `prompt`, how many are already in the KV
+    cache that holds `evaluated`; of two replies, how many they begin with alike)."""
     import numpy as np
 
-    n = min(len(a), len(b))
-    differ = np.flatnonzero(a[:n] != b[:n])
+    n = min(len(evaluated), len(prompt))
+    differ = np.flatnonzero(np.asarray(evaluated[:n]) != np.asarray(prompt[:n]))
     return int(differ[0]) if len(differ) else n
 
 

@@ -57,7 +57,7 @@ from typing import Any
 
 from agent.llama_cpu import load_cpu_backend
 from agent.tooldef import prefix_order
-from dbgorilla._speculative import drafting, patch_speculative
+from dbgorilla._speculative import drafting, patch_speculative, shared_prefix
 
 #: completion id -> prompt tokens reused, filled by the patched model and read by the middleware.
 _REUSED: dict[str, int] = {}
@@ -69,16 +69,6 @@ PROMPT_CACHE_DIR = "--prompt_cache_dir="
 #: tool turn's system turn, ~3 MB a verdict's prompt. The default strategy opens 35 prefixes on the five
 #: use cases (per use case the check's listing, and per collection its verdict and its tool turn).
 STORE_CAPACITY = 48
-
-
-def shared_prefix(evaluated: Sequence[int], prompt: Sequence[int]) -> int:
-    """How many leading tokens of `prompt` are already in the KV cache."""
-    count = 0
-    for a, b in zip(evaluated, prompt, strict=False):
-        if a != b:
-            break
-        count += 1
-    return count
 
 
 @dataclass
@@ -246,7 +236,7 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
 
     def counting_generate(self: Any, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Iterator[int]:
         prompt = list(tokens)
-        reused = shared_prefix(list(self._input_ids[: self.n_tokens]), prompt)
+        reused = shared_prefix(self._input_ids[: self.n_tokens], prompt)
         stored = 0
         if store is not None:
             name, stored = store.best(prompt)
