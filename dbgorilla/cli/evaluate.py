@@ -10,11 +10,13 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from agent import AgentConfig
 from agent.tooldef import DEFAULT_TOKEN_BUDGET
 from dbgorilla.chat import token_counter
 from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, err, open_model, say
 from dbgorilla.cli.eval_output import show_repeats, show_summary
 from dbgorilla.cli.eval_progress import run_with_progress
+from dbgorilla.cli.evaluate_public import evaluate_public
 from dbgorilla.cli.strategy_options import DEFAULT_STRATEGY, StrategyOption, check_strategy
 from dbgorilla.errors import ConfigError
 from evaluation.orchestration import (
@@ -32,6 +34,8 @@ from evaluation.strategies import use_strategy
 from evaluation.summary import summarize
 from fixtures.datasets import read_dataset
 from fixtures.datasets.cases import needs_related
+from fixtures.datasets.public import is_public_file
+from fixtures.datasets.splits import split_path
 from fixtures.index_repair import repair_broken
 from fixtures.loader import check_ours, names_of
 from fixtures.use_cases import database_schema_of, get_use_cases
@@ -95,12 +99,34 @@ def evaluate(
     namespace: NamespaceOption = "",
     commit: Annotated[bool, typer.Option("--commit/--no-commit", help="Commit a typed answer after the prose.")] = True,
     strategy: StrategyOption = DEFAULT_STRATEGY,
+    collections: Annotated[
+        str | None,
+        typer.Option(
+            help="For a question file over your own collections (--dataset public): offer these collections, "
+            "comma-separated, to every question, and ask only the questions over them."
+        ),
+    ] = None,
+    allow_other_data: Annotated[
+        bool, typer.Option("--allow-other-data", help="Run questions whose gold was computed on other data.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
 ) -> None:
     """Run a model over the benchmark through the live loop; score by arguments and by execution."""
     if resume and overwrite:
         raise ConfigError("choose --resume or --overwrite, not both")
     check_strategy(strategy)
+    public = public_file(dataset)
+    if public is not None:
+        design = design_from_flags(variant, rationale, parallel, structured, token_budget, operations or "paper")
+        named = [name.strip() for name in collections.split(",") if name.strip()] if collections else None
+        config = AgentConfig(max_steps=max_steps or 3, commit_answer=commit)
+        driver = open_model(model, base_url, request_timeout, max_retries, temperature)
+        evaluate_public(
+            public, named, limit, case_id, driver, design, strategy, config, out_dir, resume, allow_other_data, as_json
+        )
+        return
+    if collections:
+        raise ConfigError("--collections is for a question file over your own collections (--dataset public)")
     chosen = select_questions(dataset, use_case, limit, case_id, max_steps, echo=say)
     # The paper's tool unless asked, or unless the questions' gold calls need the related slots.
     default_operations = "related" if needs_related(chosen.cases) else "paper"
@@ -127,6 +153,19 @@ def evaluate(
         print(json.dumps(summaries[0], default=str))
     else:
         show_summary(summaries[0], run_dir)
+
+
+def public_file(dataset: Path | None) -> Path | None:
+    """The file `--dataset` names when it holds questions over named collections (`public`), else None."""
+    if dataset is None:
+        return None
+    path = dataset
+    if not path.exists() and not path.suffix and len(path.parts) == 1:
+        try:
+            path = split_path(str(dataset))
+        except KeyError:
+            return None
+    return path if path.is_file() and is_public_file(path) else None
 
 
 def score(

@@ -1,0 +1,135 @@
+"""`dbgorilla eval --dataset public` (or any file of questions over named collections): the agent over a
+user's own collections, graded on the answers a user reads (`evaluation.public_run`)."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+
+from agent import AgentConfig, ToolDesign
+from dbgorilla.chat import token_counter
+from dbgorilla.cli.console import connected, err, say
+from dbgorilla.errors import ConfigError
+from evaluation.orchestration import Driver, default_run_dir
+from evaluation.public_run import PublicRecord, run_public, run_question, summarize_public, write_summary
+from evaluation.strategies import prepare_strategy
+from executors import WeaviateExecutor
+from fixtures.datasets.public import PublicQuestion, read_public
+from fixtures.public_suite import DATASETS, data_hash, ensure_public_collection
+
+
+def format_rate(rate: dict[str, Any]) -> str:
+    """A rate as "0.62 (31/50, 95% CI 0.48-0.74)"."""
+    if not rate.get("n"):
+        return "n/a"
+    low, high = rate["interval"]
+    right = round(rate["rate"] * rate["n"])
+    return f"{rate['rate']:.2f} ({right}/{rate['n']}, 95% CI {low:.2f}-{high:.2f})"
+
+
+def select_public(
+    questions: list[PublicQuestion], collections: list[str] | None, limit: int | None, ids: list[str] | None
+) -> list[PublicQuestion]:
+    """By id, by the collections offered (a question is kept when all its collections are), and a limit
+    (None or 0: all)."""
+    chosen = [q for q in questions if (not ids or q.id in ids)]
+    if collections:
+        chosen = [q for q in chosen if set(q.collections) <= set(collections)]
+    return chosen[:limit] if limit else chosen
+
+
+def prepare_collections(client: Any, questions: list[PublicQuestion], allow_other_data: bool) -> None:
+    """The public suite's own datasets are loaded when missing (a user's collection of the same name stops
+    it, untouched); any other file's collections must exist. Gold computed on other data is refused."""
+    suite = {d.collection: d for d in DATASETS}
+    needed = sorted({name for q in questions for name in q.collections})
+    for name in needed:
+        dataset = suite.get(name)
+        if dataset is None:
+            if not client.collections.exists(name):
+                raise ConfigError(f"no collection named {name} in this Weaviate; the questions are asked over it")
+            continue
+        hashes = {q.data for q in questions if name in q.collections and q.data}
+        if hashes and hashes != {data_hash(dataset.rows())} and not allow_other_data:
+            raise ConfigError(
+                f"the questions over {name} were composed on other data than vega_datasets now ships "
+                f"({', '.join(sorted(hashes))}); pass --allow-other-data to run them anyway"
+            )
+        if ensure_public_collection(client, dataset):
+            say(f"loaded the public dataset {dataset.name} into {name} (a collection of your own: no marker)")
+
+
+def evaluate_public(
+    path: Path,
+    collections: list[str] | None,
+    limit: int | None,
+    ids: list[str] | None,
+    driver: Driver,
+    design: ToolDesign,
+    strategy: str,
+    config: AgentConfig,
+    out_dir: Path | None,
+    resume: bool,
+    allow_other_data: bool,
+    as_json: bool,
+) -> None:
+    questions = select_public(read_public(path), collections, limit, ids)
+    if not questions:
+        raise ConfigError("no questions selected")
+    if driver.chat is None:
+        raise ConfigError("--model oracle needs gold calls, and a question file over your own collections has none")
+    run_dir = out_dir or default_run_dir(driver.name)
+    started = time.time()
+    with connected() as client:
+        prepare_collections(client, questions, allow_other_data)
+        name, retriever_for, setup = prepare_strategy(client, strategy, echo=say)
+        executor = WeaviateExecutor(client, operations=design.operations)
+        counter = token_counter()
+
+        def ask(question: PublicQuestion) -> PublicRecord:
+            retriever = retriever_for(question.dataset) if retriever_for is not None else None
+            return run_question(question, executor, driver.chat, name, design, config, retriever, collections, counter)
+
+        total = len(questions)
+        seen = [0]
+
+        def shown(record: PublicRecord) -> None:
+            seen[0] += 1
+            verdict = "[green]right[/]" if record.correct else "[red]wrong[/]"
+            err.print(
+                f"{seen[0]}/{total} {record.id} {verdict} {record.latency_s:.1f}s {escape(record.reason[:80])}",
+                highlight=False,
+            )
+
+        records = run_public(questions, ask, run_dir, resume, on_record=shown)
+    summary = summarize_public(records)
+    write_summary(
+        run_dir,
+        summary,
+        {
+            "model": driver.name,
+            "strategy": name,
+            "strategy_setup": setup,
+            "tool_design": design.label(),
+            "dataset": str(path),
+            "collections": collections,
+            "questions": len(questions),
+            "started": datetime.fromtimestamp(started, timezone.utc).isoformat(),
+            "wall_time_s": round(time.time() - started, 2),
+        },
+    )
+    if as_json:
+        print(json.dumps(summary, default=str))
+        return
+    say(f"{len(records)} questions → {run_dir}")
+    say(f"pass {format_rate(summary['pass'])}")
+    for kind, rate in summary["by_kind"].items():
+        say(f"  {kind:<13} {format_rate(rate)}")
+    say(f"answerable refused {format_rate(summary['answerable_refused'])}")
+    for dataset, rate in summary["by_dataset"].items():
+        say(f"  {dataset:<13} {format_rate(rate)}")
