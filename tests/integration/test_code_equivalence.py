@@ -27,13 +27,13 @@ from executors._assemble import assemble_result
 from executors.vocabulary import ToolOperations
 from fixtures.datasets.cases import needs_related
 from fixtures.datasets.chains import run_chain
-from fixtures.datasets.splits import SPLITS_DIR, read_split
+from fixtures.datasets.splits import SPLITS_DIR, read_split, use_case_splits
 from fixtures.loader import load_use_cases
 from tests.conftest import Stack
 
 pytestmark = pytest.mark.integration
 RUNNER = Path(__file__).with_name("_run_snippets.py")
-SPLITS = sorted(path.stem for path in SPLITS_DIR.glob("*.jsonl"))
+SPLITS = use_case_splits()  # the splits labelled on our use cases' data (not the public split)
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.authoring import public_questions
+from fixtures.authoring import public as public_questions
 from fixtures.public_suite import DATASETS, data_hash
 
-SPLITS = Path(public_questions.__file__).resolve().parent.parent / "data" / "splits"
+SPLITS = public_questions.SPLITS
 SPLIT, META = SPLITS / "public.jsonl", SPLITS / "public.meta.json"
 
 
@@ -23,7 +23,7 @@ def lines() -> list[dict]:
 
 def test_committed_split_is_what_the_author_writes(tmp_path: Path) -> None:
     split, meta = public_questions.write(tmp_path)
-    assert split.read_bytes() == SPLIT.read_bytes(), "regenerate: python -m fixtures.authoring.public_questions"
+    assert split.read_bytes() == SPLIT.read_bytes(), "regenerate: python -m fixtures.authoring.public"
     assert json.loads(meta.read_text()) == json.loads(META.read_text())
 
 
@@ -32,7 +32,7 @@ def test_meta_matches_the_file(lines: list[dict]) -> None:
     assert meta["version"] == 1
     assert meta["records"] == len(lines)
     assert meta["sha256"] == hashlib.sha256(SPLIT.read_bytes()).hexdigest()
-    assert meta["composed_by"] == "python -m fixtures.authoring.public_questions"
+    assert meta["composed_by"] == "python -m fixtures.authoring.public"
     assert meta["datasets"] == {d.name: data_hash(d.rows()) for d in DATASETS}
 
 
