@@ -87,6 +87,21 @@ STATISTIC_METRICS: dict[str, frozenset[str]] = {
     "percentage": frozenset({BooleanMetric.PERCENTAGE_TRUE.value, BooleanMetric.PERCENTAGE_FALSE.value}),
 }
 
+#: A metric as the sentence a person reads names it ("the average bill length").
+METRIC_WORDS: dict[str, str] = {
+    NumberMetric.MEAN.value: "average",
+    NumberMetric.MEDIAN.value: "median",
+    NumberMetric.MIN.value: "lowest",
+    NumberMetric.MAX.value: "highest",
+    NumberMetric.SUM.value: "total",
+    NumberMetric.MODE.value: "most frequent",
+    NumberMetric.COUNT.value: "number of values of",
+    BooleanMetric.TOTAL_TRUE.value: "number with",
+    BooleanMetric.TOTAL_FALSE.value: "number without",
+    BooleanMetric.PERCENTAGE_TRUE.value: "share with",
+    BooleanMetric.PERCENTAGE_FALSE.value: "share without",
+}
+
 #: The metrics whose value is a share: an answer may state them as a percentage or a fraction.
 PERCENT_METRICS = frozenset({BooleanMetric.PERCENTAGE_TRUE.value, BooleanMetric.PERCENTAGE_FALSE.value})
 

@@ -34,7 +34,7 @@ from typing import Any
 from agent.answer import Commit, FinalAnswer
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.models import FOLLOW_UP_MARK, FOLLOW_UP_SCHEMA_NAME, ModelError
-from agent.strategies.grounded import answer_text, derived_answer
+from agent.strategies.grounded import answer_text, derived_answer, text_agrees
 from agent.tooldef import ToolSet
 from executors import QueryResult
 from executors.vocabulary import GROUPBY_FIELD
@@ -160,12 +160,47 @@ def per_group_values(result: QueryResult) -> dict[str, tuple[int, float]]:
     return {name: ((result.groups or {})[name].count, value) for name, value in derived.groups.items()}
 
 
+#: Where one sentence starts its second question: ", and what ...", "; which ...", "and how many ..."
+#: ("and which have 4 cylinders" is a relative clause, not a question).
+_JOINED = re.compile(
+    r"(?:\s*,\s*and\s+(?:then\s+)?|\s*;\s*(?:and\s+)?(?:then\s+)?|\s+and\s+(?:then\s+)?)"
+    r"(?=(?:what|what's|whats|which|how)\b)(?!which\s+(?:have|has|had|are|is|was|were|do|does|did|can)\b)",
+    re.IGNORECASE,
+)
+#: Where a second sentence starts: "Find the busiest state. How many of its airports ...".
+_SENTENCE = re.compile(r"(?<=[.!])\s+(?=[A-Z])")
+#: Words a part needs to be a question of its own ("what and how" is one question).
+_MIN_PART_WORDS = 3
+
+
+def _as_question(part: str) -> str:
+    part = part.strip().rstrip(".!,; ")
+    return part if part.endswith("?") else f"{part}?"
+
+
+def _cut(text: str, at: re.Pattern[str]) -> list[str]:
+    """`text` cut where `at` matches, when every piece is long enough to ask on its own."""
+    pieces = [p for p in at.split(text) if p.strip()]
+    if len(pieces) < 2 or any(len(p.split()) < _MIN_PART_WORDS for p in pieces):
+        return [text]
+    return pieces
+
+
 def parts_of(question: str) -> list[str]:
-    """The questions `question` holds, in order; itself alone when it holds one (or more than MAX_PARTS,
-    or text after its last question mark)."""
-    parts = [p.strip() for p in _PART.findall(question)]
+    """The questions `question` holds, in order; itself alone when it holds one (or more than MAX_PARTS).
+
+    People write two parts as two questions, as two sentences, or as one sentence joined by "and":
+    "Which country has the most wines, and what is the average price of the wines from that country?"
+    Each sentence is cut where a second question word starts a clause after "and" or a semicolon (not
+    after a comma alone: "Of the two most common X, which ..." is one question); a part is at least three
+    words, so "what and how much" stays one."""
+    sentences = [p.strip() for p in _PART.findall(question)]
     rest = _PART.sub("", question).strip()
-    if len(parts) < 2 or len(parts) > MAX_PARTS or rest:
+    if rest:
+        sentences.append(rest)
+    sentences = [s for piece in sentences for s in _cut(piece, _SENTENCE)]
+    parts = [_as_question(p) for sentence in sentences for p in _cut(sentence, _JOINED)]
+    if len(parts) < 2 or len(parts) > MAX_PARTS:
         return [question]
     return parts
 
@@ -337,7 +372,11 @@ class Chain:
             usage = usage + run.usage
         notes = dict(last.strategy_notes)
         notes["chain"] = {"parts": asked, "earlier_notes": [run.strategy_notes for run in runs[:-1]]}
-        final = answer_text(answer) if answer is not None and (picked or partial) else last.final_answer
+        final = last.final_answer
+        if answer is not None and (picked or partial):
+            # each part's sentence, in order, when together they state the joined answer; else its values
+            joined = " ".join(run.final_answer.strip() for run in runs if run.final_answer)
+            final = joined if joined and text_agrees(joined, answer) else answer_text(answer)
         return last.model_copy(
             update={
                 "question": question,

@@ -33,6 +33,7 @@ from typing import Any
 from agent.answer import Commit, FinalAnswer, commit_answer
 from agent.loop import AgentConfig, AgentRun, ExecutedCall, Executor
 from agent.models import GROUNDED_SCHEMA_NAME, ModelError
+from agent.sentence import empty_result, plain, sentence
 from agent.tooldef import ToolSet
 from executors import QueryResult
 from executors.vocabulary import SCHEMA_METRICS, STATISTIC_METRICS
@@ -218,9 +219,12 @@ def holds_the_answer(statistic: str) -> Callable[[QueryResult], bool]:
     return answered
 
 
-def answer_text(answer: FinalAnswer) -> str:
-    """The answer the user reads, written from the committed one, so the two never disagree."""
-    return f"From the query result: {answer.text()}."
+def answer_text(answer: FinalAnswer, call: ExecutedCall | None = None) -> str:
+    """The answer the user reads, written from the committed one (so the two never disagree): a sentence
+    about the one call it came from, when it came from one (`agent.sentence`)."""
+    if call is not None and call.result is not None and isinstance(call.arguments, dict):
+        return sentence(answer, call.arguments, call.result)
+    return plain(answer)
 
 
 _NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
@@ -319,14 +323,22 @@ class Grounded:
         run: AgentRun = self.inner.run(model, executor, tools, inner, question, on_call)
         if not config.commit_answer or run.outcome not in ("answered", "no_tool_call"):
             return run
-        results = [call.result for call in _successful(run.calls())]
+        successful = _successful(run.calls())
+        results = [call.result for call in successful]
         facts = facts_of(results)
         offered = None if tools.design.structured_output else tools.definitions()
         if not facts:  # nothing to point at (no call, or only errors): the ordinary commit turn
             run.commit = commit_answer(model, run.messages, offered)
             run.usage = run.usage + run.commit.usage
             return run
+        only = successful[0] if len(successful) == 1 else None
+        empty = empty_result(dict(only.arguments or {}), results[0]) if only is not None else None
         derived = derived_answer(results[0]) if len(results) == 1 else None
+        if empty is not None:  # a mean, a maximum or a top value of no objects is not 0: say none matched
+            run.commit = Commit(answer=FinalAnswer(cannot_answer=empty))
+            run.strategy_notes["grounded"] = {"facts": len(facts), "empty": empty}
+            run.final_answer = f"No answer: {empty}."
+            return run
         if derived is not None:  # one call, one answer in its result: nothing to point at
             run.commit = Commit(answer=derived)
             run.strategy_notes["grounded"] = {"facts": len(facts), "derived": True}
@@ -339,7 +351,7 @@ class Grounded:
             # the results: the user reads the committed answer
             if run.final_answer:
                 run.strategy_notes["grounded"]["text_replaced"] = run.final_answer
-            run.final_answer = answer_text(committed)
+            run.final_answer = answer_text(committed, only if derived is not None else None)
         return run
 
     def _commit(self, model: Any, run: AgentRun, facts: list[Fact], offered: Any) -> Commit:

@@ -75,6 +75,70 @@ def can_match(value: str, stored: list[str]) -> bool:
     return any(all(part in v for part in core) for v in lowered)
 
 
+def _letters(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def _initials(text: str) -> str:
+    return "".join(word[0] for word in text.lower().replace("-", " ").split() if word[:1].isalnum())
+
+
+def nearest_value(value: str, stored: list[str]) -> str | None:
+    """The one stored value a filter's value means when no stored value is written like it, or None.
+
+    Tried in order, each only when exactly one stored value fits it: the same letters up to case and
+    punctuation ("europe" ~ `Europe`); the same words up to their endings ("Adelies" ~ `Adelie`,
+    "Setosas" ~ `setosa`); an abbreviation either way ("USA" ~ `US`, "Calif" ~ `California`, "NY" ~
+    `New York`); a typo of at most a fifth of the letters ("Japna" ~ `Japan`). Nothing here knows a
+    database: the values are the database's own."""
+    core = value.replace("*", " ").replace("?", " ").strip()
+    letters, words = _letters(core), set(content_stems(core))
+    if not letters or any(_letters(v) == letters and v == core for v in stored):
+        return None
+    tests = (
+        lambda v: _letters(v) == letters,
+        lambda v: bool(words) and set(content_stems(v)) == words,
+        lambda v: min(len(_letters(v)), len(letters)) >= 2 and _abbreviates(letters, v),
+        lambda v: _close(letters, _letters(v)),
+    )
+    for fits in tests:
+        found = [v for v in stored if fits(v)]
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            return None
+    return None
+
+
+#: What may follow a stored value in a word made of it: "Japan" -> "Japanese", "Kenya" -> "Kenyan".
+_DERIVED_ENDINGS = ("ese", "ian", "an", "n", "ish", "i", "s", "es")
+
+
+def _abbreviates(letters: str, stored: str) -> bool:
+    """The typed letters shorten the stored value ("calif" ~ California, "ny" ~ New York), or the stored
+    value shortens them: an acronym in capitals ("US" ~ "usa") or a word made of it ("Japan" ~ "japanese"),
+    never any word that merely starts alike ("rain" is no value of "rainfall")."""
+    held = _letters(stored)
+    if held.startswith(letters) or _initials(stored) == letters:
+        return True
+    if not letters.startswith(held):
+        return False
+    return stored.isupper() or letters[len(held) :] in _DERIVED_ENDINGS
+
+
+def _close(a: str, b: str) -> bool:
+    """At most one letter in five differs (an edit distance), for words of four letters or more."""
+    if min(len(a), len(b)) < 4 or abs(len(a) - len(b)) > max(len(a), len(b)) // 5:
+        return False
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        current = [i]
+        for j, y in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1] <= max(len(a), len(b)) // 5
+
+
 class Values:
     """Offer the stored values the question names as candidate filters, then run the inner strategy."""
 
@@ -129,7 +193,14 @@ class Values:
         prop, value = str(where.get("property_name")), where["value"]
         stored = self.categories(executor, found).get(prop)
         complete = self._complete.get(collection, set())
-        if prop not in complete or not stored or can_match(value, stored):
+        if prop not in complete or not stored:
+            return arguments, ""
+        meant = nearest_value(value, stored) if not any(_letters(v) == _letters(value) for v in stored) else None
+        if meant is not None:  # a value the data does not hold, as written, is sent as the stored one it names
+            shown = meant if where.get("operator") != "LIKE" else value.replace(value.strip("*?"), meant)
+            mapped = {**arguments, TEXT_FILTER: {**where, "value": shown}}
+            return mapped, f"{prop} holds no {value!r}; the filter ran with the stored value {shown!r}."
+        if can_match(value, stored):
             return arguments, ""
         pattern = value if "*" in value or "?" in value else f"*{value}*"
         holding = next((p for p in texts if p not in complete and self._matches(executor, collection, p, pattern)), "")

@@ -324,9 +324,31 @@ def test_chain_cuts_a_question_at_its_question_marks_and_picks_the_value_each_pa
     ]
     assert parts_of(QUESTION) == [QUESTION]
     assert parts_of("Which cuisine? And then? And? And more?") == ["Which cuisine? And then? And? And more?"]
-    assert parts_of("Which cuisine? Tell me its price.") == [
-        "Which cuisine? Tell me its price."
-    ]  # text after the last ?
+    # text after the last question mark is a part too
+    assert parts_of("Which cuisine? Tell me its price.") == ["Which cuisine?", "Tell me its price?"]
+
+
+def test_chain_cuts_two_parts_people_write_in_one_sentence_or_two() -> None:
+    assert parts_of("Which country has the most wines, and what is the average price of the wines from there?") == [
+        "Which country has the most wines?",
+        "what is the average price of the wines from there?",
+    ]
+    assert parts_of("which origin makes the most cars and how many of them have 4 cylinders") == [
+        "which origin makes the most cars?",
+        "how many of them have 4 cylinders?",
+    ]
+    assert parts_of("Find the busiest state. How many of its airports are in Dallas?") == [
+        "Find the busiest state?",
+        "How many of its airports are in Dallas?",
+    ]
+    # a relative clause, a question of one part with "and", and a comparison after a comma stay whole
+    for whole in (
+        "How many cars are from Japan and which have 4 cylinders?",
+        "What is the average price and rating of Thai restaurants?",
+        "Of the two most common subjects among courses, which has the higher average number of credits, and by how much?",
+        "How many instructors who research global warming and who are tenured are there?",
+    ):
+        assert parts_of(whole) == [whole]
     groups = FinalAnswer(groups={"Thai": 31.0, "Greek": 12.5, "French": 20.0})
     assert pick(groups, "Which cuisine has the highest average price?") == "Thai"
     assert pick(groups, "Which cuisine has the lowest average price?") == "Greek"
@@ -554,7 +576,9 @@ def test_grounded_writes_one_calls_one_answer_itself_without_a_commit_turn() -> 
     assert run.strategy_notes["grounded"]["derived"] is True
     assert not any(is_commit_request(call["response_format"]) for call in model.calls), "no commit turn"
     assert len(model.calls) == 1, "the call only: the loop ends at the result that answers, no prose turn"
-    assert run.outcome == "answered" and run.final_answer == f"From the query result: {run.answer.text()}."
+    # the sentence a person reads: what was computed, over how many objects, rounded; it states the commit
+    assert run.outcome == "answered" and run.final_answer == f"The average price of the 40 offline is {true_mean():.2f}."
+    assert text_agrees(run.final_answer, run.answer)
 
 
 def test_a_result_of_another_statistic_goes_on_to_the_models_next_turn() -> None:
@@ -577,7 +601,7 @@ def test_a_question_of_one_part_ends_at_the_first_result_that_holds_an_answer_wh
         )
         assert len(model.calls) == 1, "the call only: no prose turn"
         assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean(), rel=1e-12)]
-        assert run.final_answer == f"From the query result: {run.answer.text()}."
+        assert run.final_answer == f"The average price of the 40 offline is {true_mean():.2f}."
 
 
 def point_at_the_second_mean(messages: list[ModelMessage], _tools: Any) -> dict[str, Any]:

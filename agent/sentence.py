@@ -1,0 +1,164 @@
+"""The sentence a person reads, written from the committed answer and the call it came from.
+
+"From the query result: 48.8338235294." says a number and nothing about it. A person reads what was
+computed, over which objects, with the number rounded as a person rounds it and the property's unit
+where its name carries one: "The mean bill length (mm) of the 68 penguins with species = "Chinstrap"
+is 48.83." The sentence is written from the committed answer (so the two never disagree) and the
+call's own arguments and result (so it names nothing the agent did not receive). Names are listed
+only where the answer commits them.
+
+An aggregation over no objects is not a number: its mean, maximum or top value does not exist.
+`empty_result` says so ("no objects matched (filter country = "USA")"); a count of 0 is a count.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from agent._words import split_name
+from agent.answer import FinalAnswer
+from executors import QueryResult
+from executors.vocabulary import (
+    AGGREGATION_FIELDS,
+    FILTER_FIELDS,
+    GROUPBY_FIELD,
+    METRIC_WORDS,
+    SEARCH_FIELD,
+    STATISTIC_METRICS,
+    TextMetric,
+)
+
+#: Metrics that count: over no objects they are 0, truly.
+COUNTING = STATISTIC_METRICS["count"]
+TOP = TextMetric.TOP_OCCURRENCES.value
+#: A property name's last word that is a unit ("body_mass_g", "price_usd", "weight_in_lbs").
+UNITS = {
+    "mm": "mm",
+    "cm": "cm",
+    "m": "m",
+    "km": "km",
+    "g": "g",
+    "kg": "kg",
+    "lb": "lb",
+    "lbs": "lbs",
+    "usd": "USD",
+    "eur": "EUR",
+    "mph": "mph",
+    "kmh": "km/h",
+    "pct": "%",
+    "percent": "%",
+    "min": "min",
+    "minutes": "min",
+    "hours": "h",
+    "years": "years",
+    "bushels": "bushels",
+}
+
+
+def rounded(value: float) -> str:
+    """A number as a person writes it: whole numbers whole, else two decimals (three significant
+    digits below 1), thousands with commas."""
+    if not math.isfinite(value):
+        return str(value)
+    if float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    if abs(value) < 1:
+        return f"{value:.3g}"
+    return f"{value:,.2f}"
+
+
+def unit_of(prop: str) -> str:
+    """The unit a property's name carries ("" when none)."""
+    words = prop.replace("-", "_").lower().split("_")
+    return UNITS.get(words[-1], "") if len(words) > 1 else ""
+
+
+def _words(name: str) -> str:
+    return split_name(name).lower()
+
+
+def _filters(arguments: dict[str, Any]) -> list[str]:
+    shown = []
+    for slot in FILTER_FIELDS:
+        where = arguments.get(slot)
+        if isinstance(where, dict) and where.get("property_name"):
+            value = where.get("value")
+            written = f'"{value}"' if isinstance(value, str) else value
+            written = str(value).lower() if isinstance(value, bool) else written
+            shown.append(f"{where['property_name']} {where.get('operator', '=')} {written}")
+    if arguments.get(SEARCH_FIELD):
+        shown.append(f'matching "{arguments[SEARCH_FIELD]}"')
+    return shown
+
+
+def scope_of(arguments: dict[str, Any]) -> str:
+    """What a call ran over, in words: "with origin = "Japan" and cylinders > 4" ("" for everything)."""
+    shown = _filters(arguments)
+    return f" with {' and '.join(shown)}" if shown else ""
+
+
+def empty_result(arguments: dict[str, Any], result: QueryResult) -> str | None:
+    """Why a result holds no answer: an aggregation (not a count) over no objects. None otherwise."""
+    if result.total_count != 0 or result.groups:
+        return None
+    metrics = {m for values in result.aggregations.values() for m in values}
+    if not metrics or metrics <= COUNTING:
+        return None
+    shown = _filters(arguments)
+    return f"no objects matched ({'filter ' + ' and '.join(shown) if shown else 'the collection is empty'})"
+
+
+def _aggregation(arguments: dict[str, Any]) -> tuple[str, str, int]:
+    for slot in AGGREGATION_FIELDS:
+        asked = arguments.get(slot)
+        if isinstance(asked, dict) and asked.get("property_name"):
+            limit = int(asked.get("top_occurrences_limit") or 1)
+            return str(asked["property_name"]), str(asked.get("metrics") or ""), limit
+    return "", "", 0
+
+
+def _measure(prop: str, metric: str) -> str:
+    unit = unit_of(prop)
+    shown = _words(prop)
+    if unit and shown.endswith(" " + unit.lower()):
+        shown = shown[: -len(unit) - 1]
+    return f"{METRIC_WORDS.get(metric, metric.lower())} {shown}" + (f" ({unit})" if unit else "")
+
+
+def sentence(answer: FinalAnswer, arguments: dict[str, Any], result: QueryResult) -> str:
+    """The committed answer of one call as a sentence about that call."""
+    if answer.refuses:
+        return f"I cannot answer that: {answer.cannot_answer.strip()}."
+    things = _words(str(arguments.get("collection_name") or "objects"))
+    over = f"{things}{scope_of(arguments)}"
+    prop, metric, limit = _aggregation(arguments)
+    count = result.total_count
+    counted = f"the {rounded(count)} {over}" if count is not None else f"the {over}"
+    group_by = arguments.get(GROUPBY_FIELD)
+    if answer.groups:
+        values = "; ".join(f"{name}: {rounded(value)}" for name, value in answer.groups.items())
+        what = _measure(prop, metric) if prop and metric != TOP else f"number of {things}"
+        by = f" by {_words(str(group_by))}" if group_by else ""
+        return f"The {what} of {over}{by} is {values}."
+    if metric == TOP and answer.names:
+        common = "most common" if limit <= 1 else f"{len(answer.names)} most common"
+        verb = "is" if len(answer.names) == 1 else "are"
+        return f"The {common} {_words(prop)} among {counted} {verb} {', '.join(answer.names)}."
+    if prop and metric and len(answer.numbers) == 1 and not answer.names:
+        return f"The {_measure(prop, metric)} of {counted} is {rounded(answer.numbers[0])}."
+    if not prop and count is not None and answer.numbers == [float(count)] and not answer.names:
+        verb = "is" if count == 1 else "are"
+        return f"There {verb} {rounded(count)} {over}."
+    return plain(answer)
+
+
+def plain(answer: FinalAnswer) -> str:
+    """A committed answer without its call (several calls, or none): its values, rounded as a person reads them."""
+    if answer.refuses:
+        return f"I cannot answer that: {answer.cannot_answer.strip()}."
+    parts = [", ".join(answer.names)] if answer.names else []
+    parts += [rounded(n) for n in answer.numbers]
+    if answer.groups:
+        parts.append("; ".join(f"{name}: {rounded(value)}" for name, value in answer.groups.items()))
+    return ("The answer is " + ", ".join(parts) + ".") if parts else "The results hold no answer."

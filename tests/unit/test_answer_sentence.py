@@ -1,0 +1,89 @@
+"""The sentence a person reads, the empty result that is not a number, and stored values met through
+their forms: checked on made-up values of no use case of ours."""
+
+from __future__ import annotations
+
+from agent.answer import FinalAnswer
+from agent.sentence import empty_result, plain, rounded, sentence, unit_of
+from agent.strategies.grounded import text_agrees
+from agent.strategies.values import nearest_value
+from executors import QueryResult
+
+MEAN = {
+    "collection_name": "Penguins",
+    "text_property_filter": {"property_name": "species", "operator": "=", "value": "Chinstrap"},
+    "integer_property_aggregation": {"property_name": "bill_length_mm", "metrics": "MEAN"},
+}
+
+
+def result(total: int | None, aggregations: dict | None = None, groups: dict | None = None) -> QueryResult:
+    return QueryResult(
+        collection="Penguins", operator_class="aggregate", aggregations=aggregations or {}, total_count=total
+    )
+
+
+def test_a_mean_reads_as_what_was_computed_over_which_objects_rounded_with_its_unit() -> None:
+    answer = FinalAnswer(numbers=[48.8338235294])
+    text = sentence(answer, MEAN, result(68, {"bill_length_mm": {"MEAN": 48.8338235294}}))
+    assert text == 'The average bill length (mm) of the 68 penguins with species = "Chinstrap" is 48.83.'
+    assert text_agrees(text, answer)  # the sentence states the committed value
+
+
+def test_a_count_a_top_value_and_groups_read_as_sentences_that_state_the_commit() -> None:
+    count = {
+        "collection_name": "Penguins",
+        "boolean_property_filter": {"property_name": "tagged", "operator": "=", "value": True},
+    }
+    assert sentence(FinalAnswer(numbers=[12.0]), count, result(12)) == "There are 12 penguins with tagged = true."
+    top = {
+        "collection_name": "Penguins",
+        "text_property_aggregation": {
+            "property_name": "island",
+            "metrics": "TOP_OCCURRENCES",
+            "top_occurrences_limit": 1,
+        },
+    }
+    text = sentence(FinalAnswer(names=["Biscoe"]), top, result(344))
+    assert text == "The most common island among the 344 penguins is Biscoe."
+    grouped = {**MEAN, "groupby_property": "island"}
+    del grouped["text_property_filter"]
+    answer = FinalAnswer(groups={"Biscoe": 45.257, "Dream": 44.1677})
+    text = sentence(answer, grouped, result(None))
+    assert text == "The average bill length (mm) of penguins by island is Biscoe: 45.26; Dream: 44.17."
+    assert text_agrees(text, answer)
+
+
+def test_names_are_listed_only_where_the_answer_commits_them() -> None:
+    assert "Biscoe" not in sentence(FinalAnswer(numbers=[3.0]), MEAN, result(3, {"bill_length_mm": {"MEAN": 3.0}}))
+    assert plain(FinalAnswer(names=["Dream"], numbers=[44.1677])) == "The answer is Dream, 44.17."
+
+
+def test_an_aggregation_over_no_objects_is_no_answer_and_a_count_of_zero_is_a_count() -> None:
+    usa = {**MEAN, "text_property_filter": {"property_name": "country", "operator": "=", "value": "USA"}}
+    reason = empty_result(usa, result(0, {"bill_length_mm": {"MEAN": 0.0}}))
+    assert reason == 'no objects matched (filter country = "USA")'
+    assert empty_result(usa, result(0, {"bill_length_mm": {"COUNT": 0}})) is None
+    assert empty_result({"collection_name": "Penguins"}, result(0)) is None  # a plain count
+    assert empty_result(usa, result(5, {"bill_length_mm": {"MEAN": 40.0}})) is None
+
+
+def test_rounding_and_units_as_a_person_writes_them() -> None:
+    assert [rounded(v) for v in (1200.0, 3.14159, 0.04567, 48.8338)] == ["1,200", "3.14", "0.0457", "48.83"]
+    assert [unit_of(p) for p in ("body_mass_g", "price_usd", "weight_in_lbs", "wind", "temp_max")] == [
+        "g",
+        "USD",
+        "lbs",
+        "",
+        "",
+    ]
+
+
+def test_a_filter_value_the_data_does_not_hold_meets_the_one_stored_value_it_names() -> None:
+    assert nearest_value("USA", ["US", "France", "Italy"]) == "US"
+    assert nearest_value("Adelies", ["Adelie", "Gentoo", "Chinstrap"]) == "Adelie"
+    assert nearest_value("Setosas", ["setosa", "versicolor", "virginica"]) == "setosa"
+    assert nearest_value("New York", ["NY", "NJ", "TX"]) is None  # no initials rule for a stored abbreviation
+    assert nearest_value("NY", ["New York", "New Jersey"]) == "New York"
+    assert nearest_value("Versicolour", ["setosa", "versicolor", "virginica"]) == "versicolor"
+    assert nearest_value("rainfall", ["sun", "rain", "snow"]) is None  # "rain" is a prefix, but no value is meant
+    assert nearest_value("New", ["New York", "New Jersey"]) is None  # two fit: none is taken
