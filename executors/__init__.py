@@ -20,8 +20,10 @@ categorical text properties (the ones filters, group-by and TOP_OCCURRENCES use)
 tokenization: `=` is then exact, case-sensitive equality and LIKE matches the whole value, the
 same whole values group-by and TOP_OCCURRENCES report. Free text keeps Weaviate's default
 `word`: `=` matches objects containing every non-stopword word of the value, in any order,
-case-insensitively. `word`, `field`, `lowercase` and `whitespace` are modelled exactly by the
-reference; trigram/gse/kagome tokenizers and ASCII folding are not.
+case-insensitively; when the value is itself a stored value, the longer stored values holding its
+words are excluded (`executors.whole_value`: "Jeopardy!" is not "Double Jeopardy!"). `word`,
+`field`, `lowercase` and `whitespace` are modelled exactly by the reference; trigram/gse/kagome
+tokenizers and ASCII folding are not.
 """
 
 from executors._text import SUPPORTED_TOKENIZATIONS, go_trim_space, tokenize

@@ -255,6 +255,14 @@ def _top_occurrences(items: list[Any], limit: int, escaped: bool) -> list[TopOcc
     return sorted(pairs, key=lambda p: (-p.count, p.value))[:limit]
 
 
+def stored_text_values(response: Any, prop: str, escaped: bool) -> list[str]:
+    """The values of `stored_values_call`'s TOP_OCCURRENCES (none when absent); `escaped`: it ran
+    unfiltered, so they come JSON-escaped."""
+    metrics = (getattr(response, "properties", None) or {}).get(prop)
+    items = getattr(metrics, "top_occurrences", None) or []
+    return [_unescape(str(item.value)) if escaped else str(item.value) for item in items if item.value is not None]
+
+
 def _unescape(value: str) -> str:
     """Undo the JSON string escaping (`\\u0026` for `&`, `\\n`...) of Weaviate's unfiltered text scan."""
     if "\\" not in value:

@@ -15,7 +15,8 @@ One plan per operator combination (S = search, F = filters, A = aggregations, G 
 
 So a search always means the same set of objects, whether they are listed, aggregated or grouped:
 the aggregate call that follows a search (`over_hits`) gets `Filter.by_id().contains_any(hit_ids)`
-ANDed in when it runs. Every filter is ANDed (`Filter.all_of`) and passed to every call. Filters
+ANDed in when it runs. Every filter is ANDed (`Filter.all_of`) and passed to every call, a text `=`
+taken as its whole value with its `not_equal` filters (`whole_value`, resolved before planning). Filters
 on `int` properties are sent as integers with the bound rounded so the meaning of a fractional
 value is kept (`< 3.5` -> `< 4`, `<= 3.5` -> `<= 3`).
 """
@@ -42,6 +43,7 @@ from executors.vocabulary import (
     PropertyKind,
     TextOperator,
 )
+from executors.whole_value import STORED_VALUES_LIMIT, WholeValue
 
 #: The only client methods a plan can name; `ReadOnlyWeaviate` refuses anything else.
 READ_METHODS: frozenset[tuple[str, str]] = frozenset(
@@ -99,6 +101,8 @@ class QueryPlan:
     spec: QuerySpec
     options: ExecutorOptions
     calls: tuple[PlannedCall, ...]
+    #: The text `=` filters taken as whole values: their `not_equal` filters are in every call.
+    whole_values: tuple[WholeValue, ...] = ()
 
     def call(self, purpose: str) -> PlannedCall | None:
         return next((c for c in self.calls if c.purpose == purpose), None)
@@ -138,15 +142,22 @@ def filter_expr(spec: FilterSpec) -> Expr:
 LIMITED_OPERATORS = frozenset(OPERATORS[PropertyKind.NUMBER]) - {NumberOperator.EQUAL.value} | {TextOperator.LIKE.value}
 
 
-def filters_expr(specs: tuple[FilterSpec, ...], *, sorted_fetch: bool = False) -> Expr | None:
-    """All filters ANDed; None without filters.
+def filters_expr(
+    specs: tuple[FilterSpec, ...], *, sorted_fetch: bool = False, whole_values: tuple[WholeValue, ...] = ()
+) -> Expr | None:
+    """All filters ANDed, each whole value's `not_equal` filters after its `=`; None without filters.
 
     `sorted_fetch`: Weaviate resolves a lone range or LIKE filter only up to the query's limit
     and then sorts that partial set, so `fetch_objects(limit=10, sort=Sort.by_id())` would list
     some matches in UUID order rather than the first ten. A filter ANDed with itself is resolved
     completely (nested filters are never limited), which makes the result exact.
     """
-    exprs = [filter_expr(spec) for spec in specs]
+    wholes = {whole.filter: whole for whole in whole_values}
+    exprs = []
+    for spec in specs:
+        exprs.append(filter_expr(spec))
+        if spec in wholes:
+            exprs += wholes[spec].exprs()
     if not exprs:
         return None
     if len(exprs) == 1 and sorted_fetch and specs[0].operator in LIMITED_OPERATORS:
@@ -216,9 +227,9 @@ def sort_expr(sort: SortSpec) -> Expr:
     return Expr(built, source)
 
 
-def _fetch_call(spec: QuerySpec, limit: int, purpose: str) -> PlannedCall:
+def _fetch_call(spec: QuerySpec, limit: int, purpose: str, whole_values: tuple[WholeValue, ...]) -> PlannedCall:
     kwargs: dict[str, Expr] = {"limit": literal(limit)}
-    fetch_filters = filters_expr(spec.applied_filters, sorted_fetch=True)
+    fetch_filters = filters_expr(spec.applied_filters, sorted_fetch=True, whole_values=whole_values)
     references = references_expr(spec)
     if references is not None:
         kwargs["return_references"] = references
@@ -262,25 +273,38 @@ def _count_call(filters: Expr | None) -> PlannedCall:
     return PlannedCall("aggregate", "over_all", "count", (), kwargs)
 
 
-def build_plan(spec: QuerySpec, options: ExecutorOptions) -> QueryPlan:
-    filters = filters_expr(spec.applied_filters)
+def stored_values_call(prop: str, scope: tuple[FilterSpec, ...] = ()) -> PlannedCall:
+    """A text property's distinct stored values (in the scope) for `whole_value`: one more than
+    STORED_VALUES_LIMIT is asked for, to know when there are too many (TOP_OCCURRENCES always with a
+    limit, see `metrics_expr`)."""
+    flags = f"top_occurrences_count=True, top_occurrences_value=True, limit={STORED_VALUES_LIMIT + 1}"
+    built = Metrics(prop).text(top_occurrences_count=True, top_occurrences_value=True, limit=STORED_VALUES_LIMIT + 1)
+    kwargs = {"return_metrics": Expr([built], f"[Metrics({render_literal(prop)}).text({flags})]")}
+    if (filters := filters_expr(scope)) is not None:
+        kwargs["filters"] = filters
+    return PlannedCall("aggregate", "over_all", "stored_values", (), kwargs)
+
+
+def build_plan(spec: QuerySpec, options: ExecutorOptions, whole_values: tuple[WholeValue, ...] = ()) -> QueryPlan:
+    """The calls for `spec`, with the text `=` filters in `whole_values` taken as whole values."""
+    filters = filters_expr(spec.applied_filters, whole_values=whole_values)
     calls: list[PlannedCall] = []
     listing = spec.group_by is None and not spec.aggregations
     samples = spec.group_by is not None and not spec.aggregations and options.samples_per_group > 0
     if spec.has_search:
         calls.append(_hits_call(spec, options, filters, properties=listing or samples))
     elif listing and spec.sort is not None:
-        calls.append(_fetch_call(spec, spec.sort.limit, "objects"))
+        calls.append(_fetch_call(spec, spec.sort.limit, "objects", whole_values))
         calls.append(_count_call(filters))
     elif listing:
-        calls.append(_fetch_call(spec, options.fetch_limit + 1, "objects"))
+        calls.append(_fetch_call(spec, options.fetch_limit + 1, "objects", whole_values))
         calls.append(_count_call(filters))
     if not listing:
         metrics = [m for m in (metrics_expr(a, options) for a in spec.aggregations) if m is not None]
         purpose = "groups" if spec.group_by is not None else "aggregate"
         calls.append(_aggregate_call(spec, options, filters, metrics, purpose))
         if samples and not spec.has_search and options.group_sample_scan_limit > 0:
-            calls.append(_fetch_call(spec, options.group_sample_scan_limit, "group_samples"))
+            calls.append(_fetch_call(spec, options.group_sample_scan_limit, "group_samples", whole_values))
     for call in calls:
         assert (call.namespace, call.method) in READ_METHODS, call
-    return QueryPlan(spec=spec, options=options, calls=tuple(calls))
+    return QueryPlan(spec=spec, options=options, calls=tuple(calls), whole_values=whole_values)

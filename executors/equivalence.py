@@ -7,6 +7,9 @@ property's tokenization compares (`Italian` == `italian` under `word`), a bound 
 property by the integer bound it is sent as (`< 3.5` == `< 4`), TOP_OCCURRENCES without a limit as
 the default limit, and search by its presence (what the text finds is compared by executing it).
 The scorer's argument match compares these forms, so only the executor decides what is equal.
+One exception depends on the data, not the call: a text `=` whose value is stored whole excludes the
+longer stored values holding its words (`whole_value`) and LIKE does not, so on such data `=` and a
+LIKE without wildcards can differ.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ translation. Semantics follow Weaviate v1.39's source:
   them a search is an `UnsupportedQueryError`. Hybrid and BM25 ranking are not modelled.
 - metrics: see `_metrics`; group-by buckets objects by their whole value; groups are ordered by
   size then value.
+- a text `=` whose value is stored whole excludes the longer stored values holding its words, as the
+  live executor's `not_equal` filters do (`whole_value`, over the distinct values of its objects).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from executors.scope import Scope, scoped, visible_schema
 from executors.spec import FilterSpec, QuerySpec, SortSpec
 from executors.vocabulary import NUMBER_COMPARISONS, PropertyKind, ToolOperations
 from executors.weaviate_executor import RawArguments
+from executors.whole_value import StoredValues, WholeValue, distinct_values, whole_values
 
 #: text -> its vector, from the model the collections were vectorized with.
 Embed = Callable[[str], Sequence[float]]
@@ -109,6 +112,7 @@ class ReferenceExecutor:
         }
         #: collection -> uuid -> object: what a reference points to
         self._by_uuid = {name: {o.uuid: o for o in items} for name, items in self._objects.items()}
+        self._stored_values = StoredValues(self._read_stored_values)
 
     @classmethod
     def from_weaviate(
@@ -161,7 +165,7 @@ class ReferenceExecutor:
         sibling = object.__new__(ReferenceExecutor)
         sibling._schema, sibling._objects, sibling._embed = self._schema, self._objects, self._embed
         sibling._scope, sibling._operations, sibling._by_uuid = self._scope, self._operations, self._by_uuid
-        sibling._distances = self._distances
+        sibling._distances, sibling._stored_values = self._distances, self._stored_values
         sibling._options = options
         return sibling
 
@@ -210,20 +214,30 @@ class ReferenceExecutor:
         hits.sort(key=lambda hit: (hit.distance, hit.uuid))
         return hits[: options.search_hit_limit]
 
+    def _read_stored_values(self, collection: str, prop: str, scope: tuple[FilterSpec, ...]) -> tuple[str, ...] | None:
+        """What the live executor's TOP_OCCURRENCES read gives: the distinct values in the scope (None: too many)."""
+        schema = self._schema.get(collection)
+        objects = self._objects.get(collection, [])
+        if scope and schema is not None:
+            objects = [o for o in objects if all(self._matches(f, o.properties, schema) for f in scope)]
+        return distinct_values(o.properties.get(prop) for o in objects)
+
     def _run(self, spec: QuerySpec) -> QueryResult:
         options = self._options
         collection = spec.collection
+        wholes = whole_values(spec, self._stored_values)
         matched = [
             obj
             for obj in self._objects.get(collection.name, [])
             if all(self._matches(f, obj.properties, collection) for f in spec.applied_filters)
+            and all(_kept(whole, obj.properties) for whole in wholes)
         ]
         result = QueryResult(
             collection=collection.name,
             operator_class=spec.operator_class(),
             search_mode=options.search_mode if spec.has_search else None,
             group_by=spec.group_by.name if spec.group_by is not None else None,
-            calls=build_plan(spec, options).rendered(),
+            calls=build_plan(spec, options, wholes).rendered(),
             notes=notes_for(spec, options),
         )
         hits: list[Hit] | None = self._hits(spec, matched) if spec.has_search else None
@@ -294,6 +308,11 @@ class ReferenceExecutor:
         ids = [part.strip() for part in str(link).split(",")] if link else []
         found = self._by_uuid.get(target.name, {})
         return any(uid in found and matches(spec, found[uid].properties, target) for uid in ids)
+
+
+def _kept(whole: WholeValue, properties: Mapping[str, Any]) -> bool:
+    """Does an object pass the `not_equal` filters that make a text `=` its whole value?"""
+    return whole.keeps(properties.get(whole.filter.prop.name))
 
 
 def sort_objects(objects: list[DataObject], sort: SortSpec) -> list[DataObject]:

@@ -142,7 +142,11 @@ def _call(call: PlannedCall, indent: str) -> list[str]:
 
 def _calls(plan: QueryPlan) -> list[str]:
     lines: list[str] = []
+    whole = [whole.comment() for whole in plan.whole_values]  # said once, beside the first filtered call
     for call in plan.calls:
+        if whole and "filters" in call.kwargs:
+            lines += _comment_lines(whole)
+            whole = []
         if call.over_hits:
             nothing = "no objects to aggregate" if call.purpose == "aggregate" else "no groups"
             lines += [

@@ -25,7 +25,10 @@ Weaviate v1.39 / weaviate-client 4.2x behaviours this module, `_plan` (the calls
   hits however far they are (hybrid even fuses N keyword and N vector hits): a search's hits are
   fetched first (within a distance cut) and aggregations run over exactly those ids;
 - the client retries an unreachable gRPC server for about a minute per call: after one
-  `weaviate_unavailable`, calls consult the liveness probe first and fail at once while it fails.
+  `weaviate_unavailable`, calls consult the liveness probe first and fail at once while it fails;
+- text `=` on a property that is not `field`-tokenized matches every value holding its words
+  ("Jeopardy!" also "Double Jeopardy!"): a value stored whole excludes the longer ones (`whole_value`;
+  the property's values are read once, with a TOP_OCCURRENCES within the scope, and cached).
 """
 
 from __future__ import annotations
@@ -33,8 +36,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from executors._assemble import assemble_result
-from executors._plan import QueryPlan, build_plan
+from executors._assemble import assemble_result, stored_text_values
+from executors._plan import QueryPlan, build_plan, stored_values_call
 from executors._validate import parse_arguments, validate_arguments
 from executors.arguments import QueryDatabaseArguments
 from executors.errors import WeaviateUnavailableError
@@ -45,8 +48,9 @@ from executors.results import QueryResult
 from executors.schema import DatabaseSchema, SchemaCache
 from executors.scope import Scope, scoped, visible_schema
 from executors.snippet import Snippet
-from executors.spec import QuerySpec
+from executors.spec import FilterSpec, QuerySpec
 from executors.vocabulary import ToolOperations
+from executors.whole_value import StoredValues, distinct_values, whole_values
 
 RawArguments = QueryDatabaseArguments | dict[str, Any] | str
 
@@ -107,16 +111,18 @@ class WeaviateExecutor:
         self._weaviate = ReadOnlyWeaviate(client, names=names)
         self._schema = SchemaCache(self._weaviate.read_schema)
         self._breaker = _Breaker(self._weaviate)
+        self._stored_values = StoredValues(self._read_stored_values)
 
     @property
     def options(self) -> ExecutorOptions:
         return self._options
 
     def with_options(self, options: ExecutorOptions) -> WeaviateExecutor:
-        """A sibling with other limits that shares this one's connection, schema cache and breaker."""
+        """A sibling with other limits that shares this one's connection, schema cache, stored values and breaker."""
         sibling = object.__new__(WeaviateExecutor)
         sibling._options, sibling._scope, sibling._operations = options, self._scope, self._operations
         sibling._weaviate, sibling._schema, sibling._breaker = self._weaviate, self._schema, self._breaker
+        sibling._stored_values = self._stored_values
         return sibling
 
     def with_operations(self, operations: ToolOperations) -> WeaviateExecutor:
@@ -160,18 +166,19 @@ class WeaviateExecutor:
             return scoped(self._scope, validate_arguments(parse_arguments(arguments, self._operations), self.schema))
 
     def plan(self, arguments: RawArguments) -> QueryPlan:
-        """The calls `execute` would make, without making them."""
+        """The calls `execute` would make, without making them (a text `=` may read its property's
+        stored values first, see `whole_value`)."""
         with typed_errors():
-            return self._plan(arguments)
+            return self._plan(self.validate(arguments))
 
     def execute(self, arguments: RawArguments) -> QueryResult:
         """Run one tool call: a `QueryResult`, or an `ExecutorError` and nothing else."""
         with typed_errors():
-            plan = self._plan(arguments)
-            name = plan.spec.collection.name
+            spec = self.validate(arguments)
             self._breaker.check()
             try:
-                responses = self._run_calls(name, plan)
+                plan = self._plan(spec)
+                responses = self._run_calls(spec.collection.name, plan)
             except Exception as exc:
                 error = translate_exception(exc)
                 if isinstance(error, WeaviateUnavailableError):
@@ -197,8 +204,13 @@ class WeaviateExecutor:
         name = self._weaviate.names.physical(plan.spec.collection.name)
         return Snippet(plan, name, self._weaviate.endpoint, level.name if level is not None else None)
 
-    def _plan(self, arguments: RawArguments) -> QueryPlan:
-        return build_plan(self.validate(arguments), self._options)
+    def _plan(self, spec: QuerySpec) -> QueryPlan:
+        return build_plan(spec, self._options, whole_values(spec, self._stored_values))
+
+    def _read_stored_values(self, collection: str, prop: str, scope: tuple[FilterSpec, ...]) -> tuple[str, ...] | None:
+        """A text property's distinct values in the scope (None: more than `whole_value` takes), for `StoredValues`."""
+        response = self._weaviate.run(collection, stored_values_call(prop, scope))
+        return distinct_values(stored_text_values(response, prop, escaped=not scope))
 
 
 __all__ = ["RawArguments", "WeaviateExecutor"]
