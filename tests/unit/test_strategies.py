@@ -577,7 +577,9 @@ def test_grounded_writes_one_calls_one_answer_itself_without_a_commit_turn() -> 
     assert not any(is_commit_request(call["response_format"]) for call in model.calls), "no commit turn"
     assert len(model.calls) == 1, "the call only: the loop ends at the result that answers, no prose turn"
     # the sentence a person reads: what was computed, over how many objects, rounded; it states the commit
-    assert run.outcome == "answered" and run.final_answer == f"The average price of the 40 offline is {true_mean():.2f}."
+    assert (
+        run.outcome == "answered" and run.final_answer == f"The average price of the 40 offline is {true_mean():.2f}."
+    )
     assert text_agrees(run.final_answer, run.answer)
 
 
