@@ -141,6 +141,9 @@ def sentence(answer: FinalAnswer, arguments: dict[str, Any], result: QueryResult
         what = _measure(prop, metric) if prop and metric != TOP else f"number of {things}"
         by = f" by {_words(str(group_by))}" if group_by else ""
         return f"The {what} of {over}{by} is {values}."
+    per_group = _group_values(result)
+    if group_by and per_group and (answer.names or answer.numbers) and not answer.groups:
+        return _one_group(answer, per_group, _measure(prop, metric) if prop else f"number of {things}", over, group_by)
     if metric == TOP and answer.names:
         common = "most common" if limit <= 1 else f"{len(answer.names)} most common"
         verb = "is" if len(answer.names) == 1 else "are"
@@ -150,6 +153,29 @@ def sentence(answer: FinalAnswer, arguments: dict[str, Any], result: QueryResult
     if not prop and count is not None and answer.numbers == [float(count)] and not answer.names:
         verb = "is" if count == 1 else "are"
         return f"There {verb} {rounded(count)} {over}."
+    return plain(answer)
+
+
+def _group_values(result: QueryResult) -> dict[str, float]:
+    """Each group's one value (its metric, else its count), as the result holds it."""
+    values: dict[str, float] = {}
+    for name, group in (result.groups or {}).items():
+        numbers = [v for metrics in group.aggregations.values() for v in metrics.values() if isinstance(v, int | float)]
+        values[name] = float(numbers[0]) if numbers else float(group.count)
+    return values
+
+
+def _one_group(answer: FinalAnswer, values: dict[str, float], measure: str, over: str, group_by: str) -> str:
+    """One group of a per-group result: the one the question names, or the first on the measure."""
+    by = _words(str(group_by))
+    if answer.names and len(answer.names) == 1 and answer.names[0] in values:
+        name = answer.names[0]
+        rank = "highest" if values[name] == max(values.values()) else "lowest"
+        return f"{name} has the {rank} {measure} of {over} by {by}: {rounded(values[name])}."
+    if len(answer.numbers) == 1:
+        named = [name for name, value in values.items() if value == answer.numbers[0]]
+        if len(named) == 1:
+            return f"The {measure} of {over} with {by} {named[0]} is {rounded(answer.numbers[0])}."
     return plain(answer)
 
 

@@ -34,6 +34,7 @@ from agent.answer import Commit, FinalAnswer, commit_answer
 from agent.loop import AgentConfig, AgentRun, ExecutedCall, Executor
 from agent.models import GROUNDED_SCHEMA_NAME, ModelError
 from agent.sentence import empty_result, plain, sentence
+from agent.strategies.answer_form import shaped
 from agent.tooldef import ToolSet
 from executors import QueryResult
 from executors.vocabulary import SCHEMA_METRICS, STATISTIC_METRICS
@@ -334,6 +335,10 @@ class Grounded:
         only = successful[0] if len(successful) == 1 else None
         empty = empty_result(dict(only.arguments or {}), results[0]) if only is not None else None
         derived = derived_answer(results[0]) if len(results) == 1 else None
+        rule = ""
+        if only is not None:  # the form the question asks for: a count, a group's name, one group's value
+            formed, rule = shaped(derived or FinalAnswer(), results[0], question)
+            derived = formed if rule else derived
         if empty is not None:  # a mean, a maximum or a top value of no objects is not 0: say none matched
             run.commit = Commit(answer=FinalAnswer(cannot_answer=empty))
             run.strategy_notes["grounded"] = {"facts": len(facts), "empty": empty}
@@ -342,6 +347,8 @@ class Grounded:
         if derived is not None:  # one call, one answer in its result: nothing to point at
             run.commit = Commit(answer=derived)
             run.strategy_notes["grounded"] = {"facts": len(facts), "derived": True}
+            if rule:
+                run.strategy_notes["grounded"]["form"] = rule
         else:
             run.commit = self._commit(model, run, facts, offered)
             run.usage = run.usage + run.commit.usage

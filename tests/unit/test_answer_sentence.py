@@ -87,3 +87,48 @@ def test_a_filter_value_the_data_does_not_hold_meets_the_one_stored_value_it_nam
     assert nearest_value("Versicolour", ["setosa", "versicolor", "virginica"]) == "versicolor"
     assert nearest_value("rainfall", ["sun", "rain", "snow"]) is None  # "rain" is a prefix, but no value is meant
     assert nearest_value("New", ["New York", "New Jersey"]) is None  # two fit: none is taken
+
+
+def grouped_result(values: dict[str, float]) -> QueryResult:
+    from executors.results import GroupResult
+
+    groups = {k: GroupResult(value=k, count=10, aggregations={"mass": {"MEAN": v}}) for k, v in values.items()}
+    return QueryResult(collection="Penguins", operator_class="aggregate", groups=groups)
+
+
+def test_a_count_question_answered_by_a_listing_is_its_count_not_the_names() -> None:
+    from agent.strategies.answer_form import shaped
+
+    listing = QueryResult(collection="Penguins", operator_class="fetch", total_count=73)
+    listed = FinalAnswer(names=["a", "b"], numbers=[73.0])
+    assert shaped(listed, listing, "how many penguins in the table live on dream") == (
+        FinalAnswer(numbers=[73.0]),
+        "count",
+    )
+    assert shaped(listed, listing, "Show me the penguins on Dream") == (listed, "")
+
+
+def test_a_per_group_answer_takes_the_form_the_question_asks_for() -> None:
+    from agent.strategies.answer_form import shaped
+
+    values = {"Biscoe": 4716.0, "Dream": 3712.9, "Torgersen": 3706.4}
+    answer, result = FinalAnswer(groups=values), grouped_result(values)
+    assert shaped(answer, result, "Which island has the heaviest penguins on average?") == (
+        FinalAnswer(names=["Biscoe"]),
+        "which",
+    )
+    assert shaped(answer, result, "what island has the lightest birds")[0].names == ["Torgersen"]
+    assert shaped(answer, result, "Average body mass of the penguins from Dream Island?") == (
+        FinalAnswer(numbers=[3712.9]),
+        "named group",
+    )
+    assert shaped(answer, result, "How many different islands are there?") == (FinalAnswer(numbers=[3.0]), "distinct")
+    for breakdown in (
+        "Break down the average body mass by island.",
+        "What is the mean mass for each island?",
+        "average mass per island",
+    ):
+        assert shaped(answer, result, breakdown) == (answer, "")
+    # two groups named, or a counted top: the choice stays with the answer as it was
+    assert shaped(answer, result, "Average mass on Dream and Biscoe?") == (answer, "")
+    assert shaped(answer, result, "Which are the two heaviest islands?") == (answer, "")
