@@ -26,7 +26,15 @@ import re
 from typing import Any
 
 from agent._words import IRREGULAR_PLURALS
-from executors.vocabulary import AGGREGATION_SLOT, FILTER_SLOT, NumberOperator, PropertyKind, TextMetric, TextOperator
+from executors.vocabulary import (
+    AGGREGATION_SLOT,
+    FILTER_SLOT,
+    NumberMetric,
+    NumberOperator,
+    PropertyKind,
+    TextMetric,
+    TextOperator,
+)
 
 TEXT_AGGREGATION, TEXT_FILTER = AGGREGATION_SLOT[PropertyKind.TEXT], FILTER_SLOT[PropertyKind.TEXT]
 NUMBER_FILTER = FILTER_SLOT[PropertyKind.NUMBER]
@@ -96,6 +104,18 @@ def top_count(question: str) -> tuple[int, bool] | None:
     return None if plural or re.search(r"\b(?:are|were)\s+the\s+most\b", question, re.I) else (1, False)
 
 
+#: "Which state has the most airports?", "what species shows up most often": the most common value, asked.
+ASKS_WHICH_MOST = re.compile(
+    r"^\W*(?:\w+\W+){0,6}?(?:which|what)\b[^?]*\b(?:the most\b(?! \w+est\b)|most (?:often|common|frequent|popular)\b)",
+    re.I,
+)
+
+
+def asks_which_most(question: str) -> bool:
+    """The question asks which value of a property is the most common (not how many, not a measure)."""
+    return bool(ASKS_WHICH_MOST.search(question)) and not re.search(r"\bhow (?:many|much)\b", question, re.I)
+
+
 def comparisons(question: str) -> dict[float, str]:
     """Each number the question compares, with its operator; a number compared two ways is left out."""
     found: dict[float, set[str]] = {}
@@ -135,6 +155,12 @@ def amend_wording(question: str, arguments: dict[str, Any]) -> tuple[dict[str, A
     amended, why = dict(arguments), []
     top = amended.get(TEXT_AGGREGATION)
     top = top if isinstance(top, dict) and top.get("metrics") == TextMetric.TOP_OCCURRENCES else None
+    counted = amended.get(TEXT_AGGREGATION)
+    if isinstance(counted, dict) and counted.get("metrics") == NumberMetric.COUNT and asks_which_most(question):
+        # "which state has the most airports" counted the states' values: the most common one is asked
+        top = {**counted, "metrics": TextMetric.TOP_OCCURRENCES.value, "top_occurrences_limit": 1}
+        amended[TEXT_AGGREGATION] = top
+        why.append("the question asks which value is the most common: its top occurrence")
     asked = top_count(question)
     if top is not None and asked is not None:
         count, written = asked

@@ -148,3 +148,23 @@ def test_a_call_is_mended_in_a_collection_of_a_users_own_and_told_why() -> None:
     assert len(why) == 2 and call[NUMBER_FILTER]["operator"] == ">="  # the written call is not changed
     other = {**call, NUMBER_FILTER: {"property_name": "temp_max", "operator": ">=", "value": 12}}
     assert amend_wording(question, other)[0][NUMBER_FILTER]["operator"] == ">="  # 12 is not the words' number
+
+
+def test_which_value_is_the_most_common_is_its_top_occurrence_not_a_count() -> None:
+    counted = {
+        "collection_name": "Airports",
+        "text_property_aggregation": {"property_name": "state", "metrics": "COUNT"},
+    }
+    for question in (
+        "Which state has the most airports?",
+        "Among the 8-cylinder cars, which origin shows up most often?",
+    ):
+        amended, why = amend_wording(question, counted)
+        assert amended["text_property_aggregation"] == {
+            "property_name": "state",
+            "metrics": "TOP_OCCURRENCES",
+            "top_occurrences_limit": 1,
+        }, question
+        assert why
+    for question in ("How many states have airports?", "Which island has the heaviest penguins?"):
+        assert amend_wording(question, counted) == (counted, []), question
