@@ -23,14 +23,11 @@ from itertools import pairwise
 from agent.answer import FinalAnswer
 from agent.strategies.typed import ASKS_PER_GROUP
 from agent.strategies.values import nearest_value
+from agent.strategies.wording import ASKS_HOW_MANY_DIFFERENT
 from executors import QueryResult
 
 #: A question that asks for a count of objects.
 ASKS_HOW_MANY = re.compile(r"^\W*(?:\w+\W+){0,3}?(?:how many|number of|count of|count the)\b", re.I)
-#: A question that asks for a number of different values: the number of groups.
-ASKS_HOW_MANY_DIFFERENT = re.compile(
-    r"\bhow many (?:different|distinct|unique|separate)\b|\bnumber of (?:different|distinct|unique)\b", re.I
-)
 #: A question that asks for a breakdown, beyond `typed`'s "for each", "per", "grouped by".
 ASKS_BREAKDOWN = re.compile(
     r"\b(?:break(?:s|ing)? (?:it |this |that )?down|breakdown|by each|each of|across (?:the |all )?\w+s\b)"

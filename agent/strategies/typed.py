@@ -41,9 +41,16 @@ from typing import Any
 from agent._words import content_stems, meets, split_name
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.openings import openings_of
-from agent.strategies.wording import amend_wording
+from agent.strategies.wording import ASKS_HOW_MANY_DIFFERENT, TEXT_AGGREGATION, amend_wording
 from agent.tooldef import ToolSet, typed_tools
-from executors.vocabulary import AGGREGATION_SLOT, FILTER_SLOT, GROUPBY_FIELD, PropertyKind, ToolOperations
+from executors.vocabulary import (
+    AGGREGATION_SLOT,
+    FILTER_SLOT,
+    GROUPBY_FIELD,
+    NumberMetric,
+    PropertyKind,
+    ToolOperations,
+)
 from llm import ChatRequest
 
 BOOLEAN_FILTER, BOOLEAN_AGGREGATION = FILTER_SLOT[PropertyKind.BOOLEAN], AGGREGATION_SLOT[PropertyKind.BOOLEAN]
@@ -54,6 +61,7 @@ ASKS_A_SHARE = re.compile(rf"{ASKS_A_PERCENTAGE.pattern}|\bhow many of (?:the|th
 #: words after the marker, up to a comma or the end, name the property.
 ASKS_PER_GROUP = re.compile(
     r"\b(?:for (?:each|every)|(?:of|in) (?:each|every) (?:type|kind|category) of|grouped by|split by|broken down by|"
+    r"break(?:s|ing)? (?:it |this |that )?down (?:[^,?.;]*? )?by|"
     r"per (?!(?:night|day|hour|minute|week|month|year|person|guest|head|cent)\b)(?=\w))\s*(?P<words>[^,?.;]*)",
     re.I,
 )
@@ -102,6 +110,17 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
         if group is not None and group not in fixed:  # a call that filters the group's property chose its groups
             amended[GROUPBY_FIELD] = group
             why.append(f"the question asks per {group}: grouped by it")
+    counted = amended.get(TEXT_AGGREGATION)
+    distinct = (
+        isinstance(counted, dict)
+        and counted.get("metrics") == NumberMetric.COUNT
+        and ASKS_HOW_MANY_DIFFERENT.search(question)
+    )
+    if distinct and counted.get("property_name") in groupable and not amended.get(GROUPBY_FIELD):
+        # "how many different varieties" counted every variety's value: the number of groups is asked
+        del amended[TEXT_AGGREGATION]
+        amended[GROUPBY_FIELD] = counted["property_name"]
+        why.append(f"the question asks how many different {counted['property_name']}: grouped by it")
     amended, literals = amend_wording(question, amended)
     why += literals
     return (amended, "; ".join(why) + ".") if why else (arguments, "")

@@ -104,6 +104,10 @@ def top_count(question: str) -> tuple[int, bool] | None:
     return None if plural or re.search(r"\b(?:are|were)\s+the\s+most\b", question, re.I) else (1, False)
 
 
+#: A question that asks for a number of different values: the number of groups.
+ASKS_HOW_MANY_DIFFERENT = re.compile(
+    r"\bhow many (?:different|distinct|unique|separate)\b|\bnumber of (?:different|distinct|unique)\b", re.I
+)
 #: "Which state has the most airports?", "what species shows up most often": the most common value, asked.
 ASKS_WHICH_MOST = re.compile(
     r"^\W*(?:\w+\W+){0,6}?(?:which|what)\b[^?]*\b(?:the most\b(?! \w+est\b)|most (?:often|common|frequent|popular)\b)",

@@ -168,3 +168,18 @@ def test_which_value_is_the_most_common_is_its_top_occurrence_not_a_count() -> N
         assert why
     for question in ("How many states have airports?", "Which island has the heaviest penguins?"):
         assert amend_wording(question, counted) == (counted, []), question
+
+
+def test_how_many_different_counted_as_values_is_the_number_of_groups_and_break_down_by_groups() -> None:
+    from agent.strategies.typed import amend_to_question
+
+    counted = {
+        "collection_name": "Trials",
+        "text_property_aggregation": {"property_name": "variety", "metrics": "COUNT"},
+    }
+    amended, why = amend_to_question("How many different varieties were tested?", counted, ["variety", "site"])
+    assert amended == {"collection_name": "Trials", "groupby_property": "variety"} and why
+    assert amend_to_question("How many varieties have a name?", counted, ["variety"]) == (counted, "")
+    mean = {"collection_name": "Trials", "integer_property_aggregation": {"property_name": "yield", "metrics": "MEAN"}}
+    amended, _ = amend_to_question("Break down the mean yield by site.", mean, ["variety", "site"])
+    assert amended["groupby_property"] == "site"
