@@ -322,9 +322,11 @@ class Grounded:
             answered = holds_the_answer(statistic)
         inner = config.model_copy(update={"commit_answer": False, "answered_by": answered})
         run: AgentRun = self.inner.run(model, executor, tools, inner, question, on_call)
-        if not config.commit_answer or run.outcome not in ("answered", "no_tool_call"):
-            return run
         successful = _successful(run.calls())
+        # a loop that ran out of steps resending a call that worked still received its answer
+        out_of_steps = run.outcome == "max_steps" and bool(successful)
+        if not config.commit_answer or (run.outcome not in ("answered", "no_tool_call") and not out_of_steps):
+            return run
         results = [call.result for call in successful]
         facts = facts_of(results)
         offered = None if tools.design.structured_output else tools.definitions()

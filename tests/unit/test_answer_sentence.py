@@ -132,3 +132,30 @@ def test_a_per_group_answer_takes_the_form_the_question_asks_for() -> None:
     # two groups named, or a counted top: the choice stays with the answer as it was
     assert shaped(answer, result, "Average mass on Dream and Biscoe?") == (answer, "")
     assert shaped(answer, result, "Which are the two heaviest islands?") == (answer, "")
+
+
+def test_a_loop_that_ran_out_of_steps_resending_a_call_that_worked_commits_its_answer() -> None:
+    import json as _json
+
+    from agent import AgentConfig, ModelReply, build_tools
+    from agent.strategies import build_strategy
+    from agent.testing import FunctionModel, tool_reply
+    from executors import ReferenceExecutor
+    from executors.testing import sample_objects, sample_schema
+
+    call = {
+        "collection_name": "Restaurants",
+        "integer_property_aggregation": {"property_name": "price", "metrics": "MAX"},
+    }
+
+    def reply(_messages: object, _tools: object) -> ModelReply:
+        return tool_reply("query_database", call)  # the same call again and again, never an answer
+
+    executor = ReferenceExecutor(sample_schema("Restaurants"), {"Restaurants": sample_objects(40, seed=3)})
+    tools = build_tools(executor.schema)
+    run = build_strategy("grounded").run(
+        FunctionModel(reply), executor, tools, AgentConfig(max_steps=3), "Highest price?"
+    )
+    assert run.outcome == "max_steps"
+    prices = [o.properties["price"] for o in sample_objects(40, seed=3) if o.properties.get("price") is not None]
+    assert run.answer is not None and run.answer.numbers == [max(prices)], _json.dumps(run.strategy_notes, default=str)
