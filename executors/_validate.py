@@ -269,6 +269,12 @@ def validate_arguments(args: QueryDatabaseArguments, schema: DatabaseSchema) -> 
         )
 
     search = args.search_query
+    if search and not collection.searchable:
+        raise InvalidValueError(
+            f"{collection.name} has no vectorizer, so no search_query can run on it. Leave search_query out: "
+            "filter on its properties and aggregate instead.",
+            field="search_query",
+        )
     if search is not None and len(search) > MAX_SEARCH_QUERY_CHARS:
         raise InvalidValueError(
             f"search_query is {len(search)} characters long; keep it under {MAX_SEARCH_QUERY_CHARS}.",

@@ -90,6 +90,9 @@ class CollectionSchema(BaseModel):
     references: tuple[ReferenceSchema, ...] = ()
     #: Created by this project (its description carries the ownership marker).
     ours: bool = False
+    #: A vectorizer makes its vectors, so a `search_query` (near_text) can run on it; a collection of
+    #: one's own with self-provided vectors or none cannot be searched by text.
+    searchable: bool = True
 
     def get_reference(self, name: str) -> ReferenceSchema | None:
         return next((r for r in self.references if r.name == name), None)
@@ -246,7 +249,19 @@ def collection_from_config(
         stopwords=stopwords_from_config(getattr(config, "inverted_index_config", None)),
         references=references,
         ours=marker_of(config.description) is not None,
+        searchable=text_searchable(config),
     )
+
+
+def text_searchable(config: Any) -> bool:
+    """Whether a collection has a vectorizer (any named vector's, or the legacy one): a near_text search
+    needs one. Unknown (neither is read) counts as searchable: the search is tried, and Weaviate says."""
+    named = getattr(config, "vector_config", None) or {}
+    kinds = [str(_enum_value(getattr(getattr(v, "vectorizer", None), "vectorizer", ""))) for v in named.values()]
+    legacy = getattr(config, "vectorizer", None)
+    if legacy is not None:
+        kinds.append(str(_enum_value(legacy)))
+    return not kinds or any(kind not in ("none", "") for kind in kinds)
 
 
 def schema_from_configs(

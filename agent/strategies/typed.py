@@ -45,8 +45,10 @@ from agent.strategies.wording import ASKS_HOW_MANY_DIFFERENT, TEXT_AGGREGATION, 
 from agent.tooldef import ToolSet, typed_tools
 from executors.vocabulary import (
     AGGREGATION_SLOT,
+    COMPONENT_FIELDS,
     FILTER_SLOT,
     GROUPBY_FIELD,
+    SEARCH_FIELD,
     NumberMetric,
     PropertyKind,
     ToolOperations,
@@ -162,7 +164,14 @@ class Typed:
             found = schema.get(str(arguments.get("collection_name") or ""))
             kinds = (PropertyKind.TEXT, PropertyKind.BOOLEAN)
             groupable = [p.name for p in found.properties if p.kind in kinds] if found is not None else []
-            return amend_to_question(question, arguments, groupable)
+            amended, why = amend_to_question(question, arguments, groupable)
+            unsearchable = found is not None and not found.searchable and bool(amended.get(SEARCH_FIELD))
+            if unsearchable and any(amended.get(slot) for slot in COMPONENT_FIELDS if slot != SEARCH_FIELD):
+                # no vectorizer, no search: the call's conditions answer without it (a search alone is left
+                # to fail, so the model reads why)
+                amended = {k: v for k, v in amended.items() if k != SEARCH_FIELD}
+                why = (why + " " if why else "") + f"{found.name} has no vectorizer: the search was left out."
+            return amended, why
 
         typed = typed_tools(tools, schema, about, config.required_slots)
         run: AgentRun = self.inner.run(model, executor, typed, config.amended_by(amend), question, on_call)

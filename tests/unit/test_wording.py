@@ -183,3 +183,38 @@ def test_how_many_different_counted_as_values_is_the_number_of_groups_and_break_
     mean = {"collection_name": "Trials", "integer_property_aggregation": {"property_name": "yield", "metrics": "MEAN"}}
     amended, _ = amend_to_question("Break down the mean yield by site.", mean, ["variety", "site"])
     assert amended["groupby_property"] == "site"
+
+
+def test_a_search_on_a_collection_without_a_vectorizer_is_refused_by_name_and_left_out_of_a_call_with_conditions() -> (
+    None
+):
+    from agent import AgentConfig, build_tools
+    from agent.strategies import build_strategy
+    from agent.testing import FunctionModel, tool_reply
+    from executors import DatabaseSchema, InvalidValueError, ReferenceExecutor
+    from executors.testing import sample_objects, sample_schema
+
+    plain = sample_schema("Shops").collections[0].model_copy(update={"searchable": False})
+    executor = ReferenceExecutor(DatabaseSchema(collections=(plain,)), {"Shops": sample_objects(20, seed=1)})
+    alone = {"collection_name": "Shops", "search_query": "cheap"}
+    try:
+        executor.execute(alone)
+        raise AssertionError("a search without a vectorizer must be refused")
+    except InvalidValueError as error:
+        assert "no vectorizer" in str(error)
+    call = {**alone, "integer_property_aggregation": {"property_name": "price", "metrics": "MAX"}}
+    sent: list[dict] = []
+
+    def reply(messages: list, _tools: object):  # type: ignore[no-untyped-def]
+        sent.append(call)
+        return tool_reply("query_database", call)
+
+    run = build_strategy("typed").run(
+        FunctionModel(reply),
+        executor,
+        build_tools(executor.schema),
+        AgentConfig(max_steps=1),
+        "Highest price of cheap shops?",
+    )
+    ran = run.calls()[0]
+    assert ran.result is not None and "search_query" not in (ran.arguments or {}), ran.error
