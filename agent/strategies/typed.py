@@ -41,13 +41,20 @@ from typing import Any
 from agent._words import content_stems, meets, split_name
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.openings import openings_of
-from agent.strategies.wording import ASKS_HOW_MANY_DIFFERENT, TEXT_AGGREGATION, amend_wording
+from agent.strategies.wording import (
+    ASKS_HOW_MANY_DIFFERENT,
+    NUMBER_FILTER,
+    TEXT_AGGREGATION,
+    amend_wording,
+    number_condition,
+)
 from agent.tooldef import ToolSet, typed_tools
 from executors.vocabulary import (
     AGGREGATION_SLOT,
     COMPONENT_FIELDS,
     FILTER_SLOT,
     GROUPBY_FIELD,
+    RELATED_FIELDS,
     SEARCH_FIELD,
     NumberMetric,
     PropertyKind,
@@ -128,6 +135,11 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
     return (amended, "; ".join(why) + ".") if why else (arguments, "")
 
 
+def _filtered(arguments: dict[str, Any]) -> set[str]:
+    """The properties a call already filters on."""
+    return {str(f.get("property_name")) for f in map(arguments.get, FILTER_SLOT.values()) if isinstance(f, dict)}
+
+
 def _about(tools: ToolSet, config: AgentConfig) -> str:
     """The collection whose properties the enums hold ("": every one offered, as a call may cross to them)."""
     return "" if tools.design.operations is not ToolOperations.PAPER else config.checked_collection
@@ -165,6 +177,14 @@ class Typed:
             kinds = (PropertyKind.TEXT, PropertyKind.BOOLEAN)
             groupable = [p.name for p in found.properties if p.kind in kinds] if found is not None else []
             amended, why = amend_to_question(question, arguments, groupable)
+            numbers = [p.name for p in found.properties if p.kind is PropertyKind.NUMBER] if found is not None else []
+            crosses = any(amended.get(slot) for slot in RELATED_FIELDS)  # a condition may be on the linked objects
+            restored = number_condition(question, numbers) if not amended.get(NUMBER_FILTER) and not crosses else None
+            if restored is not None and restored["property_name"] not in _filtered(amended):
+                # the question states a number condition and the call dropped it: it is put back
+                amended = {**amended, NUMBER_FILTER: restored}
+                shown = f"{restored['property_name']} {restored['operator']} {restored['value']}"
+                why = (why + " " if why else "") + f"the question's condition {shown} was put back."
             unsearchable = found is not None and not found.searchable and bool(amended.get(SEARCH_FIELD))
             if unsearchable and any(amended.get(slot) for slot in COMPONENT_FIELDS if slot != SEARCH_FIELD):
                 # no vectorizer, no search: the call's conditions answer without it (a search alone is left

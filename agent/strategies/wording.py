@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent._words import IRREGULAR_PLURALS
+from agent._words import IRREGULAR_PLURALS, content_stems, meets, split_name
 from executors.vocabulary import (
     AGGREGATION_SLOT,
     FILTER_SLOT,
@@ -127,6 +127,36 @@ def comparisons(question: str) -> dict[float, str]:
         for match in pattern.finditer(question):
             found.setdefault(float(match.group("n").replace(",", "")), set()).add(op.value)
     return {number: next(iter(ops)) for number, ops in found.items() if len(ops) == 1}
+
+
+#: A year a question places its objects in ("in 1931", "from 1975", "1970 model-year").
+_YEAR = re.compile(r"\b(?:in|from|during|for|of)\s+(?P<n>(?:1[89]|20)\d\d)\b|\b(?P<m>(?:1[89]|20)\d\d)\s+model", re.I)
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+def number_condition(question: str, numbers: list[str]) -> dict[str, Any] | None:
+    """The one number condition the question states, on the one number property its words name beside the
+    number ("under 25 bushels" -> `yield_bushels < 25`, "latitude over 66.5"), or a year it places its objects
+    in on the one number property named for years; None when it states none, several, or names no property."""
+    found = [
+        (float(m.group("n").replace(",", "")), op.value, m.start(), m.end())
+        for op, pattern in _COMPARISONS
+        for m in pattern.finditer(question)
+    ]
+    if len({value for value, *_ in found}) == 1 and len({op for _, op, *_ in found}) == 1:
+        value, op, start, end = found[0]
+        # the words of the comparison itself ("200 horsepower or more"), its unit after it, else its subject
+        for near in (question[start:end], question[end : end + 25], question[max(0, start - 25) : start]):
+            words = content_stems(" ".join(_WORD.findall(near)))
+            named = [p for p in numbers if any(meets(w, n) for w in words for n in content_stems(split_name(p)))]
+            if len(named) == 1:
+                return {"property_name": named[0], "operator": op, "value": int(value) if value.is_integer() else value}
+        return None
+    years = {int(m.group("n") or m.group("m")) for m in _YEAR.finditer(question)}
+    yearly = [p for p in numbers if "year" in split_name(p).lower().split()]
+    if not found and len(years) == 1 and len(yearly) == 1:
+        return {"property_name": yearly[0], "operator": "=", "value": years.pop()}
+    return None
 
 
 def _affix(pattern: re.Pattern[str], question: str) -> str | None:

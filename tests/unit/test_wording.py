@@ -218,3 +218,45 @@ def test_a_search_on_a_collection_without_a_vectorizer_is_refused_by_name_and_le
     )
     ran = run.calls()[0]
     assert ran.result is not None and "search_query" not in (ran.arguments or {}), ran.error
+
+
+def test_a_number_condition_the_call_dropped_is_put_back_on_the_property_its_words_name() -> None:
+    from agent.strategies.wording import number_condition
+
+    numbers = ["miles_per_gallon", "cylinders", "horsepower", "weight_in_lbs", "year"]
+    assert number_condition("How many cars have 200 horsepower or more?", numbers) == {
+        "property_name": "horsepower",
+        "operator": ">=",
+        "value": 200,
+    }
+    assert number_condition("average weight of cars with more than 6 cylinders", numbers) == {
+        "property_name": "cylinders",
+        "operator": ">",
+        "value": 6,
+    }
+    assert number_condition("Total displacement of the 1970 model-year cars?", numbers) == {
+        "property_name": "year",
+        "operator": "=",
+        "value": 1970,
+    }
+    assert number_condition("How many cars weigh between 2000 and 3000 lbs?", numbers) is None  # two bounds: one slot
+    assert number_condition("How many cars are faster than 15?", numbers) is None  # no property named
+
+
+def test_the_number_conditions_read_off_our_splits_agree_with_their_gold_filters() -> None:
+    from agent.strategies.wording import number_condition
+    from executors.vocabulary import PropertyKind
+    from fixtures.use_cases import get_use_case
+
+    agree = disagree = 0
+    for split in ("natural", "explicit", "multistep"):
+        for case in load_split(split_path(split)):
+            collection = get_use_case(case.use_case).get_collection(case.collection)
+            numbers = [p.name for p in collection.properties if p.kind is PropertyKind.NUMBER]
+            read = number_condition(case.query, numbers)
+            if read is None:
+                continue
+            gold = case.ground_truth.to_tool_arguments().get("integer_property_filter") or {}
+            same = gold.get("property_name") == read["property_name"] and gold.get("operator") == read["operator"]
+            agree, disagree = agree + same, disagree + (not same)
+    assert agree > 100 and disagree == 0
