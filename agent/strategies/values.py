@@ -25,6 +25,8 @@ the model resent it unchanged, or moved the filter and dropped the call's group-
 
 from __future__ import annotations
 
+import re
+from itertools import pairwise
 from typing import Any
 
 from agent._words import content_stems
@@ -33,8 +35,9 @@ from agent.strategies.decompose import offered_collections
 from agent.tooldef import ToolSet
 from executors.errors import ExecutorError
 from executors.schema import CollectionSchema
-from executors.vocabulary import FILTER_SLOT, PropertyKind
+from executors.vocabulary import AGGREGATION_SLOT, FILTER_SLOT, GROUPBY_FIELD, SEARCH_FIELD, PropertyKind
 
+_QUESTION_WORDS = re.compile(r"[A-Za-z][A-Za-z'-]*")
 #: Distinct values read per text property (the tool's own TOP_OCCURRENCES bound).
 VALUES_PER_PROPERTY = 100
 #: Candidates shown at most: more would read as an instruction to filter on all of them.
@@ -44,6 +47,7 @@ MAX_VALUE_CHARS = 40
 #: Values the reason for a moved filter lists at most.
 VALUES_SHOWN = 12
 TEXT_FILTER = FILTER_SLOT[PropertyKind.TEXT]
+TEXT_AGGREGATION = AGGREGATION_SLOT[PropertyKind.TEXT]
 
 
 def linked(question: str, values: dict[str, list[str]]) -> list[tuple[str, str]]:
@@ -58,6 +62,20 @@ def linked(question: str, values: dict[str, list[str]]) -> list[tuple[str, str]]
                 found.append((len(words), prop, value))
     found.sort(key=lambda item: -item[0])  # stable: most frequent first among values of one length
     return [(prop, value) for _, prop, value in found]
+
+
+def named_values(question: str, values: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(property, value) for each stored value the question names: all its words (`linked`), or one word or
+    two of the question meeting it through its forms ("European" ~ `Europe`, "Setosas" ~ `setosa`)."""
+    found = list(linked(question, values))
+    words = _QUESTION_WORDS.findall(question)
+    phrases = [w for w in words if len(w) >= 4] + [f"{a} {b}" for a, b in pairwise(words)]
+    for prop, stored in values.items():
+        for phrase in phrases:
+            meant = nearest_value(phrase, stored)
+            if meant is not None and (prop, meant) not in found:
+                found.append((prop, meant))
+    return found
 
 
 def text_properties(collection: CollectionSchema) -> list[str]:
@@ -213,6 +231,27 @@ class Values:
             f"the filter ran on {holding} LIKE {pattern!r}, which holds it."
         )
 
+    def restore(self, executor: Executor, arguments: dict[str, Any], question: str) -> tuple[dict[str, Any], str]:
+        """The call with the one stored category value the question names put back as its text filter, when
+        the call has none (nor a search, nor that property's groups or top values), and why."""
+        collection = str(arguments.get("collection_name") or "")
+        schema = getattr(executor, "schema", None)
+        found = schema.get(collection) if schema is not None else None
+        busy = (TEXT_FILTER, SEARCH_FIELD)
+        if found is None or any(arguments.get(slot) for slot in busy):
+            return arguments, ""
+        values = self.categories(executor, found)
+        complete = self._complete.get(collection, set())
+        named = named_values(question, {p: values[p] for p in complete if p in values})
+        if len(named) != 1:
+            return arguments, ""
+        prop, value = named[0]
+        top = arguments.get(TEXT_AGGREGATION)
+        if arguments.get(GROUPBY_FIELD) == prop or (isinstance(top, dict) and top.get("property_name") == prop):
+            return arguments, ""
+        restored = {**arguments, TEXT_FILTER: {"property_name": prop, "operator": "=", "value": value}}
+        return restored, f'the question names {prop} = "{value}", which the call did not filter on: put back.'
+
     @staticmethod
     def _matches(executor: Executor, collection: str, prop: str, pattern: str) -> bool:
         """Whether any object's `prop` matches the LIKE pattern (one filtered listing; a failure: no)."""
@@ -253,9 +292,10 @@ class Values:
         moved: list[str] = []
 
         def amend(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
+            arguments, restored = self.restore(executor, arguments, question)
             arguments, why = self.amend(executor, arguments)
             moved.extend([why] if why else [])
-            return arguments, why
+            return arguments, " ".join(w for w in (restored, why) if w)
 
         run: AgentRun = self.inner.run(model, executor, tools, config.amended_by(amend), question, on_call)
         run.strategy_notes["values"] = {"candidates": candidates, "moved": len(moved)}

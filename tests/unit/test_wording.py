@@ -260,3 +260,42 @@ def test_the_number_conditions_read_off_our_splits_agree_with_their_gold_filters
             same = gold.get("property_name") == read["property_name"] and gold.get("operator") == read["operator"]
             agree, disagree = agree + same, disagree + (not same)
     assert agree > 100 and disagree == 0
+
+
+def test_the_one_stored_value_the_question_names_is_put_back_when_the_call_has_no_text_filter() -> None:
+    from agent.strategies.values import Values
+    from executors import ReferenceExecutor
+    from executors.testing import sample_objects, sample_schema
+
+    executor = ReferenceExecutor(sample_schema("Shops"), {"Shops": sample_objects(60, seed=2)})
+    mean = {"collection_name": "Shops", "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"}}
+    restored, why = Values(None).restore(executor, mean, "What's the average price of the Greek places?")
+    assert restored["text_property_filter"] == {"property_name": "cuisine", "operator": "=", "value": "Greek"} and why
+    for question in ("Average price of Greek or Thai places?", "What is the average price?"):  # two named, none
+        assert Values(None).restore(executor, mean, question) == (mean, "")
+    grouped = {**mean, "groupby_property": "cuisine"}  # it chose the groups: the answer reads the one named
+    assert Values(None).restore(executor, grouped, "average price of Greek places") == (grouped, "")
+
+
+def test_restoring_a_dropped_text_filter_gives_back_every_gold_filter_of_our_splits_and_adds_none() -> None:
+    from agent.strategies.values import Values
+    from tests.unit.test_fixtures_benchmark import reference_executor
+
+    executor, values = reference_executor(), Values(None)
+    agree = 0
+    for split in ("natural", "explicit", "multistep"):
+        for case in load_split(split_path(split)):
+            gold = case.ground_truth.to_tool_arguments()
+            where = gold.get("text_property_filter")
+            if where is None:
+                assert values.restore(executor, gold, case.query) == (gold, ""), case.id
+                continue
+            dropped = {k: v for k, v in gold.items() if k != "text_property_filter"}
+            back = values.restore(executor, dropped, case.query)[0].get("text_property_filter")
+            if back is not None:
+                assert (back["property_name"], back["value"].lower()) == (
+                    where["property_name"],
+                    str(where["value"]).lower(),
+                ), case.id
+                agree += 1
+    assert agree >= 20
