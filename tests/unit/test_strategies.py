@@ -155,7 +155,14 @@ def test_values_offers_the_stored_categories_the_question_names_after_it(questio
     assert user.content.startswith(question)
     assert all(candidate in user.content for candidate in offered)
     assert (user.content == question) is (not offered)
-    assert [c.arguments for c in run.calls()] == [MEAN_PRICE], "the model's call is its own: nothing added to it"
+    # a call that filters no text property gets back the one value the question names; the record keeps
+    # what the model wrote and why
+    put_back = {}
+    if offered:
+        value = offered[0].split('"')[1]
+        put_back = {"text_property_filter": {"property_name": "cuisine", "operator": "=", "value": value}}
+    assert [c.arguments for c in run.calls()] == [{**MEAN_PRICE, **put_back}]
+    assert all((c.amended or "").startswith("the question names cuisine") for c in run.calls()) is bool(offered)
 
 
 def test_value_links_meet_a_category_across_word_endings_and_skip_prose() -> None:
