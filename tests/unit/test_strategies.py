@@ -1053,3 +1053,17 @@ def test_prose_agrees_with_a_committed_answer_only_when_it_states_every_value(
     text: str, answer: Any, agrees: bool
 ) -> None:
     assert text_agrees(text, answer) is agrees
+
+
+def test_no_question_of_our_splits_is_cut_where_it_was_not_before_the_one_sentence_rule() -> None:
+    """The one-sentence and second-sentence cuts (2026-11-27) leave every question of our splits as the
+    question-mark cut alone left it."""
+    from fixtures.datasets.splits import use_case_splits
+
+    for split in use_case_splits():
+        for line in split_path(split).read_text(encoding="utf-8").splitlines():
+            query = json.loads(line)["query"]
+            marks = [p.strip() for p in re.findall(r"[^?]+\?", query)]
+            rest = re.sub(r"[^?]+\?", "", query).strip()
+            before = marks if 2 <= len(marks) <= 3 and not rest else [query]
+            assert parts_of(query) == before, (split, query)
