@@ -13,7 +13,9 @@ questions refused, and by dataset, form and need.
 from __future__ import annotations
 
 import json
+import re
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -170,6 +172,29 @@ def run_public(
     return [done[i] for i in wanted if i in done]
 
 
+_LISTED = re.compile(r"commits \d+ names for 0")
+_NAMES = re.compile(r"names \[\], not|names for [1-9]|commits names \[")
+
+
+def failure_class(record: PublicRecord) -> str:
+    """What kind of failure a record is, read off its kind, refusal and the grader's reason ("" if right)."""
+    if record.correct:
+        return ""
+    if record.error is not None:
+        return "error"
+    if record.kind == "unanswerable":
+        return "unanswerable answered"
+    if record.refused:
+        return "answerable refused"
+    if "no answer" in record.reason:
+        return "no answer"
+    if _LISTED.search(record.reason):
+        return "names listed for a number"
+    if _NAMES.search(record.reason):
+        return "wrong or missing name"
+    return "wrong value"
+
+
 def _rates(records: Sequence[PublicRecord]) -> dict[str, Any]:
     return rate_with_interval([r.correct for r in records])
 
@@ -191,6 +216,7 @@ def summarize_public(records: Sequence[PublicRecord]) -> dict[str, Any]:
         "pass": _rates(records),
         "errors": sum(r.error is not None for r in records),
         "answerable_refused": rate_with_interval([r.refused for r in answerable]),
+        "failures": dict(Counter(c for r in records if (c := failure_class(r))).most_common()),
         **{f"by_{name}": {key: _rates(group) for key, group in sorted(groups.items())} for name, groups in by.items()},
         "p50_latency_s": latencies[len(latencies) // 2] if latencies else None,
         "tokens_per_question": {

@@ -75,3 +75,4 @@ def test_the_summary_counts_answerable_questions_refused() -> None:
     summary = summarize_public(records)
     assert summary["answerable_refused"]["rate"] == 1.0
     assert summary["by_kind"]["unanswerable"]["rate"] == 1.0 and summary["by_kind"]["single"]["rate"] == 0.0
+    assert summary["failures"] == {"answerable refused": sum(q.kind != "unanswerable" for q in QUESTIONS)}
