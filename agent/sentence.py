@@ -26,12 +26,14 @@ from executors.vocabulary import (
     METRIC_WORDS,
     SEARCH_FIELD,
     STATISTIC_METRICS,
+    NumberMetric,
     TextMetric,
 )
 
 #: Metrics that count: over no objects they are 0, truly.
 COUNTING = STATISTIC_METRICS["count"]
 TOP = TextMetric.TOP_OCCURRENCES.value
+COUNT_METRIC = NumberMetric.COUNT.value
 #: A property name's last word that is a unit ("body_mass_g", "price_usd", "weight_in_lbs").
 UNITS = {
     "mm": "mm",
@@ -148,6 +150,8 @@ def sentence(answer: FinalAnswer, arguments: dict[str, Any], result: QueryResult
         common = "most common" if limit <= 1 else f"{len(answer.names)} most common"
         verb = "is" if len(answer.names) == 1 else "are"
         return f"The {common} {_words(prop)} among {counted} {verb} {', '.join(answer.names)}."
+    if metric == COUNT_METRIC and len(answer.numbers) == 1 and not answer.names:  # a count of values: of objects
+        return f"There are {rounded(answer.numbers[0])} {over} with a {_words(prop)}."
     if prop and metric and len(answer.numbers) == 1 and not answer.names:
         return f"The {_measure(prop, metric)} of {counted} is {rounded(answer.numbers[0])}."
     if not prop and count is not None and answer.numbers == [float(count)] and not answer.names:

@@ -25,6 +25,7 @@ from agent.strategies.typed import ASKS_PER_GROUP
 from agent.strategies.values import nearest_value
 from agent.strategies.wording import ASKS_HOW_MANY_DIFFERENT
 from executors import QueryResult
+from executors.vocabulary import NumberMetric
 
 #: A question that asks for a count of objects.
 ASKS_HOW_MANY = re.compile(r"^\W*(?:\w+\W+){0,3}?(?:how many|number of|count of|count the)\b", re.I)
@@ -52,6 +53,12 @@ _BOTTOM = re.compile(
 )
 _COUNTED_TOP = re.compile(r"\b(?:\d+|two|three|four|five)\s+(?:most|least|top|\w+est)\b", re.I)
 _WORDS = re.compile(r"[A-Za-z][A-Za-z.'-]*")
+MODE = NumberMetric.MODE.value
+
+
+def number_name(value: float) -> str:
+    """A number named as a value is: 1982, not 1982.0."""
+    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def asks_per_group(question: str) -> bool:
@@ -80,6 +87,10 @@ def shaped(answer: FinalAnswer, result: QueryResult, question: str) -> tuple[Fin
     listing = not result.aggregations and result.groups is None and result.total_count is not None
     if listing and ASKS_HOW_MANY.search(question) and not ASKS_HOW_MANY_DIFFERENT.search(question):
         return FinalAnswer(numbers=[float(result.total_count or 0)]), "count"
+    modes = [m for metrics in result.aggregations.values() for m in metrics]
+    if modes == [MODE] and len(answer.numbers) == 1 and ASKS_WHICH.search(question):
+        # "which model year has the most cars": the most frequent value is a name, not a number
+        return FinalAnswer(names=[number_name(answer.numbers[0])]), "which"
     if not answer.groups or answer.numbers or answer.names:
         return answer, ""
     groups = list(answer.groups)

@@ -303,7 +303,8 @@ class Chain:
             value = value or pick_from_results(run, part) or pick(answer, part)
             if value is None:
                 break
-            if not _NUMBER.fullmatch(value):  # a name goes into the committed answer; a number only leads on
+            # a name goes into the committed answer (a year named as "which year" too); a number only leads on
+            if value in answer.names or not _NUMBER.fullmatch(value):
                 picked.append(value)
             current, spent, how = self.rewrite(model, part, value, parts[index + 1])
             usage = usage + spent

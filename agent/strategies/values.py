@@ -116,7 +116,7 @@ def nearest_value(value: str, stored: list[str]) -> str | None:
     tests = (
         lambda v: _letters(v) == letters,
         lambda v: bool(words) and set(content_stems(v)) == words,
-        lambda v: min(len(_letters(v)), len(letters)) >= 2 and _abbreviates(letters, v),
+        lambda v: min(len(_letters(v)), len(letters)) >= 2 and _abbreviates(letters, v, core.isupper()),
         lambda v: _close(letters, _letters(v)),
     )
     for fits in tests:
@@ -132,7 +132,7 @@ def nearest_value(value: str, stored: list[str]) -> str | None:
 _DERIVED_ENDINGS = ("ese", "ian", "an", "n", "ish", "i", "s", "es")
 
 
-def _abbreviates(letters: str, stored: str) -> bool:
+def _abbreviates(letters: str, stored: str, capitals: bool = False) -> bool:
     """The typed letters shorten the stored value ("calif" ~ California, "ny" ~ New York), or the stored
     value shortens them: an acronym in capitals ("US" ~ "usa") or a word made of it ("Japan" ~ "japanese"),
     never any word that merely starts alike ("rain" is no value of "rainfall")."""
@@ -141,7 +141,10 @@ def _abbreviates(letters: str, stored: str) -> bool:
         return True
     if not letters.startswith(held):
         return False
-    return stored.isupper() or letters[len(held) :] in _DERIVED_ENDINGS
+    # a stored acronym shortens a longer word only when it is 3 letters or more, or the word is in capitals
+    # too: "GOOG" ~ google, "US" ~ USA, never "ME" ~ mean
+    acronym = stored.isupper() and (len(held) >= 3 or capitals)
+    return acronym or (len(held) >= 4 and letters[len(held) :] in _DERIVED_ENDINGS)
 
 
 def _close(a: str, b: str) -> bool:

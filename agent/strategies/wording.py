@@ -38,6 +38,7 @@ from executors.vocabulary import (
 
 TEXT_AGGREGATION, TEXT_FILTER = AGGREGATION_SLOT[PropertyKind.TEXT], FILTER_SLOT[PropertyKind.TEXT]
 NUMBER_FILTER = FILTER_SLOT[PropertyKind.NUMBER]
+NUMBER_AGGREGATION = AGGREGATION_SLOT[PropertyKind.NUMBER]
 _COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 #: A limit the words may state: more is a number of something else ("the 2023 most popular songs").
 MAX_TOP = 50
@@ -189,6 +190,11 @@ def amend_wording(question: str, arguments: dict[str, Any]) -> tuple[dict[str, A
     amended, why = dict(arguments), []
     top = amended.get(TEXT_AGGREGATION)
     top = top if isinstance(top, dict) and top.get("metrics") == TextMetric.TOP_OCCURRENCES else None
+    counted = amended.get(NUMBER_AGGREGATION)
+    if isinstance(counted, dict) and counted.get("metrics") == NumberMetric.COUNT and asks_which_most(question):
+        # "which model year has the most cars" counted the years' values: the most frequent one is asked
+        amended[NUMBER_AGGREGATION] = {**counted, "metrics": NumberMetric.MODE.value}
+        why.append("the question asks which value is the most common: its mode")
     counted = amended.get(TEXT_AGGREGATION)
     if isinstance(counted, dict) and counted.get("metrics") == NumberMetric.COUNT and asks_which_most(question):
         # "which state has the most airports" counted the states' values: the most common one is asked

@@ -87,6 +87,9 @@ def test_a_filter_value_the_data_does_not_hold_meets_the_one_stored_value_it_nam
     assert nearest_value("Versicolour", ["setosa", "versicolor", "virginica"]) == "versicolor"
     assert nearest_value("rainfall", ["sun", "rain", "snow"]) is None  # "rain" is a prefix, but no value is meant
     assert nearest_value("New", ["New York", "New Jersey"]) is None  # two fit: none is taken
+    # a two-letter code shortens no ordinary word: "mean" is not Maine, "most" not Missouri
+    assert nearest_value("mean", ["AK", "ME", "MO"]) is None and nearest_value("most", ["AK", "ME", "MO"]) is None
+    assert nearest_value("google", ["GOOG", "IBM"]) == "GOOG"
 
 
 def grouped_result(values: dict[str, float]) -> QueryResult:
