@@ -52,6 +52,9 @@ class PublicRecord(BaseModel):
     final_answer: str | None = None
     committed: dict[str, Any] | None = None
     calls: list[dict[str, Any]] = Field(default_factory=list)
+    #: How each call was amended before it ran, and the parts a question of several was asked as.
+    amended: list[str] = Field(default_factory=list)
+    parts: list[str] = Field(default_factory=list)
     correct: bool = False
     refused: bool = False
     reason: str = ""
@@ -119,7 +122,9 @@ def run_question(
         **base,
         final_answer=run.final_answer,
         committed=committed.model_dump() if committed is not None else None,
-        calls=[dict(c.arguments or c.raw_arguments or {}) for c in run.calls()],
+        calls=[dict(c.arguments) if c.arguments is not None else {"raw": c.raw_arguments} for c in run.calls()],
+        amended=[c.amended for c in run.calls() if c.amended],
+        parts=[str(p.get("question")) for p in run.strategy_notes.get("chain", {}).get("parts", [])],
         correct=bool(verdict.correct),
         refused=was_refused(run.final_answer, committed),
         reason=verdict.reason or "",
