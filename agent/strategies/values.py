@@ -35,7 +35,14 @@ from agent.strategies.decompose import offered_collections
 from agent.tooldef import ToolSet
 from executors.errors import ExecutorError
 from executors.schema import CollectionSchema
-from executors.vocabulary import AGGREGATION_SLOT, FILTER_SLOT, GROUPBY_FIELD, SEARCH_FIELD, PropertyKind
+from executors.vocabulary import (
+    AGGREGATION_SLOT,
+    FILTER_SLOT,
+    GROUPBY_FIELD,
+    RELATED_FIELDS,
+    SEARCH_FIELD,
+    PropertyKind,
+)
 
 _QUESTION_WORDS = re.compile(r"[A-Za-z][A-Za-z'-]*")
 #: Distinct values read per text property (the tool's own TOP_OCCURRENCES bound).
@@ -240,7 +247,7 @@ class Values:
         collection = str(arguments.get("collection_name") or "")
         schema = getattr(executor, "schema", None)
         found = schema.get(collection) if schema is not None else None
-        busy = (TEXT_FILTER, SEARCH_FIELD)
+        busy = (TEXT_FILTER, SEARCH_FIELD, *RELATED_FIELDS)  # a condition may be on the linked objects
         if found is None or any(arguments.get(slot) for slot in busy):
             return arguments, ""
         values = self.categories(executor, found)
