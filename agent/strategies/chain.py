@@ -67,8 +67,9 @@ _COMPARISON = re.compile(
     re.IGNORECASE,
 )
 _SUPERLATIVE = re.compile(
-    r"^which (?P<category>[\w -]+?) (?:has|have|had|gets) the (?:highest|lowest|largest|smallest|greatest|biggest"
-    r"|longest|shortest) (?P<measure>(?:average|mean|median|total) [\w ,-]+?) among (?P<population>[\w -]+?)\?$",
+    r"^which (?P<category>[\w -]+?) (?:has|have|had|gets|got) the (?:highest|lowest|largest|smallest|greatest|biggest"
+    r"|longest|shortest|best|worst) (?P<measure>(?:average|mean|median|total) [\w ,-]+?)"
+    r"(?: (?:among|of|for) (?P<population>[\w -]+?))?\?$",
     re.IGNORECASE,
 )
 _COUNTS = {"two": 2, "three": 3, "four": 4}
@@ -133,7 +134,7 @@ def per_group_part(part: str) -> str | None:
     ratings instead of the mean per cuisine in 6 of the 13 failed chains of 2026-11-26, and its answer
     named a number, not a cuisine. None for a part of another form."""
     found = _SUPERLATIVE.match(part.strip())
-    return _per_group_question(found["measure"], found["population"], found["category"]) if found else None
+    return _per_group_question(found["measure"], found["population"] or "", found["category"]) if found else None
 
 
 def comparison_of(question: str) -> Comparison | None:

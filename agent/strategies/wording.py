@@ -146,12 +146,17 @@ def number_condition(question: str, numbers: list[str]) -> dict[str, Any] | None
     ]
     if len({value for value, *_ in found}) == 1 and len({op for _, op, *_ in found}) == 1:
         value, op, start, end = found[0]
+        if value.is_integer() and 1800 <= value <= 2100 and not any("year" in p.lower() for p in numbers):
+            return None  # a year: a date condition, which no number property holds
         # the words of the comparison itself ("200 horsepower or more"), its unit after it, else its subject
         for near in (question[start:end], question[end : end + 25], question[max(0, start - 25) : start]):
             words = content_stems(" ".join(_WORD.findall(near)))
             named = [p for p in numbers if any(meets(w, n) for w in words for n in content_stems(split_name(p)))]
             if len(named) == 1:
                 return {"property_name": named[0], "operator": op, "value": int(value) if value.is_integer() else value}
+        yearly = [p for p in numbers if "year" in split_name(p).lower().split()]
+        if value.is_integer() and 1800 <= value <= 2100 and len(yearly) == 1:  # "1975 or later": the year
+            return {"property_name": yearly[0], "operator": op, "value": int(value)}
         return None
     years = {int(m.group("n") or m.group("m")) for m in _YEAR.finditer(question)}
     yearly = [p for p in numbers if "year" in split_name(p).lower().split()]

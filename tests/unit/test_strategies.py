@@ -1067,3 +1067,7 @@ def test_no_question_of_our_splits_is_cut_where_it_was_not_before_the_one_senten
             rest = re.sub(r"[^?]+\?", "", query).strip()
             before = marks if 2 <= len(marks) <= 3 and not rest else [query]
             assert parts_of(query) == before, (split, query)
+
+
+def test_which_group_has_the_highest_average_is_asked_per_group_with_or_without_its_population() -> None:
+    assert per_group_part("Which site had the highest average yield?") == "What is the average yield per site?"

@@ -299,3 +299,14 @@ def test_restoring_a_dropped_text_filter_gives_back_every_gold_filter_of_our_spl
                 ), case.id
                 agree += 1
     assert agree >= 20
+
+
+def test_a_year_compared_goes_to_the_year_property_and_never_to_a_price() -> None:
+    from agent.strategies.wording import number_condition
+
+    assert number_condition("How many cars from 1975 or later?", ["mpg", "year"]) == {
+        "property_name": "year",
+        "operator": ">=",
+        "value": 1975,
+    }
+    assert number_condition("max price of amazn in the 2000s (2000 thru 2009)", ["price"]) is None
