@@ -24,6 +24,7 @@ from executors.vocabulary import (
     FILTER_FIELDS,
     GROUPBY_FIELD,
     METRIC_WORDS,
+    PERCENT_METRICS,
     SEARCH_FIELD,
     STATISTIC_METRICS,
     NumberMetric,
@@ -34,6 +35,7 @@ from executors.vocabulary import (
 COUNTING = STATISTIC_METRICS["count"]
 TOP = TextMetric.TOP_OCCURRENCES.value
 COUNT_METRIC = NumberMetric.COUNT.value
+SHARES = PERCENT_METRICS
 #: A property name's last word that is a unit ("body_mass_g", "price_usd", "weight_in_lbs").
 UNITS = {
     "mm": "mm",
@@ -140,9 +142,10 @@ def sentence(answer: FinalAnswer, arguments: dict[str, Any], result: QueryResult
     group_by = arguments.get(GROUPBY_FIELD)
     if answer.groups:
         values = "; ".join(f"{name}: {rounded(value)}" for name, value in answer.groups.items())
-        what = _measure(prop, metric) if prop and metric != TOP else f"number of {things}"
         by = f" by {_words(str(group_by))}" if group_by else ""
-        return f"The {what} of {over}{by} is {values}."
+        if not prop or metric == TOP:
+            return f"The number of {over}{by} is {values}."
+        return f"The {_measure(prop, metric)} of {over}{by} is {values}."
     per_group = _group_values(result)
     if group_by and per_group and (answer.names or answer.numbers) and not answer.groups:
         return _one_group(answer, per_group, _measure(prop, metric) if prop else f"number of {things}", over, group_by)
@@ -151,7 +154,10 @@ def sentence(answer: FinalAnswer, arguments: dict[str, Any], result: QueryResult
         verb = "is" if len(answer.names) == 1 else "are"
         return f"The {common} {_words(prop)} among {counted} {verb} {', '.join(answer.names)}."
     if metric == COUNT_METRIC and len(answer.numbers) == 1 and not answer.names:  # a count of values: of objects
-        return f"There are {rounded(answer.numbers[0])} {over} with a {_words(prop)}."
+        return f"{rounded(answer.numbers[0])} {over} have a {_words(prop)}."
+    if metric in SHARES and len(answer.numbers) == 1 and not answer.names:
+        state = "true" if metric.endswith("TRUE") else "false"
+        return f"The share of {counted} with {_words(prop)} {state} is {rounded(answer.numbers[0])}."
     if prop and metric and len(answer.numbers) == 1 and not answer.names:
         return f"The {_measure(prop, metric)} of {counted} is {rounded(answer.numbers[0])}."
     if not prop and count is not None and answer.numbers == [float(count)] and not answer.names:
