@@ -40,6 +40,12 @@ from executors import QueryResult
 from executors.vocabulary import SCHEMA_METRICS, STATISTIC_METRICS
 from llm import ChatRequest, ModelRequest, ModelResponse, ResponseFormat
 
+#: Prose that says the database cannot answer (then a listing's count is not taken as the answer).
+SAYS_IT_CANNOT = re.compile(
+    r"\b(?:cannot|can't|can not|unable|(?:does not|doesn't|do not|don't) (?:store|have|hold|contain|record)"
+    r"|no (?:property|field|column|data|information) (?:for|about|on|that))\b",
+    re.IGNORECASE,
+)
 #: Values listed at most (a listing of many objects would otherwise flood the turn).
 MAX_FACTS = 80
 MAX_OBJECTS = 10
@@ -340,6 +346,8 @@ class Grounded:
         rule = ""
         if only is not None:  # the form the question asks for: a count, a group's name, one group's value
             formed, rule = shaped(derived or FinalAnswer(), results[0], question)
+            if derived is None and SAYS_IT_CANNOT.search(run.final_answer or ""):
+                rule = ""  # a listing after which the model said it cannot answer: its pointing decides
             derived = formed if rule else derived
         if empty is not None:  # a mean, a maximum or a top value of no objects is not 0: say none matched
             run.commit = Commit(answer=FinalAnswer(cannot_answer=empty))
