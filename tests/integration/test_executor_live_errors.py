@@ -58,10 +58,12 @@ def test_filter_without_index_is_a_weaviate_error(client: Any, plain: str) -> No
     assert "secret" in error.message and "index" in error.message.lower()
 
 
-def test_search_without_vectorizer_is_a_weaviate_error(client: Any, plain: str) -> None:
+def test_search_without_vectorizer_is_refused_by_name_before_weaviate_is_asked(client: Any, plain: str) -> None:
+    """The live schema says the collection has no vectorizer, so the search is refused as a bad value that
+    names the collection and the fix, not passed on for Weaviate's vector error."""
     error = error_of(WeaviateExecutor(client, search_mode="near_text"), {"collection_name": plain, "search_query": "a"})
-    assert error.code == "weaviate_error"
-    assert "vectorizer" in error.message.lower() or "vector" in error.message.lower()
+    assert error.code == "invalid_value" and error.field == "search_query"
+    assert f"{plain} has no vectorizer" in error.message and "Leave search_query out" in error.message
 
 
 def test_live_schema_drives_validation_messages(client: Any, plain: str) -> None:
@@ -145,11 +147,15 @@ def test_server_going_down_is_weaviate_unavailable(weaviate_stack: Any, plain: s
         assert executor.execute({"collection_name": plain}).total_count == 2
         http.cut()
         grpc.cut()
-        error = error_of(executor, {"collection_name": plain, "search_query": "a"})
+        reaching = {
+            "collection_name": plain,
+            "integer_property_filter": {"property_name": "score", "operator": ">", "value": 1},
+        }
+        error = error_of(executor, reaching)
         assert error.code == "weaviate_unavailable"
         assert "not reachable" in error.message
         started = time.monotonic()
-        again = error_of(executor, {"collection_name": plain, "search_query": "a"})
+        again = error_of(executor, reaching)
         assert again.code == "weaviate_unavailable" and time.monotonic() - started < 5, "breaker fails fast"
         fresh = WeaviateExecutor(proxied)  # the schema read itself fails
         assert error_of(fresh, {"collection_name": plain}).code == "weaviate_unavailable"
