@@ -159,7 +159,7 @@ def build_tools(
     counter = counter or estimate_counter()
     collections = list(schema.collections)
     names = [c.name for c in collections]
-    related = design.operations is ToolOperations.RELATED
+    related = design.operations.sees_related
     if not names:
         raise ValueError("the database has no collections: load data first (`dbgorilla load`)")
     if design.variant is ToolVariant.UNIFIED:

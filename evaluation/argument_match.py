@@ -29,13 +29,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from executors import DatabaseSchema, ExecutorError, parse_arguments, validate_arguments
-from executors.equivalence import canonical_form
+from executors.equivalence import ANY_OF_KEY, FILTERS_KEY, canonical_form, filter_set, is_compound
 from executors.vocabulary import (
     AGGREGATION_FIELDS,
     COMPONENT_FIELDS,
     COMPONENT_OF_FIELD,
+    DATE_FILTER_FIELD,
     FILTER_FIELDS,
     GROUPBY_FIELD,
+    REFERENCE_FILTER_FIELD,
     RELATED_FIELDS,
     SEARCH_FIELD,
     ToolOperations,
@@ -59,6 +61,11 @@ class Canonical:
     collection: str
     slots: dict[str, Any]  # slot name -> canonical value (absent slots left out)
     search_text: str | None = None
+    #: Every filter the call ANDs, as one set, and its alternatives (`match: any`): how a compound call
+    #: is compared, with any call (`compound`: this one holds `conditions`).
+    filters: frozenset[Any] = frozenset()
+    any_of: frozenset[Any] = frozenset()
+    compound: bool = False
 
     def slot(self, field: str) -> Any:
         return self.slots.get(field)
@@ -68,7 +75,16 @@ def canonical(arguments: Any, schema: DatabaseSchema) -> Canonical:
     """The canonical form of a call; raises the executor's `ExecutorError` when it would reject it."""
     spec = validate_arguments(parse_arguments(arguments, schema.operations or ToolOperations.PAPER), schema)
     form = canonical_form(spec)
-    return Canonical(form.pop("collection_name"), form, spec.search_query)
+    stopwords = spec.collection.stopwords
+    alternatives = frozenset(filter_set(a, stopwords) for a in spec.any_of)
+    return Canonical(
+        form.pop("collection_name"),
+        form,
+        spec.search_query,
+        filter_set(spec.filters, stopwords),
+        alternatives,
+        is_compound(spec),
+    )
 
 
 def search_similarity(truth: Any, predicted: Any) -> float | None:
@@ -102,6 +118,8 @@ def _score_one(truth: Canonical, predicted: Canonical | None) -> ArgumentScores:
     if predicted is None:
         return ArgumentScores(components=components)
     routing = predicted.collection == truth.collection
+    if truth.compound or predicted.compound:
+        return _score_compound(truth, predicted, components, routing)
     # The related slots (absent on both sides of every paper call) count for exact match, not for AST.
     matches = {field: truth.slot(field) == predicted.slot(field) for field in (*COMPONENT_FIELDS, *RELATED_FIELDS)}
     for field, label in COMPONENT_LABELS.items():
@@ -122,6 +140,37 @@ def _score_one(truth: Canonical, predicted: Canonical | None) -> ArgumentScores:
         ast_score_lenient=round(lenient, 6),
         routing=routing,
         components=components,
+    )
+
+
+#: Every key under which a call's filters can sit: compared as one set when either call is compound.
+_FILTER_KEYS = frozenset({*FILTER_FIELDS, REFERENCE_FILTER_FIELD, DATE_FILTER_FIELD, FILTERS_KEY, ANY_OF_KEY})
+
+
+def _score_compound(
+    truth: Canonical, predicted: Canonical, components: dict[str, bool], routing: bool
+) -> ArgumentScores:
+    """Either call holds `conditions`: the filters are one set (order aside, a one-condition list is its
+    slot, a between its two bounds), the filters group's AST credit is the share of filters both hold, and
+    a paper label's filter component is right when its filter is among the prediction's."""
+    others = [f for f in {*truth.slots, *predicted.slots} if f not in _FILTER_KEYS]
+    matches = {field: truth.slot(field) == predicted.slot(field) for field in others}
+    held = truth.filters | {("any_of", a) for a in truth.any_of}
+    said = predicted.filters | {("any_of", a) for a in predicted.any_of}
+    for field, label in COMPONENT_LABELS.items():
+        if label in components:
+            inside = field in FILTER_FIELDS and truth.slot(field) in said
+            components[label] = routing and (matches.get(field, False) or inside)
+    if not routing:
+        return ArgumentScores(components=components)
+    share = len(held & said) / max(len(held), len(said)) if held or said else 1.0
+    ast = COLLECTION_WEIGHT + GROUP_WEIGHT * share
+    for name, fields in SLOT_GROUPS.items():
+        if name != "filters" and all(matches.get(f, True) for f in fields):
+            ast += GROUP_WEIGHT
+    exact = held == said and all(matches.values())
+    return ArgumentScores(
+        exact_match=exact, ast_score=round(ast, 6), ast_score_lenient=round(ast, 6), routing=True, components=components
     )
 
 

@@ -165,7 +165,7 @@ def assemble_result(plan: QueryPlan, responses: dict[str, Any]) -> QueryResult:
             result.total_count = 0
         else:
             # Weaviate's unfiltered scan returns TOP_OCCURRENCES values still JSON-escaped.
-            escaped = not spec.applied_filters and not spec.has_search
+            escaped = not spec.is_filtered and not spec.has_search
             result.aggregations = {
                 a.prop.name: _metric_values(a, response.properties.get(a.prop.name), options, escaped)
                 for a in spec.aggregations

@@ -152,12 +152,7 @@ def filters_expr(
     some matches in UUID order rather than the first ten. A filter ANDed with itself is resolved
     completely (nested filters are never limited), which makes the result exact.
     """
-    wholes = {whole.filter: whole for whole in whole_values}
-    exprs = []
-    for spec in specs:
-        exprs.append(filter_expr(spec))
-        if spec in wholes:
-            exprs += wholes[spec].exprs()
+    exprs = _filter_exprs(specs, whole_values)
     if not exprs:
         return None
     if len(exprs) == 1 and sorted_fetch and specs[0].operator in LIMITED_OPERATORS:
@@ -165,6 +160,29 @@ def filters_expr(
     if len(exprs) == 1:
         return exprs[0]
     return attribute_call(_FILTER, "all_of", list_expr(exprs))
+
+
+def _filter_exprs(specs: tuple[FilterSpec, ...], whole_values: tuple[WholeValue, ...]) -> list[Expr]:
+    wholes = {whole.filter: whole for whole in whole_values}
+    exprs = []
+    for spec in specs:
+        exprs.append(filter_expr(spec))
+        if spec in wholes:
+            exprs += wholes[spec].exprs()
+    return exprs
+
+
+def query_filters(
+    spec: QuerySpec, *, sorted_fetch: bool = False, whole_values: tuple[WholeValue, ...] = ()
+) -> Expr | None:
+    """What a call of the plan is filtered by: `applied_filters` ANDed (`filters_expr`), and with them
+    `Filter.any_of` of the alternatives (`QuerySpec.any_of`), each alternative's filters ANDed."""
+    if not spec.any_of:
+        return filters_expr(spec.applied_filters, sorted_fetch=sorted_fetch, whole_values=whole_values)
+    exprs = _filter_exprs(spec.applied_filters, whole_values)
+    options = [filters_expr(alternative, whole_values=whole_values) for alternative in spec.any_of]
+    exprs.append(attribute_call(_FILTER, "any_of", list_expr([o for o in options if o is not None])))
+    return exprs[0] if len(exprs) == 1 else attribute_call(_FILTER, "all_of", list_expr(exprs))
 
 
 def top_occurrences_limit(spec: AggregationSpec, options: ExecutorOptions) -> int:
@@ -229,7 +247,7 @@ def sort_expr(sort: SortSpec) -> Expr:
 
 def _fetch_call(spec: QuerySpec, limit: int, purpose: str, whole_values: tuple[WholeValue, ...]) -> PlannedCall:
     kwargs: dict[str, Expr] = {"limit": literal(limit)}
-    fetch_filters = filters_expr(spec.applied_filters, sorted_fetch=True, whole_values=whole_values)
+    fetch_filters = query_filters(spec, sorted_fetch=True, whole_values=whole_values)
     references = references_expr(spec)
     if references is not None:
         kwargs["return_references"] = references
@@ -287,7 +305,7 @@ def stored_values_call(prop: str, scope: tuple[FilterSpec, ...] = ()) -> Planned
 
 def build_plan(spec: QuerySpec, options: ExecutorOptions, whole_values: tuple[WholeValue, ...] = ()) -> QueryPlan:
     """The calls for `spec`, with the text `=` filters in `whole_values` taken as whole values."""
-    filters = filters_expr(spec.applied_filters, whole_values=whole_values)
+    filters = query_filters(spec, whole_values=whole_values)
     calls: list[PlannedCall] = []
     listing = spec.group_by is None and not spec.aggregations
     samples = spec.group_by is not None and not spec.aggregations and options.samples_per_group > 0

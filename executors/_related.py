@@ -8,7 +8,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from executors._resolve import _resolve, _show, check_filter_value, suggest
+from executors._resolve import check_filter_value, resolve_property, shown, suggest
 from executors.arguments import DateFilter, ReferenceFilter, RelatedQueryArguments
 from executors.errors import (
     InvalidArgumentsError,
@@ -68,7 +68,7 @@ def _reference_filter(argument: ReferenceFilter, collection: CollectionSchema, s
             "queried here.",
             field=f"{slot}.reference",
         )
-    prop = _resolve(target, argument.property_name, slot, f"{slot}.property_name")
+    prop = resolve_property(target, argument.property_name, slot, f"{slot}.property_name")
     field, operator = f"{slot}.value", argument.operator.value
     if prop.data_type == DATE_DATA_TYPE:
         if operator not in DATE_OPERATORS:
@@ -81,20 +81,20 @@ def _reference_filter(argument: ReferenceFilter, collection: CollectionSchema, s
         raise TypeMismatchError(f"'{target.name}.{prop.name}' has type {prop.data_type}, which cannot be filtered.")
     if operator not in OPERATORS[prop.kind]:
         raise InvalidOperatorError(
-            f"{slot}.operator {_show(operator)} is not valid for the {prop.kind.value} property "
+            f"{slot}.operator {shown(operator)} is not valid for the {prop.kind.value} property "
             f"'{target.name}.{prop.name}'; use one of: {', '.join(OPERATORS[prop.kind])}.",
             field=f"{slot}.operator",
         )
     given = argument.value
     if prop.kind is PropertyKind.BOOLEAN and not isinstance(given, bool):
-        raise InvalidValueError(f"{field} must be true or false for '{prop.name}'; got {_show(given)}.", field=field)
+        raise InvalidValueError(f"{field} must be true or false for '{prop.name}'; got {shown(given)}.", field=field)
     if prop.kind is not PropertyKind.BOOLEAN and isinstance(given, bool):
-        raise InvalidValueError(f"{field} must be {VALUE_TYPES[prop.kind]}; got {_show(given)}.", field=field)
+        raise InvalidValueError(f"{field} must be {VALUE_TYPES[prop.kind]}; got {shown(given)}.", field=field)
     if prop.kind is PropertyKind.NUMBER:
         try:
             given = float(given)
         except ValueError:
-            raise InvalidValueError(f"{field} must be a number; got {_show(argument.value)}.", field=field) from None
+            raise InvalidValueError(f"{field} must be a number; got {shown(argument.value)}.", field=field) from None
     value = check_filter_value(target, prop, slot, operator, given)
     return FilterSpec(prop=prop, operator=operator, value=value, slot=slot, via=reference.name)
 
@@ -113,7 +113,7 @@ def parse_date(text: object, field: str) -> datetime:
         parsed = None
     if parsed is None:
         raise InvalidDateError(
-            f"{field} {_show(text)} is not a date: write it in RFC 3339, e.g. 2025-03-01T18:30:00Z, or as a "
+            f"{field} {shown(text)} is not a date: write it in RFC 3339, e.g. 2025-03-01T18:30:00Z, or as a "
             "date, 2025-03-01.",
             field=field,
         )
@@ -122,7 +122,7 @@ def parse_date(text: object, field: str) -> datetime:
 
 def _date_filters(argument: DateFilter, collection: CollectionSchema) -> list[FilterSpec]:
     slot = DATE_FILTER_FIELD
-    prop = _resolve(collection, argument.property_name, slot, f"{slot}.property_name")
+    prop = resolve_property(collection, argument.property_name, slot, f"{slot}.property_name")
     if prop.data_type != DATE_DATA_TYPE:
         dates = ", ".join(p.name for p in collection.dates()) or "(none)"
         raise TypeMismatchError(
@@ -167,7 +167,7 @@ def sort_of(args: RelatedQueryArguments, collection: CollectionSchema, combined:
             "groupby_property. Filter and sort instead (an aggregation gives the largest or smallest value).",
             field=slot,
         )
-    prop = _resolve(collection, argument.property_name, slot, f"{slot}.property_name")
+    prop = resolve_property(collection, argument.property_name, slot, f"{slot}.property_name")
     if prop.kind is not PropertyKind.NUMBER and prop.data_type != DATE_DATA_TYPE:
         sortable = [
             p.name for p in collection.properties if p.kind is PropertyKind.NUMBER or p.data_type == DATE_DATA_TYPE

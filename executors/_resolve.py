@@ -15,7 +15,7 @@ from executors.schema import CollectionSchema, PropertySchema
 from executors.vocabulary import PropertyKind
 
 
-def _show(value: object) -> str:
+def shown(value: object) -> str:
     try:
         text = json.dumps(value, allow_nan=True)
     except (TypeError, ValueError):
@@ -30,17 +30,17 @@ def suggest(name: str, candidates: list[str]) -> str:
     return f" Did you mean '{close[0]}'?" if close else ""
 
 
-def _labels(collection: CollectionSchema, kind: PropertyKind | None) -> str:
+def labels(collection: CollectionSchema, kind: PropertyKind | None) -> str:
     props = [p for p in collection.properties if (p.kind == kind if kind else p.kind is not None)]
     return ", ".join(p.label() for p in props) or "(none)"
 
 
-def _resolve(collection: CollectionSchema, name: str, slot: str, field: str) -> PropertySchema:
+def resolve_property(collection: CollectionSchema, name: str, slot: str, field: str) -> PropertySchema:
     prop = collection.get_property(name)
     if prop is None:
-        shown = f"'{name}'" if name.strip() else "an empty property name"
+        named = f"'{name}'" if name.strip() else "an empty property name"
         raise UnknownPropertyError(
-            f"Collection '{collection.name}' has no property {shown} (in {slot}). "
+            f"Collection '{collection.name}' has no property {named} (in {slot}). "
             f"Its properties: {collection.describe_properties()}." + suggest(name, collection.property_names()),
             field=field,
         )
@@ -52,17 +52,17 @@ def check_filter_value(collection: CollectionSchema, prop: PropertySchema, slot:
     if prop.kind == PropertyKind.NUMBER:
         number = float(value)
         if not math.isfinite(number):
-            raise InvalidValueError(f"{field} must be a finite number; got {_show(value)}.", field=field)
+            raise InvalidValueError(f"{field} must be a finite number; got {shown(value)}.", field=field)
         if prop.is_int:
             if abs(number) > MAX_INT_FILTER_MAGNITUDE:
                 raise InvalidValueError(
-                    f"{field} {_show(value)} is out of range for the integer property '{prop.name}' "
+                    f"{field} {shown(value)} is out of range for the integer property '{prop.name}' "
                     f"(at most {MAX_INT_FILTER_MAGNITUDE} in magnitude).",
                     field=field,
                 )
             if operator == "=" and not number.is_integer():
                 raise InvalidValueError(
-                    f"'{prop.name}' holds whole numbers, so '= {_show(value)}' can never match; compare with a "
+                    f"'{prop.name}' holds whole numbers, so '= {shown(value)}' can never match; compare with a "
                     "whole number or use <, <=, >, >=.",
                     field=field,
                 )
@@ -85,7 +85,7 @@ def check_filter_value(collection: CollectionSchema, prop: PropertySchema, slot:
                 tokens = _text.equal_query_tokens(text, tokenization, collection.stopwords)
             if not tokens:
                 raise InvalidValueError(
-                    f"{field} {_show(value)} has no searchable words: '{prop.name}' is matched word by word and "
+                    f"{field} {shown(value)} has no searchable words: '{prop.name}' is matched word by word and "
                     "stopwords and punctuation are ignored. Use a more specific value.",
                     field=field,
                 )

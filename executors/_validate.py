@@ -14,10 +14,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from executors._conditions import condition_error, condition_filters
 from executors._related import related_filters, sort_of
-from executors._resolve import _labels, _resolve, _show, check_filter_value, suggest
+from executors._resolve import check_filter_value, labels, resolve_property, shown, suggest
 from executors.arguments import (
     ARGUMENT_MODELS,
+    CompoundQueryArguments,
     QueryDatabaseArguments,
     RelatedQueryArguments,
     TextAggregation,
@@ -37,6 +39,8 @@ from executors.spec import AggregationSpec, FilterSpec, QuerySpec
 from executors.vocabulary import (
     AGGREGATION_FIELDS,
     AGGREGATION_SLOT,
+    COMPOUND_FIELDS,
+    CONDITIONS_FIELD,
     DATE_FILTER_FIELD,
     FIELD_KIND,
     FILTER_FIELDS,
@@ -119,8 +123,10 @@ def _prepare(raw: Mapping[Any, Any]) -> dict[str, Any]:
             raise InvalidArgumentsError(f"Argument names must be strings; got {key!r}.")
         if key in IGNORED_KEYS:
             continue
-        if (key in SLOT_KEYS or key in RELATED_SLOT_KEYS) and isinstance(value, str):
+        if (key in SLOT_KEYS or key in RELATED_SLOT_KEYS or key == CONDITIONS_FIELD) and isinstance(value, str):
             value = _slot_from_string(key, value)
+        if key == CONDITIONS_FIELD and isinstance(value, Mapping):  # one condition sent bare
+            value = [value]
         data[key] = value
     for slot in FILTER_FIELDS:
         value = data.get(slot)
@@ -168,6 +174,9 @@ def _describe(
     given = error.get("input")
     slot = loc[0] if loc else ""
     leaf = loc[-1] if loc else ""
+    if slot in COMPOUND_FIELDS:
+        error_class, message = condition_error(loc, kind, given, path)
+        return error_class, message, path
     if kind == "extra_forbidden":
         if len(loc) == 1:
             return (
@@ -194,14 +203,18 @@ def _describe(
         )
     if slot == DATE_FILTER_FIELD and leaf == "operator":
         choices = ", ".join(o.value for o in DateOperator)
-        return InvalidOperatorError, f"{path} {_show(given)} is not valid; use one of: {choices}.", path
+        return InvalidOperatorError, f"{path} {shown(given)} is not valid; use one of: {choices}.", path
     if slot == SORT_FIELD and leaf == "order":
         choices = ", ".join(o.value for o in SortOrder)
-        return InvalidValueError, f"{path} {_show(given)} is not valid; use one of: {choices}.", path
+        return InvalidValueError, f"{path} {shown(given)} is not valid; use one of: {choices}.", path
     if slot == SORT_FIELD and leaf == "limit":
-        return InvalidValueError, f"{path} must be a whole number from 1 to {MAX_SORT_LIMIT}; got {_show(given)}.", path
+        return (
+            InvalidValueError,
+            f"{path} must be a whole number from 1 to {MAX_SORT_LIMIT}; got {shown(given)}.",
+            path,
+        )
     if slot == REFERENCE_FILTER_FIELD and leaf == "operator":
-        return InvalidOperatorError, f"{path} {_show(given)} is not valid; use =, !=, <, <=, >, >= or LIKE.", path
+        return InvalidOperatorError, f"{path} {shown(given)} is not valid; use =, !=, <, <=, >, >= or LIKE.", path
     if slot in SLOT_KEYS and len(loc) == 1:
         return (
             InvalidArgumentsError,
@@ -216,39 +229,39 @@ def _describe(
         return InvalidMetricError, _metric_message(slot, prop_kind, given), path
     if slot in FIELD_KIND and leaf == "value":
         prop_kind = FIELD_KIND[slot]
-        return InvalidValueError, f"{path} must be {VALUE_TYPES[prop_kind]}; got {_show(given)}.", path
+        return InvalidValueError, f"{path} must be {VALUE_TYPES[prop_kind]}; got {shown(given)}.", path
     if leaf == "top_occurrences_limit":
         return (
             InvalidValueError,
-            f"{path} must be a whole number from 1 to 100 (or left out for the top 5); got {_show(given)}.",
+            f"{path} must be a whole number from 1 to 100 (or left out for the top 5); got {shown(given)}.",
             path,
         )
     if leaf == "property_name":
-        return InvalidArgumentsError, f"{path} must be a string naming a property; got {_show(given)}.", path
+        return InvalidArgumentsError, f"{path} must be a string naming a property; got {shown(given)}.", path
     if loc == ("collection_name",):
-        return InvalidArgumentsError, f"collection_name must be a string; got {_show(given)}.", path
+        return InvalidArgumentsError, f"collection_name must be a string; got {shown(given)}.", path
     if loc in (("search_query",), ("groupby_property",)):
-        return InvalidArgumentsError, f"{path} must be a string; got {_show(given)}.", path
+        return InvalidArgumentsError, f"{path} must be a string; got {shown(given)}.", path
     return InvalidArgumentsError, f"{path}: {error.get('msg', 'invalid')}.", path
 
 
 def _operator_message(slot: str, kind: PropertyKind, given: object) -> str:
-    message = f"{slot}.operator {_show(given)} is not valid for {kind.value} properties; use one of: " + ", ".join(
+    message = f"{slot}.operator {shown(given)} is not valid for {kind.value} properties; use one of: " + ", ".join(
         OPERATORS[kind]
     )
     others = [FILTER_SLOT[other] for other in PropertyKind if other != kind and given in OPERATORS[other]]
     if others:
-        message += f". {_show(given)} is accepted by {' and '.join(others)}"
+        message += f". {shown(given)} is accepted by {' and '.join(others)}"
     return message + "."
 
 
 def _metric_message(slot: str, kind: PropertyKind, given: object) -> str:
-    message = f"{slot}.metrics {_show(given)} is not valid for {kind.value} properties; use one of: " + ", ".join(
+    message = f"{slot}.metrics {shown(given)} is not valid for {kind.value} properties; use one of: " + ", ".join(
         METRICS[kind]
     )
     others = [AGGREGATION_SLOT[other] for other in PropertyKind if other != kind and given in METRICS[other]]
     if others:
-        message += f". {_show(given)} is a metric of {' and '.join(others)}"
+        message += f". {shown(given)} is a metric of {' and '.join(others)}"
     return message + "."
 
 
@@ -286,7 +299,7 @@ def validate_arguments(args: QueryDatabaseArguments, schema: DatabaseSchema) -> 
         argument = getattr(args, slot)
         if argument is None:
             continue
-        prop = _resolve(collection, argument.property_name, slot, f"{slot}.property_name")
+        prop = resolve_property(collection, argument.property_name, slot, f"{slot}.property_name")
         _check_kind(collection, prop, slot, FILTER_SLOT)
         value = check_filter_value(collection, prop, slot, argument.operator.value, argument.value)
         filters.append(FilterSpec(prop=prop, operator=argument.operator.value, value=value, slot=slot))
@@ -296,7 +309,7 @@ def validate_arguments(args: QueryDatabaseArguments, schema: DatabaseSchema) -> 
         argument = getattr(args, slot)
         if argument is None:
             continue
-        prop = _resolve(collection, argument.property_name, slot, f"{slot}.property_name")
+        prop = resolve_property(collection, argument.property_name, slot, f"{slot}.property_name")
         _check_kind(collection, prop, slot, AGGREGATION_SLOT)
         limit = argument.top_occurrences_limit if isinstance(argument, TextAggregation) else None
         aggregations.append(
@@ -305,11 +318,11 @@ def validate_arguments(args: QueryDatabaseArguments, schema: DatabaseSchema) -> 
 
     group_by = None
     if args.groupby_property is not None:
-        group_by = _resolve(collection, args.groupby_property, "groupby_property", "groupby_property")
+        group_by = resolve_property(collection, args.groupby_property, "groupby_property", "groupby_property")
         if group_by.kind is None:
             raise TypeMismatchError(
                 f"Cannot group by '{group_by.name}': its type {group_by.data_type} is not supported. "
-                f"Group by one of: {_labels(collection, None)}.",
+                f"Group by one of: {labels(collection, None)}.",
                 field="groupby_property",
             )
 
@@ -317,6 +330,10 @@ def validate_arguments(args: QueryDatabaseArguments, schema: DatabaseSchema) -> 
     if isinstance(args, RelatedQueryArguments):
         filters += related_filters(args, collection, schema)
         sort = sort_of(args, collection, bool(aggregations) or group_by is not None or search is not None)
+    any_of: tuple[tuple[FilterSpec, ...], ...] = ()
+    if isinstance(args, CompoundQueryArguments):
+        more, any_of = condition_filters(args, collection)
+        filters += more
 
     return QuerySpec(
         collection=collection,
@@ -326,6 +343,7 @@ def validate_arguments(args: QueryDatabaseArguments, schema: DatabaseSchema) -> 
         aggregations=tuple(aggregations),
         group_by=group_by,
         sort=sort,
+        any_of=any_of,
     )
 
 
@@ -343,5 +361,5 @@ def _check_kind(collection: CollectionSchema, prop: PropertySchema, slot: str, s
         )
         options = OPERATORS if slot in FILTER_FIELDS else METRICS
         message += f" ({'operators' if slot in FILTER_FIELDS else 'metrics'} {', '.join(options[prop.kind])})."
-    message += f" {expected.value.capitalize()} properties of '{collection.name}': {_labels(collection, expected)}."
+    message += f" {expected.value.capitalize()} properties of '{collection.name}': {labels(collection, expected)}."
     raise TypeMismatchError(message, field=f"{slot}.property_name")

@@ -16,11 +16,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from executors.vocabulary import (
     AGGREGATION_FIELDS,
     COMPONENT_FIELDS,
+    COMPOUND_FIELDS,
+    MAX_CONDITIONS,
     MAX_SORT_LIMIT,
     RELATED_FIELDS,
     BooleanMetric,
     BooleanOperator,
+    ConditionOperator,
     DateOperator,
+    Match,
     NumberMetric,
     NumberOperator,
     ReferenceOperator,
@@ -172,10 +176,41 @@ class RelatedQueryArguments(QueryDatabaseArguments):
         return [*super().components(), *(name for name in RELATED_FIELDS if getattr(self, name) is not None)]
 
 
-#: The arguments model of each operations set: the paper's exactly, or the paper's and the related slots.
+class Condition(_Strict):
+    """A condition on one property. between takes value and value_to, inclusive. A date may be 2002, 2002-03,
+    2002-03-14 or 1990s: the whole span."""
+
+    property_name: str
+    operator: ConditionOperator
+    value: str | float | bool
+    value_to: str | float | None = Field(default=None, description="The end of the range, for between only.")
+
+
+class CompoundQueryArguments(RelatedQueryArguments):
+    """The related arguments plus any number of conditions on any property, joined by `match`: all of
+    them (and, the default) or any of them (or). The single filter slots always apply besides, so a
+    paper call is a compound call and runs as one."""
+
+    conditions: list[Condition] | None = Field(
+        default=None,
+        max_length=MAX_CONDITIONS,
+        description="Conditions on any property (text, number, boolean or date), as many as the question "
+        "names; the filters above apply besides.",
+    )
+    match: Match | None = Field(
+        default=None, description="all: every condition holds (and, the default); any: at least one does (or)."
+    )
+
+    def components(self) -> list[str]:
+        return [*super().components(), *(name for name in COMPOUND_FIELDS if getattr(self, name))]
+
+
+#: The arguments model of each operations set: the paper's exactly, the paper's and the related slots, or
+#: those and the conditions.
 ARGUMENT_MODELS: dict[ToolOperations, type[QueryDatabaseArguments]] = {
     ToolOperations.PAPER: QueryDatabaseArguments,
     ToolOperations.RELATED: RelatedQueryArguments,
+    ToolOperations.COMPOUND: CompoundQueryArguments,
 }
 
 

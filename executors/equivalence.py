@@ -22,18 +22,35 @@ from executors._text import SUPPORTED_TOKENIZATIONS, equal_query_tokens, like_to
 from executors.options import DEFAULT_TOP_OCCURRENCES_LIMIT
 from executors.schema import PropertySchema
 from executors.spec import FilterSpec, QuerySpec
-from executors.vocabulary import DATE_FILTER_FIELD, GROUPBY_FIELD, SEARCH_FIELD, SORT_FIELD, PropertyKind
+from executors.vocabulary import (
+    CONDITIONS_FIELD,
+    DATE_FILTER_FIELD,
+    GROUPBY_FIELD,
+    SEARCH_FIELD,
+    SORT_FIELD,
+    PropertyKind,
+)
+
+#: The canonical form's key of a compound call's filters, and of its alternatives (`match: any`).
+FILTERS_KEY = "filters"
+ANY_OF_KEY = "any_of"
 
 
 def canonical_form(spec: QuerySpec) -> dict[str, Any]:
-    """Slot name -> what that slot means (absent slots left out); the collection under `collection_name`."""
+    """Slot name -> what that slot means (absent slots left out); the collection under `collection_name`.
+
+    A call with `conditions` has no slots for its filters: every filter it ANDs, from a slot or a
+    condition, is one set under `filters` (so order never matters, one condition is its slot and a
+    between is its two bounds), and its alternatives a set of sets under `any_of`."""
     form: dict[str, Any] = {"collection_name": spec.collection.name}
     if spec.search_query is not None:
         form[SEARCH_FIELD] = True
-    for flt in spec.filters:
-        meaning = (flt.prop.name, *filter_meaning(flt, spec.collection.stopwords))
-        if flt.via is not None:  # a property of the referenced object: the link is part of the meaning
-            meaning = (flt.via, *meaning)
+    if is_compound(spec):
+        form[FILTERS_KEY] = filter_set(spec.filters, spec.collection.stopwords)
+        if spec.any_of:
+            form[ANY_OF_KEY] = frozenset(filter_set(a, spec.collection.stopwords) for a in spec.any_of)
+    for flt in () if is_compound(spec) else spec.filters:
+        meaning = _meaning(flt, spec.collection.stopwords)
         if flt.slot == DATE_FILTER_FIELD:  # before/after is one bound, between two: all of them, in order
             form[flt.slot] = (*form.get(flt.slot, ()), meaning)
         else:
@@ -48,6 +65,23 @@ def canonical_form(spec: QuerySpec) -> dict[str, Any]:
     if spec.group_by is not None:
         form[GROUPBY_FIELD] = spec.group_by.name
     return form
+
+
+def is_compound(spec: QuerySpec) -> bool:
+    """The call holds `conditions` (the `compound` operations): its filters are compared as one set."""
+    return bool(getattr(spec.arguments, CONDITIONS_FIELD, None))
+
+
+def filter_set(filters: tuple[FilterSpec, ...], stopwords: frozenset[str] = frozenset()) -> frozenset[tuple[Any, ...]]:
+    """What a conjunction of filters means, order aside."""
+    return frozenset(_meaning(flt, stopwords) for flt in filters)
+
+
+def _meaning(flt: FilterSpec, stopwords: frozenset[str]) -> tuple[Any, ...]:
+    meaning = (flt.prop.name, *filter_meaning(flt, stopwords))
+    if flt.via is not None:  # a property of the referenced object: the link is part of the meaning
+        meaning = (flt.via, *meaning)
+    return meaning
 
 
 def filter_meaning(flt: FilterSpec, stopwords: frozenset[str] = frozenset()) -> tuple[str, Any]:

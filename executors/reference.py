@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import uuid as uuid_lib
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -229,8 +230,11 @@ class ReferenceExecutor:
         matched = [
             obj
             for obj in self._objects.get(collection.name, [])
-            if all(self._matches(f, obj.properties, collection) for f in spec.applied_filters)
-            and all(_kept(whole, obj.properties) for whole in wholes)
+            if self._holds(spec.applied_filters, wholes, obj.properties, collection)
+            and (
+                not spec.any_of
+                or any(self._holds(alternative, wholes, obj.properties, collection) for alternative in spec.any_of)
+            )
         ]
         result = QueryResult(
             collection=collection.name,
@@ -245,7 +249,7 @@ class ReferenceExecutor:
             by_uuid = {o.uuid: o for o in matched}
             matched = [by_uuid[hit.uuid] for hit in hits]
         # Unfiltered fetches use Weaviate's cursor, which starts after the nil UUID.
-        listed = matched if spec.applied_filters else [o for o in matched if o.uuid != NIL_UUID]
+        listed = matched if spec.is_filtered else [o for o in matched if o.uuid != NIL_UUID]
         if spec.group_by is None and not spec.aggregations:
             if hits is not None:
                 result.objects = ranked_objects(collection, hits[: options.search_limit])
@@ -294,6 +298,18 @@ class ReferenceExecutor:
                 collection, result.groups, samples, spec.group_by, options.samples_per_group, hits is not None
             )
         return result
+
+    def _holds(
+        self,
+        filters: tuple[FilterSpec, ...],
+        wholes: tuple[WholeValue, ...],
+        properties: Mapping[str, Any],
+        collection: CollectionSchema,
+    ) -> bool:
+        """Every one of `filters` holds, each text `=` among them as its whole value (`wholes`)."""
+        return all(self._matches(f, properties, collection) for f in filters) and all(
+            _kept(whole, properties) for whole in wholes if whole.filter in filters
+        )
 
     def _matches(self, spec: FilterSpec, properties: Mapping[str, Any], collection: CollectionSchema) -> bool:
         """`matches`, through a reference when the filter has one: an object matches when the object
@@ -359,9 +375,9 @@ def matches(spec: FilterSpec, properties: Mapping[str, Any], collection: Collect
         moment = value if isinstance(value, datetime) else _as_datetime(value)
         assert isinstance(spec.value, datetime)
         return NUMBER_COMPARISONS[spec.operator](moment.timestamp(), spec.value.timestamp())
+    if spec.operator == "!=":  # Weaviate's not_equal is the complement of equal: a missing value passes
+        return not matches(replace(spec, operator="="), properties, collection)
     if spec.kind == PropertyKind.BOOLEAN:
-        if spec.operator == "!=":
-            return value is None or bool(value) != spec.value
         return value is not None and bool(value) == spec.value
     if value is None:
         return False

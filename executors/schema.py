@@ -184,11 +184,13 @@ class DatabaseSchema(BaseModel):
         """The schema a tool with these operations sees (`paper`: without dates and references)."""
         if operations is self.operations:
             return self
-        return self._related_view if operations is ToolOperations.RELATED else self._paper_view
+        if operations.sees_related:
+            return self._full_views[operations]
+        return self._paper_view
 
     @cached_property
-    def _related_view(self) -> DatabaseSchema:
-        return DatabaseSchema(collections=self.collections, operations=ToolOperations.RELATED)
+    def _full_views(self) -> dict[ToolOperations, DatabaseSchema]:
+        return {ops: DatabaseSchema(collections=self.collections, operations=ops) for ops in ToolOperations}
 
     @cached_property
     def _paper_view(self) -> DatabaseSchema:

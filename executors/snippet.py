@@ -169,7 +169,7 @@ def _comment_lines(comments: list[str], width: int = 100) -> list[str]:
 def _comments(plan: QueryPlan, call: PlannedCall) -> list[str]:
     """What the executor does with this call's response beyond the call itself."""
     spec, options = plan.spec, plan.options
-    lone = len(spec.applied_filters) == 1 and spec.applied_filters[0].operator in LIMITED_OPERATORS
+    lone = not spec.any_of and len(spec.applied_filters) == 1 and spec.applied_filters[0].operator in LIMITED_OPERATORS
     if call.purpose == "hits":
         listing = spec.group_by is None and not spec.aggregations
         return [
@@ -192,7 +192,7 @@ def _comments(plan: QueryPlan, call: PlannedCall) -> list[str]:
         return comments
     if call.purpose == "count":
         return ["How many objects match (the listing above is one page of them)."]
-    comments = _metric_comments(plan, escaped=call.purpose == "aggregate" and not spec.applied_filters)
+    comments = _metric_comments(plan, escaped=call.purpose == "aggregate" and not spec.is_filtered)
     if call.purpose == "groups":
         comments.insert(
             0,

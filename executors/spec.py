@@ -78,11 +78,24 @@ class QuerySpec:
     #: The caller's scoping filters (see `executors.scope`): applied with the model's, never shown as its own.
     scope: tuple[FilterSpec, ...] = ()
     sort: SortSpec | None = None
+    #: The `compound` operations' alternatives (`match: any`): an object matches when all the filters of at
+    #: least one alternative hold, besides `applied_filters`. Empty: no such group.
+    any_of: tuple[tuple[FilterSpec, ...], ...] = ()
+
+    @property
+    def all_filters(self) -> tuple[FilterSpec, ...]:
+        """The model's filters, those inside the alternatives too (the scope's not)."""
+        return self.filters + tuple(f for alternative in self.any_of for f in alternative)
 
     @property
     def applied_filters(self) -> tuple[FilterSpec, ...]:
         """What every Weaviate call is filtered by: the model's filters and the scope's."""
         return self.filters + self.scope
+
+    @property
+    def is_filtered(self) -> bool:
+        """Any filter at all: the model's, the alternatives or the scope's."""
+        return bool(self.applied_filters or self.any_of)
 
     @property
     def has_search(self) -> bool:
@@ -98,7 +111,7 @@ class QuerySpec:
             name
             for name, present in (
                 ("search", self.has_search),
-                ("filter", bool(self.filters)),
+                ("filter", bool(self.filters or self.any_of)),
                 ("aggregate", self.has_aggregation),
                 ("group_by", self.group_by is not None),
                 ("sort", self.sort is not None),

@@ -211,8 +211,9 @@ FILTER_METHODS: dict[str, str] = {
 
 
 class ToolOperations(str, Enum):
-    """Which operations the tool offers: the paper's (Appendix A, exactly as published) or the paper's
-    plus `related`'s optional slots (a filter through a reference, a date filter, a sort with a limit).
+    """Which operations the tool offers: the paper's (Appendix A, exactly as published), the paper's
+    plus `related`'s optional slots (a filter through a reference, a date filter, a sort with a limit), or
+    `compound`: those plus any number of `conditions` on any property, joined by all (and) or any (or).
 
     An executor is built for one of them: under `paper` it shows and accepts nothing beyond the paper's
     tool (date properties and references are hidden, the new slots are unknown arguments), so runs on
@@ -220,6 +221,12 @@ class ToolOperations(str, Enum):
 
     PAPER = "paper"
     RELATED = "related"
+    COMPOUND = "compound"
+
+    @property
+    def sees_related(self) -> bool:
+        """Dates, references and sorting are offered (every set but the paper's)."""
+        return self is not ToolOperations.PAPER
 
 
 class DateOperator(str, Enum):
@@ -261,3 +268,39 @@ RELATED_SLOT_KEYS: dict[str, tuple[str, ...]] = {
 }
 #: The largest `sort.limit` (a "top N" question lists at most this many).
 MAX_SORT_LIMIT = 100
+
+
+# What a `conditions` entry compares with; which ones a property takes is `CONDITION_OPERATORS`. (No
+# docstring: a class's docstring becomes the tool's description of the field, which the model reads.)
+class ConditionOperator(str, Enum):
+    EQUAL = "="
+    NOT_EQUAL = "!="
+    LESS = "<"
+    LESS_EQUAL = "<="
+    GREATER = ">"
+    GREATER_EQUAL = ">="
+    LIKE = "LIKE"
+    BETWEEN = "between"
+
+
+# How the `conditions` are joined: every one holds (and), or at least one does (or).
+class Match(str, Enum):
+    ALL = "all"
+    ANY = "any"
+
+
+#: The `compound` operations' slots, after the related ones: the list of conditions and how it is joined.
+CONDITIONS_FIELD = "conditions"
+MATCH_FIELD = "match"
+COMPOUND_FIELDS: tuple[str, ...] = (CONDITIONS_FIELD, MATCH_FIELD)
+CONDITION_KEYS: tuple[str, ...] = ("property_name", "operator", "value", "value_to")
+#: The most conditions one call holds (a 1.5B model under a grammar writes short lists reliably).
+MAX_CONDITIONS = 6
+_ORDER = ("<", "<=", ">", ">=")
+#: The operators a condition takes on each kind of property; "date" is a date property.
+CONDITION_OPERATORS: dict[str, tuple[str, ...]] = {
+    PropertyKind.TEXT.value: ("=", "!=", "LIKE"),
+    PropertyKind.NUMBER.value: ("=", "!=", *_ORDER, "between"),
+    PropertyKind.BOOLEAN.value: ("=", "!="),
+    DATE_DATA_TYPE: ("=", *_ORDER, "between"),
+}

@@ -138,7 +138,7 @@ def whole_values(spec: QuerySpec, stored_values: StoredValuesOf) -> tuple[WholeV
     """The model's filters of `spec` taken as whole values (the scope's are the caller's and keep their
     meaning); stored values are read, within the scope, only for the filters the rule applies to."""
     found = []
-    for flt in spec.filters:
+    for flt in spec.all_filters:
         if applies_to(flt):
             stored = stored_values(spec.collection.name, flt.prop.name, spec.scope)
             if (whole := whole_value(flt, stored, spec.collection.stopwords)) is not None:
