@@ -31,6 +31,7 @@ from executors.vocabulary import (
     DATE_DATA_TYPE,
     MATCH_FIELD,
     MAX_CONDITIONS,
+    SPAN_END,
     VALUE_TYPES,
     ConditionOperator,
     Match,
@@ -118,8 +119,7 @@ def _date_condition(condition: Condition, prop: PropertySchema, slot: str) -> li
             )
     if operator in ("=", "between"):
         return [FilterSpec(prop, ">=", start, slot), FilterSpec(prop, "<=", end, slot)]
-    bound = {"<": start, ">=": start, ">": end, "<=": end}[operator]
-    return [FilterSpec(prop, operator, bound, slot)]
+    return [FilterSpec(prop, operator, (start, end)[SPAN_END[operator]], slot)]
 
 
 def date_span(value: object, field: str) -> tuple[datetime, datetime]:

@@ -304,3 +304,6 @@ CONDITION_OPERATORS: dict[str, tuple[str, ...]] = {
     PropertyKind.BOOLEAN.value: ("=", "!="),
     DATE_DATA_TYPE: ("=", *_ORDER, "between"),
 }
+#: Which end of a date's span each order operator compares with: before March is before it starts (0),
+#: after 2025 after it ends (1).
+SPAN_END: dict[str, int] = {"<": 0, ">=": 0, ">": 1, "<=": 1}
