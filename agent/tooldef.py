@@ -17,7 +17,14 @@ from typing import Any
 
 from agent.tokens import TokenCounter, estimate_counter
 from executors import CollectionSchema, DatabaseSchema, PropertyKind, tool_parameters_schema
-from executors.vocabulary import AGGREGATION_FIELDS, DATE_DATA_TYPE, FIELD_KIND, GROUPBY_FIELD, ToolOperations
+from executors.vocabulary import (
+    AGGREGATION_FIELDS,
+    CONDITIONS_FIELD,
+    DATE_DATA_TYPE,
+    FIELD_KIND,
+    GROUPBY_FIELD,
+    ToolOperations,
+)
 from llm import ToolDefinition
 
 TOOL_NAME = "query_database"
@@ -201,13 +208,20 @@ def property_names_by_kind(collections: Iterable[CollectionSchema]) -> dict[Prop
     return {kind: list(found) for kind, found in names.items()}
 
 
-def typed_slot(slot: str, spec: dict[str, Any], names: dict[PropertyKind, list[str]]) -> dict[str, Any] | None:
+def typed_slot(
+    slot: str, spec: dict[str, Any], names: dict[PropertyKind, list[str]], dates: Sequence[str] = ()
+) -> dict[str, Any] | None:
     """A copy of the slot's schema whose property name is an enum of the properties of the slot's kind (the
     group-by: text and boolean ones); None when there is none, so the slot is dropped; other slots as they are.
     A grammar then cannot put a text property into a number aggregation."""
     if slot == GROUPBY_FIELD:
         choices = names.get(PropertyKind.TEXT, []) + names.get(PropertyKind.BOOLEAN, [])
         return {**spec, "enum": choices} if choices else None
+    if slot == CONDITIONS_FIELD:  # a condition takes any property the tool lists, dates included
+        every = list(dict.fromkeys([*(name for found in names.values() for name in found), *dates]))
+        typed = copy.deepcopy(spec)
+        typed["items"]["properties"]["property_name"] = {"type": "string", "enum": every}
+        return typed if every else None
     if slot not in FIELD_KIND:
         return copy.deepcopy(spec)
     choices = names.get(FIELD_KIND[slot], [])
@@ -230,8 +244,9 @@ def typed_tools(tools: ToolSet, schema: DatabaseSchema, about: str = "", require
         own = tools.tool_to_collection.get(function["name"])
         offered = [own] if own else list(parameters["properties"].get("collection_name", {}).get("enum", []))
         offered = [about] if about in offered else offered
-        names = property_names_by_kind(c for c in schema.collections if c.name in offered)
-        slots = {slot: typed_slot(slot, spec, names) for slot, spec in parameters["properties"].items()}
+        chosen = [c for c in schema.collections if c.name in offered]
+        names, dates = property_names_by_kind(chosen), [p.name for c in chosen for p in c.dates()]
+        slots = {slot: typed_slot(slot, spec, names, dates) for slot, spec in parameters["properties"].items()}
         parameters["properties"] = {slot: spec for slot, spec in slots.items() if spec is not None}
         needed = [slot for slot in required if slot in parameters["properties"]]
         # last, after the slots: a question's required slots vary, and a prompt cache keeps what comes before

@@ -40,6 +40,7 @@ from typing import Any
 
 from agent._words import content_stems, meets, split_name
 from agent.loop import AgentConfig, AgentRun, Executor
+from agent.strategies.conditions import date_condition, filtered_properties, shown, with_condition
 from agent.strategies.openings import openings_of
 from agent.strategies.wording import (
     ASKS_HOW_MANY_DIFFERENT,
@@ -54,6 +55,7 @@ from executors.vocabulary import (
     COMPONENT_FIELDS,
     FILTER_SLOT,
     GROUPBY_FIELD,
+    REFERENCE_FILTER_FIELD,
     RELATED_FIELDS,
     SEARCH_FIELD,
     NumberMetric,
@@ -135,11 +137,6 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
     return (amended, "; ".join(why) + ".") if why else (arguments, "")
 
 
-def _filtered(arguments: dict[str, Any]) -> set[str]:
-    """The properties a call already filters on."""
-    return {str(f.get("property_name")) for f in map(arguments.get, FILTER_SLOT.values()) if isinstance(f, dict)}
-
-
 def _about(tools: ToolSet, config: AgentConfig) -> str:
     """The collection whose properties the enums hold ("": every one offered, as a call may cross to them)."""
     return "" if tools.design.operations is not ToolOperations.PAPER else config.checked_collection
@@ -171,6 +168,7 @@ class Typed:
         if schema is None:  # nothing to type them from: the tool as it is
             return self.inner.run(model, executor, tools, config, question, on_call)
         about = _about(tools, config)
+        compound = tools.design.operations is ToolOperations.COMPOUND
 
         def amend(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
             found = schema.get(str(arguments.get("collection_name") or ""))
@@ -178,13 +176,18 @@ class Typed:
             groupable = [p.name for p in found.properties if p.kind in kinds] if found is not None else []
             amended, why = amend_to_question(question, arguments, groupable)
             numbers = [p.name for p in found.properties if p.kind is PropertyKind.NUMBER] if found is not None else []
-            crosses = any(amended.get(slot) for slot in RELATED_FIELDS)  # a condition may be on the linked objects
-            restored = number_condition(question, numbers) if not amended.get(NUMBER_FILTER) and not crosses else None
-            if restored is not None and restored["property_name"] not in _filtered(amended):
+            # a condition may be on the linked objects (the compound tool: only through a reference filter)
+            crosses = any(amended.get(slot) for slot in ((REFERENCE_FILTER_FIELD,) if compound else RELATED_FIELDS))
+            free = not amended.get(NUMBER_FILTER)
+            restored = number_condition(question, numbers) if (free or compound) and not crosses else None
+            if restored is not None and restored["property_name"] not in filtered_properties(amended):
                 # the question states a number condition and the call dropped it: it is put back
-                amended = {**amended, NUMBER_FILTER: restored}
-                shown = f"{restored['property_name']} {restored['operator']} {restored['value']}"
-                why = (why + " " if why else "") + f"the question's condition {shown} was put back."
+                amended = {**amended, NUMBER_FILTER: restored} if free else with_condition(amended, restored) or amended
+                why = (why + " " if why else "") + f"the question's condition {shown(restored)} was put back."
+            spanned = date_condition(question, [p.name for p in found.dates()]) if compound and found else None
+            if spanned is not None and not crosses and (added := with_condition(amended, spanned)) is not None:
+                amended = added  # the question places its objects in a time span the call did not
+                why = (why + " " if why else "") + f"the question's time span {shown(spanned)} was put back."
             unsearchable = found is not None and not found.searchable and bool(amended.get(SEARCH_FIELD))
             if unsearchable and any(amended.get(slot) for slot in COMPONENT_FIELDS if slot != SEARCH_FIELD):
                 # no vectorizer, no search: the call's conditions answer without it (a search alone is left

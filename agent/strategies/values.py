@@ -31,6 +31,7 @@ from typing import Any
 
 from agent._words import content_stems
 from agent.loop import AgentConfig, AgentRun, Executor
+from agent.strategies.conditions import filtered_properties, with_condition
 from agent.strategies.decompose import offered_collections
 from agent.tooldef import ToolSet
 from executors.errors import ExecutorError
@@ -39,9 +40,11 @@ from executors.vocabulary import (
     AGGREGATION_SLOT,
     FILTER_SLOT,
     GROUPBY_FIELD,
+    REFERENCE_FILTER_FIELD,
     RELATED_FIELDS,
     SEARCH_FIELD,
     PropertyKind,
+    ToolOperations,
 )
 
 _QUESTION_WORDS = re.compile(r"[A-Za-z][A-Za-z'-]*")
@@ -241,26 +244,45 @@ class Values:
             f"the filter ran on {holding} LIKE {pattern!r}, which holds it."
         )
 
-    def restore(self, executor: Executor, arguments: dict[str, Any], question: str) -> tuple[dict[str, Any], str]:
-        """The call with the one stored category value the question names put back as its text filter, when
-        the call has none (nor a search, nor that property's groups or top values), and why."""
+    def restore(
+        self, executor: Executor, arguments: dict[str, Any], question: str, compound: bool = False
+    ) -> tuple[dict[str, Any], str]:
+        """The call with the stored category values the question names put back, and why: the one value as
+        its text filter when the call has none (nor a search, nor that property's groups or top values); with
+        the `compound` tool, each property's one named value the call does not filter on, as a condition."""
         collection = str(arguments.get("collection_name") or "")
         schema = getattr(executor, "schema", None)
         found = schema.get(collection) if schema is not None else None
-        busy = (TEXT_FILTER, SEARCH_FIELD, *RELATED_FIELDS)  # a condition may be on the linked objects
+        # a condition may be on the linked objects (the compound tool: only through a reference filter)
+        busy = (SEARCH_FIELD, REFERENCE_FILTER_FIELD) if compound else (TEXT_FILTER, SEARCH_FIELD, *RELATED_FIELDS)
         if found is None or any(arguments.get(slot) for slot in busy):
             return arguments, ""
         values = self.categories(executor, found)
         complete = self._complete.get(collection, set())
         named = named_values(question, {p: values[p] for p in complete if p in values})
-        if len(named) != 1:
-            return arguments, ""
-        prop, value = named[0]
         top = arguments.get(TEXT_AGGREGATION)
-        if arguments.get(GROUPBY_FIELD) == prop or (isinstance(top, dict) and top.get("property_name") == prop):
+        summarized = {arguments.get(GROUPBY_FIELD), top.get("property_name") if isinstance(top, dict) else None}
+        by_property: dict[str, list[str]] = {}
+        for prop, value in named:
+            by_property.setdefault(prop, []).append(value)
+        missing = [
+            (prop, only)
+            for prop, (only, *others) in by_property.items()
+            if not others and prop not in summarized and prop not in filtered_properties(arguments)
+        ]
+        if not missing or (not compound and len(named) != 1):
             return arguments, ""
-        restored = {**arguments, TEXT_FILTER: {"property_name": prop, "operator": "=", "value": value}}
-        return restored, f'the question names {prop} = "{value}", which the call did not filter on: put back.'
+        why = []
+        for prop, value in missing:
+            condition = {"property_name": prop, "operator": "=", "value": value}
+            if not arguments.get(TEXT_FILTER):
+                arguments = {**arguments, TEXT_FILTER: condition}
+            elif (added := with_condition(arguments, condition)) is not None:
+                arguments = added
+            else:
+                continue
+            why.append(f'the question names {prop} = "{value}", which the call did not filter on: put back.')
+        return arguments, " ".join(why)
 
     @staticmethod
     def _matches(executor: Executor, collection: str, prop: str, pattern: str) -> bool:
@@ -300,9 +322,10 @@ class Values:
             )
             config = config.model_copy(update={"question_context": context + "; ".join(candidates) + "."})
         moved: list[str] = []
+        compound = tools.design.operations is ToolOperations.COMPOUND
 
         def amend(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
-            arguments, restored = self.restore(executor, arguments, question)
+            arguments, restored = self.restore(executor, arguments, question, compound)
             arguments, why = self.amend(executor, arguments)
             moved.extend([why] if why else [])
             return arguments, " ".join(w for w in (restored, why) if w)

@@ -159,5 +159,5 @@ def design_from_flags(
     try:
         chosen = ToolOperations(operations)
     except ValueError:
-        raise ConfigError(f"unknown --operations {operations!r}; choose paper or related") from None
+        raise ConfigError(f"unknown --operations {operations!r}; choose paper, related or compound") from None
     return ToolDesign(tool_variant, rationale, parallel, structured, budget, chosen)

@@ -1,0 +1,123 @@
+"""Conditions the question states and the call dropped, put back as `conditions` of the compound tool.
+
+The small model writes the first condition it reads and often stops there: "French Pinot Noirs" became
+every French wine, "Apple's average price in 2005" every year's. Under the compound operations a call
+can hold every condition, so the agent's linkers (`values` for stored category values, `typed` for a
+number condition and a time span) add what they found and the call lacks. A condition is added only
+where nothing in the call already filters that property, and never to a call whose conditions are
+alternatives (`match: any`): there, one more alternative would widen the answer, not narrow it.
+
+Dates are read as people write them, from the question's words alone: "in 2005", "in March 2005", "in
+the 90s", "since 2002", "after 2003", "before 2005", "between 2002 and 2004"; the executor resolves the
+value to its span (`executors._conditions.date_span`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from executors.vocabulary import (
+    CONDITIONS_FIELD,
+    DATE_FILTER_FIELD,
+    FILTER_FIELDS,
+    MATCH_FIELD,
+    MAX_CONDITIONS,
+    Match,
+)
+
+_MONTHS = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+]
+_MONTH = "|".join(sorted({m for name in _MONTHS for m in (name, name[:3])} | {"sept"}, key=len, reverse=True))
+#: One time span: a month and year, a year, or a decade ("1990s", "the 90s", "'90s").
+_SPAN = (
+    rf"(?:(?P<{{p}}mon>{_MONTH})\.?\s+(?:of\s+)?)?(?P<{{p}}year>(?:1[89]|20)\d\d)(?![\d'’]|s\b)"
+    rf"|(?:the\s+)?(?P<{{p}}dec>(?:1[89]|20)?\d0)['’]?s\b"
+)
+_ONE = re.compile(rf"(?<![\d.,])(?:{_SPAN.format(p='a')})", re.I)
+_RANGE = re.compile(
+    rf"\b(?:between|from)\s+(?:{_SPAN.format(p='a')})\s+(?:and|to|through|until)\s+(?:{_SPAN.format(p='b')})", re.I
+)
+#: Words before a number that make it an amount, not a year ("over 2000 dollars", "$2000").
+_AMOUNT = re.compile(r"(?:\b(?:over|under|above|below|than|least|most|exactly|about|around)\s+|[$€£])$", re.I)
+#: The words before a span that make it a bound, and the operator each one means.
+_BOUNDS = (
+    (re.compile(r"\b(?:in or after|on or after|since|starting(?: in| from)?|as of|from)\s+$", re.I), ">="),
+    (re.compile(r"\b(?:in or before|on or before|until|through|up to|by)\s+$", re.I), "<="),
+    (re.compile(r"\b(?:after|later than)\s+$", re.I), ">"),
+    (re.compile(r"\b(?:before|prior to|earlier than)\s+$", re.I), "<"),
+)
+
+
+def _value(match: re.Match[str], prefix: str) -> str:
+    """The span as the executor reads it: 2005, 2005-03 or 1990s."""
+    decade = match.group(f"{prefix}dec")
+    if decade:
+        return f"{decade}s" if len(decade) == 4 else f"{'19' if int(decade) >= 30 else '20'}{decade}s"
+    month = match.group(f"{prefix}mon")
+    year = match.group(f"{prefix}year")
+    if month:
+        return f"{year}-{_MONTHS.index(next(m for m in _MONTHS if m.startswith(month.lower()[:3]))) + 1:02d}"
+    return year
+
+
+def date_condition(question: str, dates: list[str]) -> dict[str, Any] | None:
+    """The one time span the question places its objects in, as a condition on the collection's one date
+    property; None without one date property, or with no span or several."""
+    if len(dates) != 1:
+        return None
+    if (ranged := _RANGE.search(question)) is not None:
+        return {
+            "property_name": dates[0],
+            "operator": "between",
+            "value": _value(ranged, "a"),
+            "value_to": _value(ranged, "b"),
+        }
+    found = [m for m in _ONE.finditer(question) if not _AMOUNT.search(question[max(0, m.start() - 20) : m.start()])]
+    if len({_value(m, "a") for m in found}) != 1:
+        return None
+    first = found[0]
+    before = question[max(0, first.start() - 20) : first.start()]
+    operator = next((op for pattern, op in _BOUNDS if pattern.search(before)), "=")
+    return {"property_name": dates[0], "operator": operator, "value": _value(first, "a")}
+
+
+def filtered_properties(arguments: dict[str, Any]) -> set[str]:
+    """The properties a call already filters on: in a filter slot, the date filter or a condition."""
+    slots = [arguments.get(slot) for slot in (*FILTER_FIELDS, DATE_FILTER_FIELD)]
+    listed = arguments.get(CONDITIONS_FIELD)
+    found = [*slots, *(listed if isinstance(listed, list) else [])]
+    return {str(f.get("property_name")) for f in found if isinstance(f, dict)}
+
+
+def with_condition(arguments: dict[str, Any], condition: dict[str, Any]) -> dict[str, Any] | None:
+    """The call with `condition` among its conditions, or None where it cannot take one more: its property
+    is filtered already, its conditions are alternatives, or the list is full."""
+    listed = arguments.get(CONDITIONS_FIELD)
+    listed = listed if isinstance(listed, list) else []
+    if condition["property_name"] in filtered_properties(arguments) or len(listed) >= MAX_CONDITIONS:
+        return None
+    if arguments.get(MATCH_FIELD) == Match.ANY.value and listed:
+        return None
+    return {**arguments, CONDITIONS_FIELD: [*listed, condition]}
+
+
+def shown(condition: dict[str, Any]) -> str:
+    """A condition as the note says it: `date between 2002 and 2004`, `country = "US"`."""
+    value = condition["value"]
+    written = f'"{value}"' if isinstance(value, str) and not re.fullmatch(r"[\d-]+s?", value) else str(value)
+    if condition["operator"] == "between":
+        return f"{condition['property_name']} between {value} and {condition['value_to']}"
+    return f"{condition['property_name']} {condition['operator']} {written}"
