@@ -23,6 +23,7 @@ from executors.vocabulary import (
     DATE_DATA_TYPE,
     FIELD_KIND,
     GROUPBY_FIELD,
+    REFERENCE_FILTER_FIELD,
     ToolOperations,
 )
 from llm import ToolDefinition
@@ -247,6 +248,8 @@ def typed_tools(tools: ToolSet, schema: DatabaseSchema, about: str = "", require
         chosen = [c for c in schema.collections if c.name in offered]
         names, dates = property_names_by_kind(chosen), [p.name for c in chosen for p in c.dates()]
         slots = {slot: typed_slot(slot, spec, names, dates) for slot, spec in parameters["properties"].items()}
+        if not any(c.references for c in chosen):  # nothing to filter through: the slot only misleads
+            slots.pop(REFERENCE_FILTER_FIELD, None)
         parameters["properties"] = {slot: spec for slot, spec in slots.items() if spec is not None}
         needed = [slot for slot in required if slot in parameters["properties"]]
         # last, after the slots: a question's required slots vary, and a prompt cache keeps what comes before

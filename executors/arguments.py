@@ -17,6 +17,8 @@ from executors.vocabulary import (
     AGGREGATION_FIELDS,
     COMPONENT_FIELDS,
     COMPOUND_FIELDS,
+    DATE_FILTER_FIELD,
+    FILTER_FIELDS,
     MAX_CONDITIONS,
     MAX_SORT_LIMIT,
     RELATED_FIELDS,
@@ -233,6 +235,8 @@ def tool_parameters_schema(
     # that renders tools in order (llama.cpp) then reuses the cached prefix up to it across use
     # cases. Required slots are still generated first.
     properties = dict(schema["properties"])
+    if operations is ToolOperations.COMPOUND:
+        properties = _compound_order(properties)
     collection = {**properties.pop("collection_name"), "enum": list(collection_names)}
     schema["properties"] = {**properties, "collection_name": collection}
     schema["required"] = ["collection_name"]
@@ -244,6 +248,20 @@ def tool_parameters_schema(
         schema["required"] = ["rationale", "collection_name"]
     schema["additionalProperties"] = False
     return schema
+
+
+def _compound_order(properties: dict[str, Any]) -> dict[str, Any]:
+    """The compound tool as the model sees it: the conditions beside the filter slots, where a model looks for
+    a second condition, and no `date_filter` (a date is a condition, read as people write it; a call that
+    sends one still runs)."""
+    conditions = {name: properties.pop(name) for name in COMPOUND_FIELDS}
+    properties.pop(DATE_FILTER_FIELD)
+    ordered: dict[str, Any] = {}
+    for name, spec in properties.items():
+        ordered[name] = spec
+        if name == FILTER_FIELDS[-1]:
+            ordered.update(conditions)
+    return ordered
 
 
 def _simplify(node: Any, definitions: dict[str, Any]) -> Any:

@@ -17,12 +17,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agent.strategies.wording import NUMBER_FILTER, number_condition, number_range
 from executors.vocabulary import (
     CONDITIONS_FIELD,
     DATE_FILTER_FIELD,
     FILTER_FIELDS,
     MATCH_FIELD,
     MAX_CONDITIONS,
+    REFERENCE_FILTER_FIELD,
     Match,
 )
 
@@ -102,16 +104,38 @@ def filtered_properties(arguments: dict[str, Any]) -> set[str]:
     return {str(f.get("property_name")) for f in found if isinstance(f, dict)}
 
 
-def with_condition(arguments: dict[str, Any], condition: dict[str, Any]) -> dict[str, Any] | None:
-    """The call with `condition` among its conditions, or None where it cannot take one more: its property
-    is filtered already, its conditions are alternatives, or the list is full."""
+def with_condition(
+    arguments: dict[str, Any], *conditions: dict[str, Any], again: bool = False
+) -> dict[str, Any] | None:
+    """The call with `conditions` (the bounds of one range, say) among its conditions, or None where it
+    cannot take them: a property is filtered already (unless `again`: the other bound of a range), its
+    conditions are alternatives, or the list is full."""
     listed = arguments.get(CONDITIONS_FIELD)
     listed = listed if isinstance(listed, list) else []
-    if condition["property_name"] in filtered_properties(arguments) or len(listed) >= MAX_CONDITIONS:
+    taken = set() if again else filtered_properties(arguments)
+    if any(c["property_name"] in taken for c in conditions) or len(listed) + len(conditions) > MAX_CONDITIONS:
         return None
     if arguments.get(MATCH_FIELD) == Match.ANY.value and listed:
         return None
-    return {**arguments, CONDITIONS_FIELD: [*listed, condition]}
+    return {**arguments, CONDITIONS_FIELD: [*listed, *conditions]}
+
+
+def _unsaid(arguments: dict[str, Any], bounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The bounds of a range the call does not state, when what it states on that property is among them
+    (`price >= 20` of "at least 20 but under 30"); none when it states something else there."""
+    prop = bounds[0]["property_name"]
+    listed = arguments.get(CONDITIONS_FIELD)
+    held = [f for f in [*map(arguments.get, FILTER_FIELDS), *(listed if isinstance(listed, list) else [])]]
+    held = [f for f in held if isinstance(f, dict) and f.get("property_name") == prop]
+
+    def key(flt: dict[str, Any]) -> tuple[str, object]:
+        value = flt.get("value")
+        return str(flt.get("operator")), float(value) if isinstance(value, int | float) else value
+
+    wanted = {key(b): b for b in bounds}
+    if any(key(f) not in wanted for f in held):
+        return []
+    return [b for k, b in wanted.items() if k not in {key(f) for f in held}]
 
 
 def shown(condition: dict[str, Any]) -> str:
@@ -121,3 +145,42 @@ def shown(condition: dict[str, Any]) -> str:
     if condition["operator"] == "between":
         return f"{condition['property_name']} between {value} and {condition['value_to']}"
     return f"{condition['property_name']} {condition['operator']} {written}"
+
+
+def put_back(
+    question: str, arguments: dict[str, Any], numbers: list[str], dates: list[str]
+) -> tuple[dict[str, Any], list[str]]:
+    """The compound call with the number condition, the range of numbers and the time span the question
+    states put back where the call lacks them (the number condition in its slot when that is free), and
+    a note for each. Nothing through a reference filter: its condition may be on the linked objects."""
+    if arguments.get(REFERENCE_FILTER_FIELD):
+        return arguments, []
+    notes: list[str] = []
+    restored = number_condition(question, numbers)
+    found: list[tuple[str, list[dict[str, Any]]]] = [
+        ("condition", [restored] if restored is not None else []),
+        ("range", number_range(question, numbers) if restored is None else []),
+        ("time span", [span] if (span := date_condition(question, dates)) is not None else []),
+    ]
+    for what, conditions in found:
+        if not conditions:
+            continue
+        if what == "range":  # the call may hold one bound of it already: the others are added
+            conditions = _unsaid(arguments, conditions)
+        if not conditions:
+            continue
+        if what == "condition" and not arguments.get(NUMBER_FILTER):
+            added = (
+                None
+                if conditions[0]["property_name"] in filtered_properties(arguments)
+                else {
+                    **arguments,
+                    NUMBER_FILTER: conditions[0],
+                }
+            )
+        else:
+            added = with_condition(arguments, *conditions, again=what == "range")
+        if added is not None:
+            arguments = added
+            notes.append(f"the question's {what} {' and '.join(map(shown, conditions))} was put back.")
+    return arguments, notes

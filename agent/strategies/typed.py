@@ -40,7 +40,7 @@ from typing import Any
 
 from agent._words import content_stems, meets, split_name
 from agent.loop import AgentConfig, AgentRun, Executor
-from agent.strategies.conditions import date_condition, filtered_properties, shown, with_condition
+from agent.strategies.conditions import filtered_properties, put_back, shown
 from agent.strategies.openings import openings_of
 from agent.strategies.wording import (
     ASKS_HOW_MANY_DIFFERENT,
@@ -55,7 +55,6 @@ from executors.vocabulary import (
     COMPONENT_FIELDS,
     FILTER_SLOT,
     GROUPBY_FIELD,
-    REFERENCE_FILTER_FIELD,
     RELATED_FIELDS,
     SEARCH_FIELD,
     NumberMetric,
@@ -176,18 +175,16 @@ class Typed:
             groupable = [p.name for p in found.properties if p.kind in kinds] if found is not None else []
             amended, why = amend_to_question(question, arguments, groupable)
             numbers = [p.name for p in found.properties if p.kind is PropertyKind.NUMBER] if found is not None else []
-            # a condition may be on the linked objects (the compound tool: only through a reference filter)
-            crosses = any(amended.get(slot) for slot in ((REFERENCE_FILTER_FIELD,) if compound else RELATED_FIELDS))
-            free = not amended.get(NUMBER_FILTER)
-            restored = number_condition(question, numbers) if (free or compound) and not crosses else None
-            if restored is not None and restored["property_name"] not in filtered_properties(amended):
-                # the question states a number condition and the call dropped it: it is put back
-                amended = {**amended, NUMBER_FILTER: restored} if free else with_condition(amended, restored) or amended
-                why = (why + " " if why else "") + f"the question's condition {shown(restored)} was put back."
-            spanned = date_condition(question, [p.name for p in found.dates()]) if compound and found else None
-            if spanned is not None and not crosses and (added := with_condition(amended, spanned)) is not None:
-                amended = added  # the question places its objects in a time span the call did not
-                why = (why + " " if why else "") + f"the question's time span {shown(spanned)} was put back."
+            if compound and found is not None:  # every condition the question states, as a condition
+                amended, notes = put_back(question, amended, numbers, [p.name for p in found.dates()])
+                why = " ".join(w for w in (why, *notes) if w)
+            elif not amended.get(NUMBER_FILTER) and not any(amended.get(slot) for slot in RELATED_FIELDS):
+                # the question states a number condition and the call dropped it: it is put back (a condition
+                # may be on the linked objects)
+                restored = number_condition(question, numbers)
+                if restored is not None and restored["property_name"] not in filtered_properties(amended):
+                    amended = {**amended, NUMBER_FILTER: restored}
+                    why = (why + " " if why else "") + f"the question's condition {shown(restored)} was put back."
             unsearchable = found is not None and not found.searchable and bool(amended.get(SEARCH_FIELD))
             if unsearchable and any(amended.get(slot) for slot in COMPONENT_FIELDS if slot != SEARCH_FIELD):
                 # no vectorizer, no search: the call's conditions answer without it (a search alone is left

@@ -135,6 +135,55 @@ _YEAR = re.compile(r"\b(?:in|from|during|for|of)\s+(?P<n>(?:1[89]|20)\d\d)\b|\b(
 _WORD = re.compile(r"[A-Za-z]+")
 
 
+def named_number(question: str, numbers: list[str], start: int, end: int) -> str | None:
+    """The one number property the words of a comparison at `start:end` name: in the comparison itself
+    ("200 horsepower or more"), its unit after it, else its subject before it."""
+    for near in (question[start:end], question[end : end + 25], question[max(0, start - 25) : start]):
+        words = content_stems(" ".join(_WORD.findall(near)))
+        named = [p for p in numbers if any(meets(w, n) for w in words for n in content_stems(split_name(p)))]
+        if len(named) > 1:  # "sepal length" names sepal_length whole, sepal_width in part
+            named = [p for p in named if all(any(meets(w, n) for w in words) for n in content_stems(split_name(p)))]
+        if len(named) == 1:
+            return named[0]
+    return None
+
+
+#: "between 40 and 45", "from 1975 through 1979": a range of numbers, both ends inclusive.
+_RANGE = re.compile(
+    rf"\b(?:between|from)\s+(?:[a-z-]+\s+){{0,3}}?{_NUMBER}\s+(?:and|to|through|thru)\s+[$€£]?(?P<m>\d[\d,]*(?:\.\d+)?)",
+    re.I,
+)
+
+
+def number_range(question: str, numbers: list[str]) -> list[dict[str, Any]]:
+    """The two bounds of the one range of numbers the question states ("at least 2000 but less than 3000",
+    "between 40 and 45 degrees") on the number property its words name, or [] without one."""
+    if (ranged := _RANGE.search(question)) is not None:
+        low, high = (float(ranged.group(g).replace(",", "")) for g in ("n", "m"))
+        prop = named_number(question, numbers, ranged.start(), ranged.end())
+        if prop is None or low >= high:
+            return []
+        exact = [int(v) if v.is_integer() else v for v in (low, high)]
+        return [{"property_name": prop, "operator": "between", "value": exact[0], "value_to": exact[1]}]
+    found = sorted(
+        (m.start(), m.end(), float(m.group("n").replace(",", "")), op.value)
+        for op, pattern in _COMPARISONS
+        for m in pattern.finditer(question)
+    )
+    lower = [f for f in found if f[3] in (">", ">=")]
+    upper = [f for f in found if f[3] in ("<", "<=")]
+    if len(lower) != 1 or len(upper) != 1 or lower[0][2] >= upper[0][2]:
+        return []
+    props = {named_number(question, numbers, f[0], f[1]) for f in (lower[0], upper[0])} - {None}
+    if len(props) != 1:
+        return []
+    prop = props.pop()
+    return [
+        {"property_name": prop, "operator": op, "value": int(v) if v.is_integer() else v}
+        for _, _, v, op in (lower[0], upper[0])
+    ]
+
+
 def number_condition(question: str, numbers: list[str]) -> dict[str, Any] | None:
     """The one number condition the question states, on the one number property its words name beside the
     number ("under 25 bushels" -> `yield_bushels < 25`, "latitude over 66.5"), or a year it places its objects
@@ -148,12 +197,8 @@ def number_condition(question: str, numbers: list[str]) -> dict[str, Any] | None
         value, op, start, end = found[0]
         if value.is_integer() and 1800 <= value <= 2100 and not any("year" in p.lower() for p in numbers):
             return None  # a year: a date condition, which no number property holds
-        # the words of the comparison itself ("200 horsepower or more"), its unit after it, else its subject
-        for near in (question[start:end], question[end : end + 25], question[max(0, start - 25) : start]):
-            words = content_stems(" ".join(_WORD.findall(near)))
-            named = [p for p in numbers if any(meets(w, n) for w in words for n in content_stems(split_name(p)))]
-            if len(named) == 1:
-                return {"property_name": named[0], "operator": op, "value": int(value) if value.is_integer() else value}
+        if (prop := named_number(question, numbers, start, end)) is not None:
+            return {"property_name": prop, "operator": op, "value": int(value) if value.is_integer() else value}
         yearly = [p for p in numbers if "year" in split_name(p).lower().split()]
         if value.is_integer() and 1800 <= value <= 2100 and len(yearly) == 1:  # "1975 or later": the year
             return {"property_name": yearly[0], "operator": op, "value": int(value)}

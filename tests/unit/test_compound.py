@@ -44,11 +44,14 @@ def executor() -> ReferenceExecutor:
     return ReferenceExecutor(SCHEMA, snapshot(), COMPLETE_RESULTS, operations=COMPOUND)
 
 
-def test_the_tool_adds_conditions_and_match_after_the_related_slots_within_provider_limits() -> None:
+def test_the_tool_puts_conditions_beside_the_filters_and_dates_in_them_within_provider_limits() -> None:
     schema = tool_parameters_schema(["Restaurants"], operations=COMPOUND)
     names = list(schema["properties"])
-    assert names[-3:] == ["conditions", "match", "collection_name"]
-    assert names.index("sort") < names.index("conditions")
+    assert names[3:6] == ["boolean_property_filter", "conditions", "match"]
+    assert names[-3:] == ["reference_filter", "sort", "collection_name"]
+    assert "date_filter" not in names  # a date is a condition; a call that sends date_filter still runs
+    dated = {"property_name": "reservationDate", "operator": "after", "value": "2025-03-01"}
+    assert spec_of({"collection_name": "Reservations", "date_filter": dated}).filters
     item = schema["properties"]["conditions"]["items"]
     assert item["required"] == ["property_name", "operator", "value"]
     assert "between" in item["properties"]["operator"]["enum"]
