@@ -184,3 +184,114 @@ def put_back(
             arguments = added
             notes.append(f"the question's {what} {' and '.join(map(shown, conditions))} was put back.")
     return arguments, notes
+
+
+#: Words right before a value that exclude it: "other than Morris", "isn't a setosa", "outside Duluth".
+_EXCLUDING = re.compile(
+    r"(?:\bother than|\bexcept(?: for)?|\bexcluding|\bbesides|\boutside(?: of)?|\bnot(?: in| from| at)?|"
+    r"\bisn'?t|\baren'?t|\bnon-?)\s*(?:the\s+|an?\s+)?$",
+    re.I,
+)
+#: What may stand between two values of one list: "Alaska and Texas", "NY, NJ".
+_LISTED = re.compile(r"^\s*(?:,\s*)?(?:and|or|nor)?\s*(?:the\s+)?$", re.I)
+#: What stands between two alternatives: "European or Japanese", "NY, NJ or CT".
+_OR = re.compile(r"^\s*(?:,\s*)?(?:or|and/or)\s+(?:the\s+)?$|^\s*,\s*$", re.I)
+
+#: A value the question names, where: (property, value, start, end), from `values.mentions`.
+Mention = tuple[str, str, int, int]
+
+
+def excluded(question: str, named: list[Mention]) -> list[Mention]:
+    """The values the question excludes: each right after words that exclude ("other than X"), and the
+    values listed after one ("other than Alaska and Texas")."""
+    found: list[Mention] = []
+    for mention in named:
+        prop, _, start, _ = mention
+        before = question[max(0, start - 24) : start]
+        after_excluded = bool(found) and found[-1][0] == prop and _LISTED.match(question[found[-1][3] : start])
+        if _EXCLUDING.search(before) or after_excluded:
+            found.append(mention)
+    return found
+
+
+def alternatives(question: str, named: list[Mention]) -> tuple[str, list[str]] | None:
+    """The property and values of the one "a or b" the question names (values of one property, joined by
+    "or"), or None."""
+    runs: list[list[Mention]] = []
+    for mention in named:
+        last = runs[-1][-1] if runs else None
+        if last is not None and last[0] == mention[0] and _OR.match(question[last[3] : mention[2]]):
+            runs[-1].append(mention)
+        else:
+            runs.append([mention])
+    joined = [run for run in runs if len(run) > 1 and " or " in question[run[0][2] : run[-1][3]].lower()]
+    if len(joined) != 1:
+        return None
+    return joined[0][0][0], list(dict.fromkeys(m[1] for m in joined[0]))
+
+
+def exclude(arguments: dict[str, Any], out: list[Mention]) -> tuple[dict[str, Any], list[str]]:
+    """The call with each excluded value excluded: its `=` filter on that value turned to `!=`, or a `!=`
+    condition added where the call does not filter that property; a note for each."""
+    notes: list[str] = []
+    for prop, value, *_ in out:
+        flipped, done = _flip(arguments, prop, value)
+        if done:
+            arguments = flipped
+        elif prop in filtered_properties(arguments) and not any(o[0] == prop and o[1] != value for o in out):
+            continue  # the call filters that property otherwise: its own reading is kept
+        elif (added := with_condition(arguments, _condition(prop, "!=", value), again=True)) is not None:
+            arguments = added
+        else:
+            continue
+        notes.append(f'the question excludes {prop} = "{value}": {prop} != "{value}".')
+    return arguments, notes
+
+
+def either(arguments: dict[str, Any], prop: str, values: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """The call with "a or b" as alternatives (`match: any`) in place of any `=` on one of them, where its
+    conditions hold nothing else (the one group of alternatives a call has)."""
+    listed = arguments.get(CONDITIONS_FIELD)
+    listed = listed if isinstance(listed, list) else []
+    if any(isinstance(c, dict) and c.get("property_name") != prop for c in listed):
+        return arguments, []
+    kept = {k: v for k, v in arguments.items() if k not in (CONDITIONS_FIELD, MATCH_FIELD)}
+    for slot in FILTER_FIELDS:
+        held = kept.get(slot)
+        if isinstance(held, dict) and held.get("property_name") == prop:
+            if held.get("operator") != "=" or held.get("value") not in values:
+                return arguments, []  # the call reads that property otherwise
+            del kept[slot]
+    group = [_condition(prop, "=", value) for value in values]
+    choices = " or ".join(f'"{v}"' for v in values)
+    return {**kept, CONDITIONS_FIELD: group, MATCH_FIELD: Match.ANY.value}, [f"the question asks for {prop} {choices}."]
+
+
+def _condition(prop: str, operator: str, value: str) -> dict[str, Any]:
+    return {"property_name": prop, "operator": operator, "value": value}
+
+
+def _flip(arguments: dict[str, Any], prop: str, value: str) -> tuple[dict[str, Any], bool]:
+    """The call with its `prop = value` (in a slot or a condition) as `prop != value`, and whether it held one."""
+    for slot in FILTER_FIELDS:
+        if _is(arguments.get(slot), prop, value):
+            return {**{k: v for k, v in arguments.items() if k != slot}, **_added(arguments, prop, value)}, True
+    listed = arguments.get(CONDITIONS_FIELD)
+    if isinstance(listed, list) and arguments.get(MATCH_FIELD) != Match.ANY.value:
+        for i, held in enumerate(listed):
+            if _is(held, prop, value):
+                flipped = [*listed[:i], {**held, "operator": "!="}, *listed[i + 1 :]]
+                return {**arguments, CONDITIONS_FIELD: flipped}, True
+    return arguments, False
+
+
+def _is(held: object, prop: str, value: str) -> bool:
+    """`held` is the filter `prop = value`."""
+    if not isinstance(held, dict):
+        return False
+    return (held.get("property_name"), held.get("operator"), held.get("value")) == (prop, "=", value)
+
+
+def _added(arguments: dict[str, Any], prop: str, value: str) -> dict[str, Any]:
+    listed = arguments.get(CONDITIONS_FIELD)
+    return {CONDITIONS_FIELD: [*(listed if isinstance(listed, list) else []), _condition(prop, "!=", value)]}

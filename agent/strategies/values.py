@@ -31,7 +31,7 @@ from typing import Any
 
 from agent._words import content_stems
 from agent.loop import AgentConfig, AgentRun, Executor
-from agent.strategies.conditions import filtered_properties, with_condition
+from agent.strategies.conditions import alternatives, either, exclude, excluded, filtered_properties, with_condition
 from agent.strategies.decompose import offered_collections
 from agent.tooldef import ToolSet
 from executors.errors import ExecutorError
@@ -86,6 +86,35 @@ def named_values(question: str, values: dict[str, list[str]]) -> list[tuple[str,
             if meant is not None and (prop, meant) not in found:
                 found.append((prop, meant))
     return found
+
+
+def mentions(question: str, values: dict[str, list[str]]) -> list[tuple[str, str, int, int]]:
+    """(property, value, start, end) for each place the question names a stored value, left to right: a word
+    or two written like it or meeting it through its forms (`nearest_value`)."""
+    words = list(_QUESTION_WORDS.finditer(question))
+    pairs = [(a.start(), b.end()) for a, b in pairwise(words)]
+    held = {_letters(v) for stored in values.values() for v in stored}
+    whole = [p for p in pairs if _letters(question[p[0] : p[1]]) in held]  # "University Farm" before "University"
+    phrases = whole + [(m.start(), m.end()) for m in words] + pairs
+    found: list[tuple[str, str, int, int]] = []
+    for start, end in phrases:  # then single words, then two-word phrases where neither word names one
+        if any(start < e and s < end for _, _, s, e in found):
+            continue
+        text = question[start:end]
+        for prop, stored in values.items():
+            # a short code in capitals is named in capitals: "or" is no `OR`, "in" no `IN`
+            same = [v for v in stored if _letters(v) == _letters(text) and (text.isupper() or not _code(v))]
+            meant = same[0] if len(same) == 1 else nearest_value(text, stored) if len(text) >= 2 else None
+            if meant is not None and _code(meant) and not text.isupper():
+                meant = None
+            if meant is not None:
+                found.append((prop, meant, start, end))
+                break
+    return sorted(found, key=lambda m: m[2])
+
+
+def _code(value: str) -> bool:
+    return value.isupper() and len(_letters(value)) <= 3
 
 
 def text_properties(collection: CollectionSchema) -> list[str]:
@@ -259,7 +288,18 @@ class Values:
             return arguments, ""
         values = self.categories(executor, found)
         complete = self._complete.get(collection, set())
-        named = named_values(question, {p: values[p] for p in complete if p in values})
+        categories = {p: values[p] for p in complete if p in values}
+        named = named_values(question, categories)
+        why: list[str] = []
+        if compound:  # "other than X" and "X or Y" first: neither is a value to filter on as it is
+            at = mentions(question, categories)
+            out, alternative = excluded(question, at), alternatives(question, at)
+            said = {(p, v) for p, v, *_ in out} | {(alternative[0], v) for v in (alternative or ("", []))[1]}
+            named = [n for n in named if n not in said]
+            arguments, why = exclude(arguments, out)
+            if alternative is not None:
+                arguments, notes = either(arguments, *alternative)
+                why += notes
         top = arguments.get(TEXT_AGGREGATION)
         summarized = {arguments.get(GROUPBY_FIELD), top.get("property_name") if isinstance(top, dict) else None}
         by_property: dict[str, list[str]] = {}
@@ -271,8 +311,7 @@ class Values:
             if not others and prop not in summarized and prop not in filtered_properties(arguments)
         ]
         if not missing or (not compound and len(named) != 1):
-            return arguments, ""
-        why = []
+            return arguments, " ".join(why)
         for prop, value in missing:
             condition = {"property_name": prop, "operator": "=", "value": value}
             if not arguments.get(TEXT_FILTER):

@@ -8,7 +8,17 @@ from typing import Any
 
 import pytest
 
-from agent.strategies.conditions import date_condition, filtered_properties, shown, with_condition
+from agent.strategies.conditions import (
+    alternatives,
+    date_condition,
+    either,
+    exclude,
+    excluded,
+    filtered_properties,
+    shown,
+    with_condition,
+)
+from agent.strategies.values import mentions
 from executors.vocabulary import MAX_CONDITIONS
 
 
@@ -84,3 +94,68 @@ def test_a_condition_is_shown_as_a_person_reads_it() -> None:
         "date between 2002 and 2004"
     )
     assert shown({"property_name": "date", "operator": ">=", "value": "1990s"}) == "date >= 1990s"
+
+
+SITES = {"site": ["University Farm", "Duluth", "Morris"], "variety": ["Manchuria", "Svansota", "Velvet"]}
+
+
+@pytest.mark.parametrize(
+    ("question", "out", "either_of"),
+    [
+        ("How many trials were run at sites other than Morris?", ["Morris"], None),
+        ("the lowest yield outside University Farm and Duluth?", ["University Farm", "Duluth"], None),
+        ("Average yield of the Manchuria or Svansota plots?", [], ("variety", ["Manchuria", "Svansota"])),
+        ("Average yield of Manchuria at Morris?", [], None),
+        ("Is Morris or Duluth higher for Velvet?", [], ("site", ["Morris", "Duluth"])),
+    ],
+)
+def test_excluded_values_and_alternatives_are_read_where_the_question_names_them(
+    question: str, out: list[str], either_of: tuple[str, list[str]] | None
+) -> None:
+    at = mentions(question, SITES)
+    assert [m[1] for m in excluded(question, at)] == out
+    assert alternatives(question, at) == either_of
+
+
+def test_a_short_code_is_named_in_capitals_only() -> None:
+    states = {"state": ["NY", "NJ", "OR"]}
+    assert [m[1] for m in mentions("airports in NY or NJ", states)] == ["NY", "NJ"]
+
+
+def test_an_excluded_value_turns_its_filter_around_or_is_added() -> None:
+    slot = {
+        "collection_name": "Barley",
+        "text_property_filter": {"property_name": "site", "operator": "=", "value": "Morris"},
+    }
+    flipped, notes = exclude(slot, [("site", "Morris", 0, 0)])
+    assert flipped == {
+        "collection_name": "Barley",
+        "conditions": [{"property_name": "site", "operator": "!=", "value": "Morris"}],
+    }
+    assert notes == ['the question excludes site = "Morris": site != "Morris".']
+    both, _ = exclude({"collection_name": "Barley"}, [("site", "University Farm", 0, 0), ("site", "Duluth", 0, 0)])
+    assert [c["value"] for c in both["conditions"]] == ["University Farm", "Duluth"]
+    other = {
+        "collection_name": "Barley",
+        "text_property_filter": {"property_name": "site", "operator": "=", "value": "Duluth"},
+    }
+    assert exclude(other, [("site", "Morris", 0, 0)]) == (other, [])  # the call reads the property otherwise
+
+
+def test_alternatives_replace_an_equal_on_one_of_them() -> None:
+    call = {
+        "collection_name": "Barley",
+        "text_property_filter": {"property_name": "variety", "operator": "=", "value": "Manchuria"},
+    }
+    grouped, notes = either(call, "variety", ["Manchuria", "Svansota"])
+    assert grouped == {
+        "collection_name": "Barley",
+        "conditions": [
+            {"property_name": "variety", "operator": "=", "value": "Manchuria"},
+            {"property_name": "variety", "operator": "=", "value": "Svansota"},
+        ],
+        "match": "any",
+    }
+    assert notes == ['the question asks for variety "Manchuria" or "Svansota".']
+    held = {"collection_name": "Barley", "conditions": [{"property_name": "site", "operator": "=", "value": "Morris"}]}
+    assert either(held, "variety", ["Manchuria", "Svansota"]) == (held, [])  # one group of alternatives a call
