@@ -38,6 +38,10 @@ DESCRIPTION_HEAD = (
 )
 
 
+#: The tool every door offers unless told otherwise (`ask`, `eval`, the demo, MCP, `QueryAgent`): one place.
+DEFAULT_OPERATIONS = ToolOperations.COMPOUND
+
+
 class ToolVariant(str, Enum):
     UNIFIED = "unified"
     PER_COLLECTION = "per-collection"
@@ -52,9 +56,10 @@ class ToolDesign:
     parallel_calls: bool | None = None  # None: do not send `parallel_tool_calls` at all
     structured_output: bool = False
     token_budget: int = DEFAULT_TOKEN_BUDGET
-    #: `paper`: the paper's tool exactly, what the existing splits are scored with; `related`: its three
-    #: optional slots too (a filter through a reference, a date filter, a sort with a limit).
-    operations: ToolOperations = ToolOperations.PAPER
+    #: `compound` (`DEFAULT_OPERATIONS`, every door's default): any number of conditions joined by and/or,
+    #: dates and a sort; `paper`: the paper's tool exactly, for the paper's comparisons; `related`: the
+    #: paper's and three optional slots (a filter through a reference, a date filter, a sort with a limit).
+    operations: ToolOperations = field(default_factory=lambda: DEFAULT_OPERATIONS)
 
     def label(self) -> str:
         parts = [self.variant.value]

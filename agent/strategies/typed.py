@@ -137,8 +137,9 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
 
 
 def _about(tools: ToolSet, config: AgentConfig) -> str:
-    """The collection whose properties the enums hold ("": every one offered, as a call may cross to them)."""
-    return "" if tools.design.operations is not ToolOperations.PAPER else config.checked_collection
+    """The collection whose properties the enums hold ("": every one offered, as a `related` call may cross to
+    them; the compound tool's conditions are on the collection's own properties)."""
+    return "" if tools.design.operations is ToolOperations.RELATED else config.checked_collection
 
 
 class Typed:

@@ -14,7 +14,7 @@ from rich.table import Table
 from agent import ORACLE, AgentConfig, AgentRun, ExecutedCall
 from agent.query_agent import response_of
 from agent.strategies import canonical
-from agent.tooldef import DEFAULT_TOKEN_BUDGET
+from agent.tooldef import DEFAULT_OPERATIONS, DEFAULT_TOKEN_BUDGET
 from dbgorilla.chat import resolve_model
 from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, out, say
 from dbgorilla.cli.doors import chosen_use_case, door_session
@@ -44,8 +44,8 @@ def ask(
     operations: Annotated[
         str | None,
         typer.Option(
-            help="paper: the paper's tool exactly (the default); related: plus a reference filter, a date filter "
-            "and a sort with a limit (the default for --dataset related)."
+            help="compound (the default): any number of conditions joined by and/or, dates and a sort; paper: the "
+            "paper's tool exactly; related: the paper's plus a reference filter, a date filter and a sort."
         ),
     ] = None,
     scope: Annotated[
@@ -68,7 +68,9 @@ def ask(
     """Ask a question: the model queries Weaviate through query_database until it can answer."""
     if model == ORACLE:
         raise ConfigError("the oracle replays ground truth: use it with `dbgorilla eval --model oracle`")
-    design = design_from_flags(variant, rationale, parallel, structured, token_budget, operations or "paper")
+    design = design_from_flags(
+        variant, rationale, parallel, structured, token_budget, operations or DEFAULT_OPERATIONS.value
+    )
     check_strategy(strategy)
     chosen = chosen_use_case(use_case)  # a use case's collections live under the namespace and must be ours
     with connected() as client:

@@ -16,7 +16,7 @@ import typer
 from agent import AgentConfig
 from agent.session import AgentSession
 from agent.strategies import DEFAULT_STRATEGY, STRATEGIES
-from agent.tooldef import DEFAULT_TOKEN_BUDGET
+from agent.tooldef import DEFAULT_OPERATIONS, DEFAULT_TOKEN_BUDGET
 from dbgorilla._process import port_is_free
 from dbgorilla.chat import LOCAL, model_provider, resolve_model
 from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, say
@@ -59,7 +59,7 @@ class DoorSessions:
             "collections": sorted(c.name for c in values),
             "strategies": list(STRATEGIES),
             "strategy": DEFAULT_STRATEGY,
-            "operations": [o.value for o in ToolOperations],
+            "operations": list(dict.fromkeys([DEFAULT_OPERATIONS.value, *(o.value for o in ToolOperations)])),
             **self.defaults,
         }
 

@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 
 from agent import AgentConfig
-from agent.tooldef import DEFAULT_TOKEN_BUDGET
+from agent.tooldef import DEFAULT_OPERATIONS, DEFAULT_TOKEN_BUDGET
 from dbgorilla.chat import token_counter
 from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, err, open_model, say
 from dbgorilla.cli.eval_output import show_repeats, show_summary
@@ -33,7 +33,6 @@ from evaluation.selection import select_questions
 from evaluation.strategies import use_strategy
 from evaluation.summary import summarize
 from fixtures.datasets import read_dataset
-from fixtures.datasets.cases import needs_related
 from fixtures.datasets.public import is_public_file
 from fixtures.datasets.splits import split_path
 from fixtures.index_repair import repair_broken
@@ -65,8 +64,9 @@ def evaluate(
     operations: Annotated[
         str | None,
         typer.Option(
-            help="paper: the paper's tool exactly (the default); related: plus a reference filter, a date filter "
-            "and a sort with a limit (the default when the questions' gold calls use them: --dataset related)."
+            help="compound (the default, the agent's tool at every door): any number of conditions joined by "
+            "and/or, dates and a sort; paper: the paper's tool exactly; related: the paper's plus a reference "
+            "filter, a date filter and a sort."
         ),
     ] = None,
     max_steps: Annotated[
@@ -117,7 +117,9 @@ def evaluate(
     check_strategy(strategy)
     public = public_file(dataset)
     if public is not None:
-        design = design_from_flags(variant, rationale, parallel, structured, token_budget, operations or "paper")
+        design = design_from_flags(
+            variant, rationale, parallel, structured, token_budget, operations or DEFAULT_OPERATIONS.value
+        )
         named = [name.strip() for name in collections.split(",") if name.strip()] if collections else None
         config = AgentConfig(max_steps=max_steps or 3, commit_answer=commit)
         driver = open_model(model, base_url, request_timeout, max_retries, temperature)
@@ -129,8 +131,9 @@ def evaluate(
         raise ConfigError("--collections is for a question file over your own collections (--dataset public)")
     chosen = select_questions(dataset, use_case, limit, case_id, max_steps, echo=say)
     # The paper's tool unless asked, or unless the questions' gold calls need the related slots.
-    default_operations = "related" if needs_related(chosen.cases) else "paper"
-    design = design_from_flags(variant, rationale, parallel, structured, token_budget, operations or default_operations)
+    design = design_from_flags(
+        variant, rationale, parallel, structured, token_budget, operations or DEFAULT_OPERATIONS.value
+    )
     run_dir = out_dir or default_run_dir(model or "offline-default")
     directories = prepared_directories(repeat_directories(run_dir, repeats), resume, overwrite)
     # The model first: one that cannot answer a token stops here, before any data is loaded.

@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from agent.session import AgentSession
+from agent.tooldef import DEFAULT_OPERATIONS
 from dbgorilla.cli.console import exit_code_of
 from dbgorilla.demo.events import Event, ObservedModel, answer_event, call_event, error_event, sse
 from dbgorilla.errors import ConfigError
@@ -51,7 +52,7 @@ class Choice(BaseModel):
     model: str | None = None
     base_url: str | None = None
     strategy: str = "check+grounded"
-    operations: str = "paper"
+    operations: str = DEFAULT_OPERATIONS.value
 
 
 class Backend(Protocol):

@@ -10,6 +10,7 @@ from agent import TOOL_NAME, ToolDesign, ToolVariant, build_tools, schema_limit_
 from agent._recover import recover_tool_calls
 from agent.tokens import estimate_counter
 from executors import CollectionSchema, DatabaseSchema, PropertySchema, QueryDatabaseArguments
+from executors.vocabulary import ToolOperations
 
 
 def collection(name: str, words: int = 5) -> CollectionSchema:
@@ -45,7 +46,8 @@ def test_every_variant_stays_within_provider_schema_limits(design: ToolDesign) -
 
 
 def test_unified_tool_routes_by_an_enum_and_follows_appendix_a() -> None:
-    [tool] = build_tools(SCHEMA, counter=estimate_counter()).tools
+    paper = ToolDesign(operations=ToolOperations.PAPER)  # the paper's tool, as an option beside the default
+    [tool] = build_tools(SCHEMA, paper, counter=estimate_counter()).tools
     function = tool["function"]
     assert function["name"] == TOOL_NAME
     assert function["parameters"]["properties"]["collection_name"]["enum"] == ["Restaurants", "Menus"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agent import Agent, AgentConfig, ModelReply, OracleModel, build_tools
+from agent import Agent, AgentConfig, ModelReply, OracleModel, ToolDesign, build_tools
 from agent.answer import FinalAnswer, is_commit_request
 from agent.models import GROUNDED_SCHEMA_NAME
 from agent.query_agent import QueryAgent
@@ -39,6 +39,7 @@ from evaluation.samples import SAMPLE_PATH, build_sample, read_sample
 from executors import DatabaseSchema, ReferenceExecutor
 from executors.schema import CollectionSchema, PropertySchema
 from executors.testing import sample_objects, sample_schema
+from executors.vocabulary import ToolOperations
 from fixtures.datasets import Case, load_split, split_path
 from llm import ModelMessage, ResponseFormat, UserPromptPart
 from llm.messages import all_parts, tool_returns
@@ -989,7 +990,8 @@ def _with_other() -> DatabaseSchema:
 def test_typed_offers_each_slot_only_the_properties_of_its_kind(strategy: str, numbers: list[str]) -> None:
     """Alone, every offered collection's properties; after `check`, only those of the collection it read."""
     schema = _with_other()
-    offered = build_tools(schema, counter=estimate_counter())
+    paper = ToolDesign(operations=ToolOperations.PAPER)  # the slots of one kind each (conditions take any)
+    offered = build_tools(schema, paper, counter=estimate_counter())
     oracle = OracleModel(MEAN_PRICE).knowing([MEAN_PRICE], "about that", {"numbers": [true_mean()]})
     seen: list[Any] = []
 
