@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from weaviate.exceptions import WeaviateConnectionError, WeaviateStartUpError
 
 from agent import ORACLE, ModelError, ToolDesign, ToolVariant
+from agent.tooldef import DEFAULT_OPERATIONS
 from dbgorilla.chat import resolve_model
 from dbgorilla.config import Settings
 from dbgorilla.connection import connect
@@ -148,10 +149,15 @@ def progress_bar(label_width: int = 16) -> Iterator[Callable[[str, int, int], No
 
 
 def design_from_flags(
-    variant: str, rationale: bool, parallel: bool | None, structured: bool, budget: int, operations: str = "paper"
+    variant: str,
+    rationale: bool,
+    parallel: bool | None,
+    structured: bool,
+    budget: int,
+    operations: str = DEFAULT_OPERATIONS.value,
 ) -> ToolDesign:
-    """The tool design `ask` and `eval` were asked for (the paper's ablation flags, and `--operations`:
-    the paper's tool or `related`, which adds a reference filter, a date filter and a sort)."""
+    """The tool design a door was asked for (the paper's ablation flags, and `--operations`: the compound
+    tool by default, the paper's tool, or `related`, which adds a reference filter, a date filter and a sort)."""
     try:
         tool_variant = ToolVariant(variant)
     except ValueError:
