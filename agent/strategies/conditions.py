@@ -197,6 +197,10 @@ _LISTED = re.compile(r"^\s*(?:,\s*)?(?:and|or|nor)?\s*(?:the\s+)?$", re.I)
 #: What stands between two alternatives: "European or Japanese", "NY, NJ or CT".
 _OR = re.compile(r"^\s*(?:,\s*)?(?:or|and/or)\s+(?:the\s+)?$|^\s*,\s*$", re.I)
 
+#: A question that asks to choose between the values it names, not for all of them together.
+_CHOOSES = re.compile(
+    r"\b(?:which|whether|compared?|versus|vs\.?|between)\b|^\W*(?:is|are|was|were|does|do|did|has|have)\b", re.I
+)
 #: A value the question names, where: (property, value, start, end), from `values.mentions`.
 Mention = tuple[str, str, int, int]
 
@@ -216,7 +220,10 @@ def excluded(question: str, named: list[Mention]) -> list[Mention]:
 
 def alternatives(question: str, named: list[Mention]) -> tuple[str, list[str]] | None:
     """The property and values of the one "a or b" the question names (values of one property, joined by
-    "or"), or None."""
+    "or"), or None; never in a question that asks to choose between them ("Which is higher, Morris or
+    Duluth?", "Is Morris or Duluth higher?"): there each is its own group, not one set."""
+    if _CHOOSES.search(question):
+        return None
     runs: list[list[Mention]] = []
     for mention in named:
         last = runs[-1][-1] if runs else None

@@ -106,7 +106,9 @@ SITES = {"site": ["University Farm", "Duluth", "Morris"], "variety": ["Manchuria
         ("the lowest yield outside University Farm and Duluth?", ["University Farm", "Duluth"], None),
         ("Average yield of the Manchuria or Svansota plots?", [], ("variety", ["Manchuria", "Svansota"])),
         ("Average yield of Manchuria at Morris?", [], None),
-        ("Is Morris or Duluth higher for Velvet?", [], ("site", ["Morris", "Duluth"])),
+        ("Is Morris or Duluth higher for Velvet?", [], None),  # a choice between them: each its own group
+        ("Which site yields more, Morris or Duluth?", [], None),
+        ("How many trials at Morris or Duluth?", [], ("site", ["Morris", "Duluth"])),
     ],
 )
 def test_excluded_values_and_alternatives_are_read_where_the_question_names_them(
