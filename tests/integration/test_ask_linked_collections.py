@@ -139,7 +139,7 @@ def test_the_paper_tool_cannot_express_it_and_says_so(library: Library) -> None:
     with MockOpenAIServer(scripted(LINKED_CALL, "I cannot tell.")) as server:
         result = run_cli(
             "ask", QUESTION, "--collections", f"{BOOKS},{AUTHORS}", "--model", "mock", "--base-url", server.base_url,
-            "--strategy", "react", env=library.stack.env,
+            "--strategy", "react", "--operations", "paper", env=library.stack.env,
         )  # fmt: skip
         offered = json.dumps(server.requests[0]["tools"])
         shown = next(m["content"] for m in server.requests[1]["messages"] if m["role"] == "tool")
