@@ -40,9 +40,7 @@ from evaluation.selection import select_abstentions, select_cases
 from evaluation.statistics import passed, unstable
 from evaluation.strategies import prepare_strategy
 from executors import WeaviateExecutor
-from executors.vocabulary import ToolOperations
 from fixtures.datasets import AbstentionCase, Case, read_dataset
-from fixtures.datasets.cases import needs_related
 from fixtures.loader import ensure_loaded, names_of
 from llm.providers.inspect_model import InspectChatModel, OutputFunction, inspect_messages, scripted_outputs
 
@@ -105,8 +103,8 @@ def benchmark(
         raise ValueError(f"no questions of {split!r} match use_cases={use_cases} ids={ids}")
     needed = [u for u in source.use_cases if u.name in {c.use_case for c in cases}]
     ensure_loaded(client, needed, echo=echo, namespace=namespace)
-    # The paper's tool, or the related one for a split whose gold calls use its slots.
-    design = ToolDesign(operations=ToolOperations.RELATED if needs_related(cases) else ToolOperations.PAPER)
+    # The agent's tool at every door (the compound one: it holds every split's gold calls).
+    design = ToolDesign()
     executor = WeaviateExecutor(client, names=names_of(needed, namespace), operations=design.operations)
     collections = {u.name: [c.name for c in u.collections] for u in needed}
     name, retriever_for, _ = prepare_strategy(client, strategy, namespace, echo)  # cross-domain, as in eval

@@ -137,7 +137,7 @@ def _ask(served: mcp_server.Served, question: str) -> Any:
 
 def eval_door(client: Any, model: ChatModel, case: Case, _: Any) -> dict[str, Any]:
     """The runner's case, as `dbgorilla eval` runs it (the oracle is told its case by the runner)."""
-    executor = WeaviateExecutor(client)
+    executor = WeaviateExecutor(client).with_operations(ToolDesign().operations)  # as `run_context` aligns it
     context = runner.RunContext(
         client=client,
         executor=executor,
