@@ -52,6 +52,8 @@ def condition_filters(
 ) -> tuple[list[FilterSpec], Alternatives]:
     """The conditions' filters: under `all` (or a single condition) ANDed with the rest, under `any` one
     group in which an object must satisfy at least one alternative."""
+    if len(args.conditions or []) > MAX_CONDITIONS:
+        raise InvalidArgumentsError(f"conditions holds at most {MAX_CONDITIONS} conditions.", field=CONDITIONS_FIELD)
     resolved = [_condition(c, collection, f"{CONDITIONS_FIELD}[{i}]") for i, c in enumerate(args.conditions or [])]
     if args.match is Match.ANY and len(resolved) > 1:
         return [], tuple(tuple(filters) for filters in resolved)

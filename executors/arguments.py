@@ -19,7 +19,6 @@ from executors.vocabulary import (
     COMPOUND_FIELDS,
     DATE_FILTER_FIELD,
     FILTER_FIELDS,
-    MAX_CONDITIONS,
     MAX_SORT_LIMIT,
     RELATED_FIELDS,
     BooleanMetric,
@@ -193,9 +192,10 @@ class CompoundQueryArguments(RelatedQueryArguments):
     them (and, the default) or any of them (or). The single filter slots always apply besides, so a
     paper call is a compound call and runs as one."""
 
+    # At most MAX_CONDITIONS, checked with the conditions (`executors._conditions`), not in the schema: not
+    # every door's tool format keeps `maxItems` (inspect's drops it), and every door offers one tool.
     conditions: list[Condition] | None = Field(
         default=None,
-        max_length=MAX_CONDITIONS,
         description="Conditions on any property (text, number, boolean or date), as many as the question "
         "names; the filters above apply besides.",
     )

@@ -55,7 +55,7 @@ def test_the_tool_puts_conditions_beside_the_filters_and_dates_in_them_within_pr
     item = schema["properties"]["conditions"]["items"]
     assert item["required"] == ["property_name", "operator", "value"]
     assert "between" in item["properties"]["operator"]["enum"]
-    assert schema["properties"]["conditions"]["maxItems"] == MAX_CONDITIONS
+    assert "maxItems" not in schema["properties"]["conditions"]  # checked by the executor: every door one tool
     assert schema_limit_violations(schema) == []
     assert schema_limit_violations(build_tools(SCHEMA, ToolDesign(operations=COMPOUND)).tools[0]) == []
 
