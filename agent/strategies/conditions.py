@@ -293,10 +293,13 @@ def _flip(arguments: dict[str, Any], prop: str, value: str) -> tuple[dict[str, A
 
 
 def _is(held: object, prop: str, value: str) -> bool:
-    """`held` is the filter `prop = value`."""
-    if not isinstance(held, dict):
+    """`held` is the filter `prop = value`, or a LIKE that matches the value only as a part ("*Morris*")."""
+    if not isinstance(held, dict) or held.get("property_name") != prop:
         return False
-    return (held.get("property_name"), held.get("operator"), held.get("value")) == (prop, "=", value)
+    written = str(held.get("value"))
+    if held.get("operator") == "LIKE":
+        return written.strip("*").lower() == value.lower()
+    return held.get("operator") == "=" and written == value
 
 
 def _added(arguments: dict[str, Any], prop: str, value: str) -> dict[str, Any]:

@@ -137,6 +137,8 @@ def test_an_excluded_value_turns_its_filter_around_or_is_added() -> None:
     assert notes == ['the question excludes site = "Morris": site != "Morris".']
     both, _ = exclude({"collection_name": "Barley"}, [("site", "University Farm", 0, 0), ("site", "Duluth", 0, 0)])
     assert [c["value"] for c in both["conditions"]] == ["University Farm", "Duluth"]
+    part = {**slot, "text_property_filter": {"property_name": "site", "operator": "LIKE", "value": "*Morris*"}}
+    assert exclude(part, [("site", "Morris", 0, 0)])[0] == flipped  # the model's LIKE on the excluded value
     other = {
         "collection_name": "Barley",
         "text_property_filter": {"property_name": "site", "operator": "=", "value": "Duluth"},
