@@ -24,6 +24,7 @@ from mcp.shared.exceptions import MCPError
 from agent import build_tools
 from agent.models import is_commit_request
 from agent.testing import MockOpenAIServer, Reply, call, text
+from agent.tooldef import DEFAULT_OPERATIONS
 from dbgorilla._process import listening_sockets
 from dbgorilla.connection import connect
 from dbgorilla.schemas import SCHEMA_DIR, open_schema
@@ -69,8 +70,8 @@ def test_tools_are_listed_with_their_schemas(restaurants_stack: Stack) -> None:
     by_name = {tool.name: tool for tool in tools.tools}
     assert set(by_name) == TOOLS
     with connect(restaurants_stack.settings) as client:
-        schema = WeaviateExecutor(client).schema.only(RESTAURANTS)
-    offered = build_tools(schema).tools[0]["function"]
+        schema = WeaviateExecutor(client, operations=DEFAULT_OPERATIONS).schema.only(RESTAURANTS)
+    offered = build_tools(schema).tools[0]["function"]  # the default tool, over what it sees
     query = by_name["query_database"]
     assert query.input_schema == offered["parameters"]  # exactly what a model gets through function calling
     assert query.input_schema["properties"]["collection_name"]["enum"] == RESTAURANTS
