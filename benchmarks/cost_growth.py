@@ -52,9 +52,8 @@ from evaluation.audit import audit_dataset
 from evaluation.runner import RESULTS_FILE, read_records
 from evaluation.statistics import passed
 from executors import ExecutorError, WeaviateExecutor
-from executors.vocabulary import ToolOperations
 from fixtures.datasets import read_dataset
-from fixtures.datasets.cases import needs_related
+from fixtures.datasets.cases import operations_needed
 from fixtures.examples import EXAMPLES_COLLECTION
 from fixtures.generator import DEFAULT_SEED
 from fixtures.loader import drop_use_cases, load_use_cases, names_of
@@ -293,7 +292,7 @@ def measure_size(
 
         dataset = read_dataset(None)
         cases = [c for c in dataset.cases if c.use_case == use_case]
-        operations = ToolOperations.RELATED if needs_related(cases) else ToolOperations.PAPER
+        operations = operations_needed(cases)
         executor = WeaviateExecutor(client, names=names_of([case], NAMESPACE), operations=operations)
         timings, row.query_errors = query_latencies(
             executor, [c.ground_truth.to_tool_arguments() for c in cases], args.query_rounds

@@ -17,7 +17,7 @@ from executors import DatabaseSchema, QueryDatabaseArguments, WeaviateExecutor
 from executors.ownership import CollectionNames
 from executors.vocabulary import COMPONENT_FIELDS, COMPONENT_OF_FIELD, GROUPBY_FIELD, ToolOperations
 from fixtures.datasets import PAPER_ID_PREFIX, complexity_of, components_of, paper_case_id
-from fixtures.datasets.cases import needs_related
+from fixtures.datasets.cases import operations_needed
 from fixtures.datasets.paper import PaperSchema, schema_to_use_case, weaviate_collection_name, weaviate_property_name
 from fixtures.input_files import (
     SHOWN_PROBLEMS,
@@ -287,8 +287,8 @@ def rescore(
     `names` maps the logical names to). Offline, a record is checked against `schemas[id]` (the
     dataset's, or the one its file carries), else its use case's: the schema the live set has, so a
     label is valid or not the same way in both."""
-    # Records whose gold calls use the related slots were run with that tool: scored with it too.
-    operations = ToolOperations.RELATED if needs_related(records) else ToolOperations.PAPER
+    # Records are scored with the smallest tool their gold calls are written in (as they were run).
+    operations = operations_needed(records)
     if client is None:
         given = schemas or {}
         scorer = Scorer(lambda record: _viewed(given.get(record.id) or offline_schema(record), operations))

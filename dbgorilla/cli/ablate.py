@@ -34,7 +34,7 @@ from evaluation.runner import RunContext
 from evaluation.selection import Chosen, chosen_from_sample, select_questions
 from evaluation.strategies import use_strategy
 from evaluation.strategy_table import BASELINE_STRATEGY, strategy_markdown, strategy_rows
-from fixtures.datasets.cases import needs_related
+from fixtures.datasets.cases import operations_needed
 
 TABLE_FILE = "ablation.md"
 STRATEGY_TABLE = "strategies.md"
@@ -104,8 +104,8 @@ def ablate(
         raise ConfigError(f"unknown ablation(s) {unknown}; choose from {ablation_names()[1:]}")
     names = list(dict.fromkeys(names))
     chosen = select_questions(dataset, use_case, limit, case_id, max_steps, echo=say)
-    # Every design is the paper's change to the baseline tool: the paper's, or `related` on a split that needs it.
-    operations = "related" if needs_related(chosen.cases) else "paper"
+    # Every design is the paper's change to the baseline tool: the smallest tool the split's gold is written in.
+    operations = operations_needed(chosen.cases).value
     baseline = design_from_flags("unified", False, None, False, token_budget, operations)
     root = out_dir or Path("runs") / f"ablation-{datetime.now():%Y%m%d-%H%M%S}"
 
@@ -184,7 +184,7 @@ def compare_strategies(
         chosen = chosen_from_sample(sample, limit, max_steps)
     else:
         chosen = select_questions(dataset, use_case, limit, case_id, max_steps, echo=say)
-    operations = "related" if needs_related(chosen.cases) else "paper"
+    operations = operations_needed(chosen.cases).value
     design = design_from_flags("unified", False, None, False, token_budget, operations)
     root = out_dir or Path("runs") / f"strategies-{datetime.now():%Y%m%d-%H%M%S}"
 

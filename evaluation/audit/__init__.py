@@ -68,7 +68,6 @@ from evaluation.records import EvalRecord, Outcome
 from evaluation.scorer import Scorer
 from evaluation.search_cut import SearchCut, at_cut
 from executors import ExecutorError, QueryDatabaseArguments, QueryResult, WeaviateExecutor
-from executors.vocabulary import ToolOperations
 from fixtures.authoring.mutants import (
     MIN_CROSSED_SHARE,
     MUTATION_KINDS,
@@ -82,7 +81,7 @@ from fixtures.authoring.mutants import (
     with_component,
 )
 from fixtures.datasets import Case, read_dataset
-from fixtures.datasets.cases import needs_related
+from fixtures.datasets.cases import operations_needed
 from fixtures.loader import DEFAULT_OBJECTS_PER_COLLECTION, ensure_loaded, names_of
 from fixtures.use_cases import UseCase
 
@@ -114,8 +113,8 @@ def audit_dataset(
     used = [u for u in dataset.use_cases if u.name in {case.use_case for case in cases}]
     size = DEFAULT_OBJECTS_PER_COLLECTION if objects_per_collection is None else objects_per_collection
     ensure_loaded(client, used, echo=lambda _: None, namespace=namespace, objects_per_collection=size)
-    # A split whose labels use the related slots is checked with that tool; the others with the paper's.
-    operations = ToolOperations.RELATED if needs_related(cases) else ToolOperations.PAPER
+    # A split is checked with the smallest tool its labels are written in (the paper's for the paper's labels).
+    operations = operations_needed(cases)
     executor = WeaviateExecutor(client, SCORING_OPTIONS, names=names_of(used, namespace), operations=operations)
     collections = sorted({case.collection for case in cases})
 

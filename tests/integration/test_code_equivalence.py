@@ -24,8 +24,7 @@ import pytest
 from dbgorilla.connection import connect
 from executors import QueryResult, WeaviateExecutor, compare_results
 from executors._assemble import assemble_result
-from executors.vocabulary import ToolOperations
-from fixtures.datasets.cases import needs_related
+from fixtures.datasets.cases import operations_needed
 from fixtures.datasets.chains import run_chain
 from fixtures.datasets.splits import SPLITS_DIR, read_split, use_case_splits
 from fixtures.loader import load_use_cases
@@ -122,7 +121,7 @@ def test_every_gold_call_runs_as_shown_code_with_the_executors_results(
         return
     started = time.perf_counter()
     settings = loaded.settings
-    operations = ToolOperations.RELATED if needs_related(cases) else ToolOperations.PAPER
+    operations = operations_needed(cases)
     with connect(settings) as client:
         executor = WeaviateExecutor(client, operations=operations)
         made = gold_calls(executor, split)

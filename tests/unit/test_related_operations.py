@@ -262,14 +262,14 @@ def test_the_related_split_is_what_the_composer_writes() -> None:
 
     from fixtures.authoring.related import compose
     from fixtures.datasets import SPLITS_DIR, read_dataset, read_meta
-    from fixtures.datasets.cases import needs_related
+    from fixtures.datasets.cases import operations_needed
 
     path = SPLITS_DIR / "related.jsonl"
     composed = compose()
     assert [case.to_json_line() for case in composed] == path.read_text().splitlines()
     assert read_meta(path).sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
     cases = read_dataset("related").cases
-    assert len(cases) == 60 and needs_related(cases)
+    assert len(cases) == 60 and operations_needed(cases) is ToolOperations.RELATED
     slots = [set(c.ground_truth.to_tool_arguments()) for c in cases if not c.chain]
     assert sum("reference_filter" in s for s in slots) == 15
     assert sum("date_filter" in s for s in slots) == 15
