@@ -147,6 +147,19 @@ def shown(condition: dict[str, Any]) -> str:
     return f"{condition['property_name']} {condition['operator']} {written}"
 
 
+def _without_held_values(question: str, arguments: dict[str, Any]) -> str:
+    """The question with the text values the call already filters on blanked out: the 2025 of a term
+    "Spring 2025" the call holds is that value, not a time span or a number to put back."""
+    slots = [arguments.get(slot) for slot in FILTER_FIELDS]
+    listed = arguments.get(CONDITIONS_FIELD)
+    held = [f.get("value") for f in [*slots, *(listed if isinstance(listed, list) else [])] if isinstance(f, dict)]
+    for value in held:
+        text = value.strip("*") if isinstance(value, str) else ""
+        if any(ch.isdigit() for ch in text):
+            question = re.sub(re.escape(text), lambda m: " " * len(m.group(0)), question, flags=re.I)
+    return question
+
+
 def put_back(
     question: str, arguments: dict[str, Any], numbers: list[str], dates: list[str]
 ) -> tuple[dict[str, Any], list[str]]:
@@ -155,6 +168,7 @@ def put_back(
     a note for each. Nothing through a reference filter: its condition may be on the linked objects."""
     if arguments.get(REFERENCE_FILTER_FIELD):
         return arguments, []
+    question = _without_held_values(question, arguments)
     notes: list[str] = []
     restored = number_condition(question, numbers)
     found: list[tuple[str, list[dict[str, Any]]]] = [

@@ -15,6 +15,7 @@ from agent.strategies.conditions import (
     exclude,
     excluded,
     filtered_properties,
+    put_back,
     shown,
     with_condition,
 )
@@ -163,3 +164,21 @@ def test_alternatives_replace_an_equal_on_one_of_them() -> None:
     assert notes == ['the question asks for variety "Manchuria" or "Svansota".']
     held = {"collection_name": "Barley", "conditions": [{"property_name": "site", "operator": "=", "value": "Morris"}]}
     assert either(held, "variety", ["Manchuria", "Svansota"]) == (held, [])  # one group of alternatives a call
+
+
+def test_a_year_inside_a_value_the_call_holds_is_not_a_time_span() -> None:
+    """Found by the oracle on the compound split: "whose term is Spring 2025" is a term, not the year 2025."""
+    question = "What is the lowest final grade among enrollments whose term is Spring 2025 and whose feedback mentions organized?"
+    held = {
+        "collection_name": "Enrollments",
+        "conditions": [{"property_name": "term", "operator": "=", "value": "Spring 2025"}],
+    }
+    assert put_back(question, held, ["finalGrade"], ["enrolledOn"]) == (held, [])
+    other = {
+        "collection_name": "Enrollments",
+        "text_property_filter": {"property_name": "term", "operator": "=", "value": "Spring"},
+    }
+    arguments, notes = put_back(
+        "How many enrollments in 2025 are for the Spring term?", other, ["finalGrade"], ["enrolledOn"]
+    )
+    assert arguments["conditions"] == [{"property_name": "enrolledOn", "operator": "=", "value": "2025"}] and notes
