@@ -24,7 +24,7 @@ from fixtures.loader import load_use_cases
 from tests.conftest import Stack, fresh_settings, restaurant_truths, run_cli, settings_env
 
 #: The mock servers here answer by the question's own text: a strategy that shows no examples before it.
-SCRIPTED_STRATEGY = ("--strategy", "check+grounded")
+SCRIPTED_STRATEGY = ("--strategy", "grounded")
 
 pytestmark = pytest.mark.integration
 RESTAURANTS = [r for r in load_split() if r.use_case == "restaurants"]
