@@ -120,6 +120,36 @@ def with_condition(
     return {**arguments, CONDITIONS_FIELD: [*listed, *conditions]}
 
 
+def _without_bounds(arguments: dict[str, Any], between: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The call without the bounds it holds of the question's "between 15 and 40" (`>= 15`, `> 15`, `<= 40`),
+    and those bounds as the note says them; the call unchanged when it holds none, or anything else on
+    that property."""
+    prop, low, high = between["property_name"], between["value"], between["value_to"]
+    listed = arguments.get(CONDITIONS_FIELD)
+    listed = listed if isinstance(listed, list) else []
+
+    def bound(flt: object) -> bool:
+        if not isinstance(flt, dict) or flt.get("property_name") != prop:
+            return False
+        value = flt.get("value")
+        number = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        return (flt.get("operator") in (">", ">=") and number == float(low)) or (
+            flt.get("operator") in ("<", "<=") and number == float(high)
+        )
+
+    on_prop = [
+        f
+        for f in [*map(arguments.get, FILTER_FIELDS), *listed]
+        if isinstance(f, dict) and f.get("property_name") == prop
+    ]
+    if not on_prop or not all(map(bound, on_prop)) or arguments.get(MATCH_FIELD) == Match.ANY.value:
+        return arguments, []
+    kept = {k: v for k, v in arguments.items() if not (k in FILTER_FIELDS and bound(v))}
+    rest = [c for c in listed if not bound(c)]
+    kept = {**kept, CONDITIONS_FIELD: rest} if rest else {k: v for k, v in kept.items() if k != CONDITIONS_FIELD}
+    return kept, [shown(f) for f in on_prop]
+
+
 def _unsaid(arguments: dict[str, Any], bounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The bounds of a range the call does not state, when what it states on that property is among them
     (`price >= 20` of "at least 20 but under 30"); none when it states something else there."""
@@ -179,6 +209,12 @@ def put_back(
     for what, conditions in found:
         if not conditions:
             continue
+        if what == "range" and conditions[0]["operator"] == "between":  # its bounds held are replaced
+            arguments, replaced = _without_bounds(arguments, conditions[0])
+            if replaced:
+                arguments = {**arguments, CONDITIONS_FIELD: [*(arguments.get(CONDITIONS_FIELD) or []), conditions[0]]}
+                notes.append(f"the question's range {shown(conditions[0])} replaced {' and '.join(replaced)}.")
+                continue
         if what == "range":  # the call may hold one bound of it already: the others are added
             conditions = _unsaid(arguments, conditions)
         if not conditions:
@@ -206,6 +242,12 @@ _EXCLUDING = re.compile(
     r"\bisn'?t|\baren'?t|\bnon-?)\s*(?:the\s+|an?\s+)?$",
     re.I,
 )
+#: A clause that excludes what follows it, up to the value: "except those whose cuisine is Italian".
+_EXCLUDING_CLAUSE = re.compile(
+    r"\b(?:except|other than|excluding|besides|but not)\s+(?:for\s+)?(?:those|the ones|any)\b[^,.;:?!]{0,40}$", re.I
+)
+#: After a value, an "or" that opens a clause of its own, not another value: "History or that are online".
+_OR_CLAUSE = re.compile(r"^\W*or\s+(?:that|which|who|whose|with|those|ones)\b", re.I)
 #: What may stand between two values of one list: "Alaska and Texas", "NY, NJ".
 _LISTED = re.compile(r"^\s*(?:,\s*)?(?:and|or|nor)?\s*(?:the\s+)?$", re.I)
 #: What stands between two alternatives: "European or Japanese", "NY, NJ or CT".
@@ -227,7 +269,8 @@ def excluded(question: str, named: list[Mention]) -> list[Mention]:
         prop, _, start, _ = mention
         before = question[max(0, start - 24) : start]
         after_excluded = bool(found) and found[-1][0] == prop and _LISTED.match(question[found[-1][3] : start])
-        if _EXCLUDING.search(before) or after_excluded:
+        clause = _EXCLUDING_CLAUSE.search(question[max(0, start - 60) : start])
+        if _EXCLUDING.search(before) or clause or after_excluded:
             found.append(mention)
     return found
 
@@ -286,6 +329,22 @@ def either(arguments: dict[str, Any], prop: str, values: list[str]) -> tuple[dic
     group = [_condition(prop, "=", value) for value in values]
     choices = " or ".join(f'"{v}"' for v in values)
     return {**kept, CONDITIONS_FIELD: group, MATCH_FIELD: Match.ANY.value}, [f"the question asks for {prop} {choices}."]
+
+
+def or_clause(question: str, arguments: dict[str, Any], named: list[Mention]) -> tuple[dict[str, Any], list[str]]:
+    """The call's two filters as alternatives (`match: any`) where the question joins the value one of them
+    holds to a clause of its own by "or" ("whose subject is History or that are taught online") and the
+    call holds just those two, ANDed; never in a question that asks to choose between them."""
+    if _CHOOSES.search(question) or arguments.get(MATCH_FIELD) == Match.ANY.value:
+        return arguments, []
+    joined = [m for m in named if _OR_CLAUSE.match(question[m[3] :])]
+    listed = arguments.get(CONDITIONS_FIELD)
+    held = [f for f in [*map(arguments.get, FILTER_FIELDS), *(listed if isinstance(listed, list) else [])] if f]
+    if len(joined) != 1 or len(held) != 2 or not any(_is(f, *joined[0][:2]) for f in held):
+        return arguments, []
+    kept = {k: v for k, v in arguments.items() if k not in (*FILTER_FIELDS, CONDITIONS_FIELD)}
+    note = f"the question asks for {shown(held[0])} or {shown(held[1])}."
+    return {**kept, CONDITIONS_FIELD: held, MATCH_FIELD: Match.ANY.value}, [note]
 
 
 def _condition(prop: str, operator: str, value: str) -> dict[str, Any]:

@@ -31,8 +31,17 @@ from typing import Any
 
 from agent._words import content_stems
 from agent.loop import AgentConfig, AgentRun, Executor
-from agent.strategies.conditions import alternatives, either, exclude, excluded, filtered_properties, with_condition
+from agent.strategies.conditions import (
+    alternatives,
+    either,
+    exclude,
+    excluded,
+    filtered_properties,
+    or_clause,
+    with_condition,
+)
 from agent.strategies.decompose import offered_collections
+from agent.strategies.wording import restates
 from agent.tooldef import ToolSet
 from executors.errors import ExecutorError
 from executors.schema import CollectionSchema
@@ -284,21 +293,31 @@ class Values:
         found = schema.get(collection) if schema is not None else None
         # a condition may be on the linked objects (the compound tool: only through a reference filter)
         busy = (SEARCH_FIELD, REFERENCE_FILTER_FIELD) if compound else (TEXT_FILTER, SEARCH_FIELD, *RELATED_FIELDS)
-        if found is None or any(arguments.get(slot) for slot in busy):
+        if found is None:
             return arguments, ""
         values = self.categories(executor, found)
+        why: list[str] = []
+        search = arguments.get(SEARCH_FIELD)
+        if compound and isinstance(search, str) and restates(search, arguments, found, values):
+            arguments = {k: v for k, v in arguments.items() if k != SEARCH_FIELD}
+            why.append(f"the search {search!r} only restated the question's conditions; they are filters.")
+        if any(arguments.get(slot) for slot in busy):
+            return arguments, " ".join(why)
         complete = self._complete.get(collection, set())
         categories = {p: values[p] for p in complete if p in values}
         named = named_values(question, categories)
-        why: list[str] = []
         if compound:  # "other than X" and "X or Y" first: neither is a value to filter on as it is
             at = mentions(question, categories)
             out, alternative = excluded(question, at), alternatives(question, at)
             said = {(p, v) for p, v, *_ in out} | {(alternative[0], v) for v in (alternative or ("", []))[1]}
             named = [n for n in named if n not in said]
-            arguments, why = exclude(arguments, out)
+            arguments, notes = exclude(arguments, out)
+            why += notes
             if alternative is not None:
                 arguments, notes = either(arguments, *alternative)
+                why += notes
+            else:
+                arguments, notes = or_clause(question, arguments, at)
                 why += notes
         top = arguments.get(TEXT_AGGREGATION)
         summarized = {arguments.get(GROUPBY_FIELD), top.get("property_name") if isinstance(top, dict) else None}

@@ -15,12 +15,15 @@ from agent.strategies.conditions import (
     exclude,
     excluded,
     filtered_properties,
+    or_clause,
     put_back,
     shown,
     with_condition,
 )
 from agent.strategies.values import mentions
+from agent.strategies.wording import restates
 from executors.vocabulary import MAX_CONDITIONS
+from fixtures.use_cases import database_schema_of, get_use_case
 
 
 @pytest.mark.parametrize(
@@ -182,3 +185,54 @@ def test_a_year_inside_a_value_the_call_holds_is_not_a_time_span() -> None:
         "How many enrollments in 2025 are for the Spring term?", other, ["finalGrade"], ["enrolledOn"]
     )
     assert arguments["conditions"] == [{"property_name": "enrolledOn", "operator": "=", "value": "2025"}] and notes
+
+
+def test_a_between_replaces_the_one_bound_the_call_holds_of_it() -> None:
+    """A model that writes `>= 15` of "between 15 and 40" gets the range; a bound of another value is kept."""
+    question = "How many of the clinics whose waiting time is between 15 and 40 accept walk-ins?"
+    held = {
+        "collection_name": "Clinics",
+        "integer_property_filter": {"property_name": "averageWaitMinutes", "operator": ">", "value": 15},
+    }
+    arguments, notes = put_back(question, held, ["averageWaitMinutes"], [])
+    between = {"property_name": "averageWaitMinutes", "operator": "between", "value": 15, "value_to": 40}
+    assert arguments == {"collection_name": "Clinics", "conditions": [between]} and "replaced" in notes[0]
+    other = {**held, "integer_property_filter": {**held["integer_property_filter"], "value": 20}}
+    assert put_back(question, other, ["averageWaitMinutes"], [])[0] == other
+
+
+def test_an_or_that_opens_a_clause_makes_the_call_s_two_filters_alternatives() -> None:
+    question = "How many credits do courses whose subject is History or that are taught online add up to in total?"
+    both = {
+        "collection_name": "Courses",
+        "text_property_filter": {"property_name": "subject", "operator": "=", "value": "History"},
+        "boolean_property_filter": {"property_name": "isOnline", "operator": "=", "value": True},
+    }
+    named = mentions(question, {"subject": ["History", "Mathematics"]})
+    arguments, notes = or_clause(question, both, named)
+    assert arguments["match"] == "any" and len(arguments["conditions"]) == 2 and notes
+    assert "text_property_filter" not in arguments
+    anded = question.replace(" or that", " and that")
+    assert or_clause(anded, both, mentions(anded, {"subject": ["History"]})) == (both, [])
+    chooses = "Which is larger: the credits of History or those taught online?"
+    assert or_clause(chooses, both, mentions(chooses, {"subject": ["History"]}))[0] == both
+
+
+def test_except_those_whose_excludes_the_value_at_the_clause_s_end() -> None:
+    question = "What is the average rating of restaurants that are open now, except those whose cuisine is Italian?"
+    assert [m[1] for m in excluded(question, mentions(question, {"cuisine": ["Italian", "Thai"]}))] == ["Italian"]
+    plain = "What is the average rating of restaurants whose cuisine is Italian?"
+    assert excluded(plain, mentions(plain, {"cuisine": ["Italian"]})) == []
+
+
+def test_a_search_that_only_restates_conditions_is_told_from_a_topic() -> None:
+    schema = database_schema_of([get_use_case("courses"), get_use_case("restaurants")])
+    courses, restaurants = schema.get("Courses"), schema.get("Restaurants")
+    assert courses is not None and restaurants is not None
+    like = {"text_property_filter": {"property_name": "description", "operator": "LIKE", "value": "*Python*"}}
+    stored = {"subject": ["History", "Computer Science"]}
+    assert restates("Computer Science and Python", like, courses, stored)
+    assert restates("credits between 1 and 4", {}, courses, stored)
+    assert restates("July 2025", {}, courses, stored)
+    assert not restates("python programming for beginners", like, courses, stored)
+    assert not restates("places with live music", {}, restaurants, {"cuisine": ["Italian"]})
