@@ -36,6 +36,21 @@ IRREGULAR_PLURALS = {
     "mice": "mouse",
 }
 #: (suffix, replacement), the first that fits is taken: plural, verb and adjective endings.
+#: The months' names, in calendar order (dates as people write them, and searches that only name one).
+MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
 _SUFFIXES = (("sses", "ss"), ("ies", ""), ("ied", ""), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("y", ""))
 
 

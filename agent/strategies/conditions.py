@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from agent._words import MONTHS
 from agent.strategies.wording import NUMBER_FILTER, number_condition, number_range
 from executors.vocabulary import (
     CONDITIONS_FIELD,
@@ -28,21 +29,7 @@ from executors.vocabulary import (
     Match,
 )
 
-_MONTHS = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-]
-_MONTH = "|".join(sorted({m for name in _MONTHS for m in (name, name[:3])} | {"sept"}, key=len, reverse=True))
+_MONTH = "|".join(sorted({m for name in MONTHS for m in (name, name[:3])} | {"sept"}, key=len, reverse=True))
 #: One time span: a month and year, a year, or a decade ("1990s", "the 90s", "'90s").
 _SPAN = (
     rf"(?:(?P<{{p}}mon>{_MONTH})\.?\s+(?:of\s+)?)?(?P<{{p}}year>(?:1[89]|20)\d\d)(?![\d'’]|s\b)"
@@ -71,7 +58,7 @@ def _value(match: re.Match[str], prefix: str) -> str:
     month = match.group(f"{prefix}mon")
     year = match.group(f"{prefix}year")
     if month:
-        return f"{year}-{_MONTHS.index(next(m for m in _MONTHS if m.startswith(month.lower()[:3]))) + 1:02d}"
+        return f"{year}-{MONTHS.index(next(m for m in MONTHS if m.startswith(month.lower()[:3]))) + 1:02d}"
     return year
 
 

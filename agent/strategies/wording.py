@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent._words import IRREGULAR_PLURALS, content_stems, meets, split_name
+from agent._words import IRREGULAR_PLURALS, MONTHS, content_stems, meets, split_name
 from executors.schema import CollectionSchema
 from executors.vocabulary import (
     AGGREGATION_SLOT,
@@ -315,22 +315,6 @@ _JOINERS = frozenset(
         "words",
     ]
 )
-_MONTHS = frozenset(
-    [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ]
-)
 
 
 def restates(search: str, arguments: dict[str, Any], found: CollectionSchema, values: dict[str, list[str]]) -> bool:
@@ -342,6 +326,6 @@ def restates(search: str, arguments: dict[str, Any], found: CollectionSchema, va
     held = [f for f in [*map(arguments.get, FILTER_FIELDS), *(listed if isinstance(listed, list) else [])]]
     texts = [str(f.get("value")) for f in held if isinstance(f, dict)]
     texts += [split_name(p.name) for p in found.properties] + [v for vs in values.values() for v in vs]
-    known = {w for text in texts for w in re.findall(r"[a-z]+", text.lower())} | _JOINERS | _MONTHS
+    known = {w for text in texts for w in re.findall(r"[a-z]+", text.lower())} | _JOINERS | set(MONTHS)
     words = re.findall(r"[a-z]+", search.lower())
     return bool(words) and all(w in known for w in words)
