@@ -26,7 +26,9 @@ the written call instead (`AgentConfig.amend`, recorded with why):
   whose name the words after "for each" (or "per", "split by", "grouped by") name;
 - a boolean share (a percentage or a total of trues or falses) beside a filter on the same property
   (`tenured != true` with the share of the untenured) loses the filter, which made the share 0 or 1
-  whatever the data. A COUNT beside that filter is a count of what the filter kept, and stays.
+  whatever the data. A COUNT beside that filter is a count of what the filter kept, and stays;
+- a COUNT of a number beside a boolean or text aggregation (the share or the values asked) counts what
+  the result's total already says, and is left out: the answer would hold two numbers for one question.
 Every question of the natural and explicit splits these words mark has the slot in its gold call (60
 and 160 of 315 each), and none a boolean filter beside a share's aggregation.
 The literals the words fix (the count of a "most common", a comparison's operator, a LIKE pattern's
@@ -44,6 +46,7 @@ from agent.strategies.conditions import filtered_properties, put_back, shown
 from agent.strategies.openings import openings_of
 from agent.strategies.wording import (
     ASKS_HOW_MANY_DIFFERENT,
+    NUMBER_AGGREGATION,
     NUMBER_FILTER,
     TEXT_AGGREGATION,
     amend_wording,
@@ -131,6 +134,13 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
         del amended[TEXT_AGGREGATION]
         amended[GROUPBY_FIELD] = counted["property_name"]
         why.append(f"the question asks how many different {counted['property_name']}: grouped by it")
+    tally = amended.get(NUMBER_AGGREGATION)
+    other = any(isinstance(amended.get(slot), dict) for slot in (BOOLEAN_AGGREGATION, TEXT_AGGREGATION))
+    if isinstance(tally, dict) and tally.get("metrics") == NumberMetric.COUNT and other:
+        # a COUNT of a number beside the share or the values asked counts what the result's total already
+        # says, and the answer then holds two numbers for one question
+        del amended[NUMBER_AGGREGATION]
+        why.append(f"a COUNT of {tally.get('property_name')} beside the aggregation asked: left out")
     amended, literals = amend_wording(question, amended)
     why += literals
     return (amended, "; ".join(why) + ".") if why else (arguments, "")

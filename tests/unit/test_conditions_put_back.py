@@ -236,3 +236,18 @@ def test_a_search_that_only_restates_conditions_is_told_from_a_topic() -> None:
     assert restates("July 2025", {}, courses, stored)
     assert not restates("python programming for beginners", like, courses, stored)
     assert not restates("places with live music", {}, restaurants, {"cuisine": ["Italian"]})
+
+
+def test_a_count_of_a_number_beside_the_share_asked_is_left_out() -> None:
+    """Found on the compound split's first run: `COUNT` of the filtered number beside `TOTAL_TRUE` made the
+    answer "The answer is 42, 26."; a COUNT alone, or beside a number's own metric, stays."""
+    from agent.strategies.typed import amend_to_question
+
+    question = "How many of the clinics whose waiting time is between 15 and 40 accept walk-ins?"
+    count = {"property_name": "averageWaitMinutes", "metrics": "COUNT"}
+    share = {"property_name": "acceptsWalkIns", "metrics": "TOTAL_TRUE"}
+    both = {"collection_name": "Clinics", "integer_property_aggregation": count, "boolean_property_aggregation": share}
+    amended, why = amend_to_question(question, both, ["specialty"])
+    assert "integer_property_aggregation" not in amended and amended["boolean_property_aggregation"] == share and why
+    alone = {"collection_name": "Clinics", "integer_property_aggregation": count}
+    assert amend_to_question("How many clinics are there?", alone, ["specialty"]) == (alone, "")
