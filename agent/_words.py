@@ -35,7 +35,6 @@ IRREGULAR_PLURALS = {
     "teeth": "tooth",
     "mice": "mouse",
 }
-#: (suffix, replacement), the first that fits is taken: plural, verb and adjective endings.
 #: The months' names, in calendar order (dates as people write them, and searches that only name one).
 MONTHS = (
     "january",
@@ -51,6 +50,7 @@ MONTHS = (
     "november",
     "december",
 )
+#: (suffix, replacement), the first that fits is taken: plural, verb and adjective endings.
 _SUFFIXES = (("sses", "ss"), ("ies", ""), ("ied", ""), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""), ("y", ""))
 
 
