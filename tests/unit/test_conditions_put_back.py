@@ -251,3 +251,14 @@ def test_a_count_of_a_number_beside_the_share_asked_is_left_out() -> None:
     assert "integer_property_aggregation" not in amended and amended["boolean_property_aggregation"] == share and why
     alone = {"collection_name": "Clinics", "integer_property_aggregation": count}
     assert amend_to_question("How many clinics are there?", alone, ["specialty"]) == (alone, "")
+
+
+def test_a_search_for_words_of_stored_prose_is_a_topic_not_a_restatement() -> None:
+    """Found by the oracle on the natural split: "wheelchair access" is in stored requests ("The host asks for
+    wheelchair access."), and the gold search for it was dropped. Only a category of a few words counts."""
+    schema = database_schema_of([get_use_case("restaurants")])
+    reservations = schema.get("Reservations")
+    assert reservations is not None
+    stored = {"specialRequests": ["The host asks for wheelchair access."], "occasion": ["Anniversary"]}
+    assert not restates("wheelchair access", {}, reservations, stored)
+    assert restates("Anniversary", {}, reservations, stored)
