@@ -295,14 +295,18 @@ class Values:
         busy = (SEARCH_FIELD, REFERENCE_FILTER_FIELD) if compound else (TEXT_FILTER, SEARCH_FIELD, *RELATED_FIELDS)
         if found is None:
             return arguments, ""
-        values = self.categories(executor, found)
         why: list[str] = []
         search = arguments.get(SEARCH_FIELD)
-        if compound and isinstance(search, str) and restates(search, arguments, found, values):
+        if (
+            compound
+            and isinstance(search, str)
+            and restates(search, arguments, found, self.categories(executor, found))
+        ):
             arguments = {k: v for k, v in arguments.items() if k != SEARCH_FIELD}
             why.append(f"the search {search!r} only restated the question's conditions; they are filters.")
-        if any(arguments.get(slot) for slot in busy):
+        if any(arguments.get(slot) for slot in busy):  # read the stored values only where they are used
             return arguments, " ".join(why)
+        values = self.categories(executor, found)
         complete = self._complete.get(collection, set())
         categories = {p: values[p] for p in complete if p in values}
         named = named_values(question, categories)
