@@ -13,18 +13,20 @@ A door adds only its input and output formats, so one question gets one answer a
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from agent.conversation import Turn, carried_into, keeps_of, with_context
 from agent.loop import AgentConfig, AgentRun, ExecutedCall
 from agent.strategies import DEFAULT_STRATEGY, Composed, ExampleRetriever, build_strategy
 from agent.strategies.decompose import offered_collections
 from agent.tokens import TokenCounter
 from agent.tooldef import ToolDesign, ToolSet, build_tools
 from executors import DatabaseSchema, QueryResult, UnknownCollectionError
+from executors.carried import Carried
 from executors.vocabulary import ToolOperations
 from llm import ChatRequest
 
@@ -38,6 +40,10 @@ class LiveExecutor(Protocol):
     def schema(self) -> DatabaseSchema: ...
 
     def with_operations(self, operations: ToolOperations) -> Any: ...
+
+    def with_carried(self, carried: Carried | None) -> Any: ...
+
+    def validate(self, arguments: Any) -> Any: ...
 
     def execute(self, arguments: Any) -> QueryResult: ...
 
@@ -119,10 +125,23 @@ class AgentSession:
         """The same session answered by another model (the oracle of one question, for instance)."""
         return replace(self, model=model)
 
-    def run(self, question: str, on_call: OnCall = None) -> AgentRun:
-        """The question answered: every model turn, call and result, the strategy recorded, the answer committed."""
-        strategy, bounded = self._strategy()
-        return strategy.run(self.model, bounded, self.tools, self.config, question, on_call)
+    def run(self, question: str, on_call: OnCall = None, earlier: Sequence[Turn] = ()) -> AgentRun:
+        """The question answered: every model turn, call and result, the strategy recorded, the answer
+        committed. A follow-up of `earlier` keeps the conditions its last turn found (`agent.conversation`),
+        recorded in `strategy_notes["carried"]`."""
+        carried = carried_into(question, earlier)
+        strategy, bounded = self._strategy(carried)
+        run = strategy.run(self.model, bounded, self.tools, self.config, with_context(question, carried), on_call)
+        if carried is not None:
+            run.strategy_notes["carried"] = carried.model_dump()
+            run.question = question
+        return run
+
+    def turn_of(self, run: AgentRun, earlier: Sequence[Turn] = ()) -> Turn:
+        """The answered question as a conversation's turn: what a follow-up of it keeps."""
+        carried = carried_into(run.question, earlier)
+        keeps = keeps_of(run, self._executor(carried).validate) if run.outcome == "answered" else carried
+        return Turn(question=run.question, answer=run.final_answer or "", keeps=keeps)
 
     def openings(self) -> list[ChatRequest]:
         """The first request of each prompt prefix this session's questions start with: the check's
@@ -143,11 +162,21 @@ class AgentSession:
             warmed.append(Warmed(prompt_tokens=usage.prompt_tokens, cached_tokens=usage.cached_tokens, seconds=seconds))
         return warmed
 
-    def _strategy(self) -> tuple[Composed, Offered]:
+    def ran(self, run: AgentRun, earlier: Sequence[Turn] = ()) -> list[tuple[ExecutedCall, Any]]:
+        """Each call of `run` that returned a result, with the executor's checked form of it (`QuerySpec`:
+        what ran, the conversation's carried filters included), for a door that shows calls its own way."""
+        executor = self._executor(carried_into(run.question, earlier))
+        calls = [c for c in run.calls() if c.result is not None and c.arguments is not None]
+        return [(call, executor.validate(call.arguments)) for call in calls]
+
+    def _executor(self, carried: Carried | None) -> Any:
+        return self.executor.with_carried(carried) if carried is not None else self.executor
+
+    def _strategy(self, carried: Carried | None = None) -> tuple[Composed, Offered]:
         if self.model is None:
             raise ValueError("an agent session needs a chat model, e.g. OpenAIChatModel(name, base_url=...)")
         return build_strategy(self.strategy, retriever=self.retriever), Offered(
-            self.executor, tuple(self.collection_names)
+            self._executor(carried), tuple(self.collection_names)
         )
 
 

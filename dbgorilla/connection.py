@@ -25,9 +25,12 @@ class EndpointsDiffer(ConfigError):
     """The configured REST and gRPC addresses reach two different Weaviates (exit 9, nothing written)."""
 
 
-def connect(settings: Settings | None = None, timeout_seconds: float = 60.0) -> weaviate.WeaviateClient:
-    """A client for the configured Weaviate whose REST and gRPC endpoints are proven to be one server."""
-    client = _open(settings or Settings(), timeout_seconds)
+def connect(
+    settings: Settings | None = None, timeout_seconds: float = 60.0, headers: dict[str, str] | None = None
+) -> weaviate.WeaviateClient:
+    """A client for the configured Weaviate whose REST and gRPC endpoints are proven to be one server;
+    `headers` go with every request (a caller's bearer token, a vectorizer's key)."""
+    client = _open(settings or Settings(), timeout_seconds, headers or None)
     try:
         check_same_database(client)
     except EndpointMismatch as error:
@@ -39,7 +42,7 @@ def connect(settings: Settings | None = None, timeout_seconds: float = 60.0) -> 
     return client
 
 
-def _open(settings: Settings, timeout_seconds: float) -> weaviate.WeaviateClient:
+def _open(settings: Settings, timeout_seconds: float, headers: dict[str, str] | None) -> weaviate.WeaviateClient:
     config = AdditionalConfig(timeout=Timeout(init=10, query=timeout_seconds, insert=max(120.0, timeout_seconds)))
     url = os.environ.get("WEAVIATE_URL")
     key = os.environ.get("WEAVIATE_API_KEY")
@@ -49,12 +52,15 @@ def _open(settings: Settings, timeout_seconds: float) -> weaviate.WeaviateClient
             host=settings.host,
             port=settings.ports.weaviate_http,
             grpc_port=settings.ports.weaviate_grpc,
+            headers=headers,
             additional_config=config,
         )
     parsed = urlparse(url if "://" in url else f"https://{url}")
     host = parsed.hostname or ""
     if host.endswith(CLOUD_SUFFIXES):
-        return weaviate.connect_to_weaviate_cloud(cluster_url=url, auth_credentials=auth, additional_config=config)
+        return weaviate.connect_to_weaviate_cloud(
+            cluster_url=url, auth_credentials=auth, headers=headers, additional_config=config
+        )
     secure = parsed.scheme == "https"
     grpc = urlparse(os.environ.get("WEAVIATE_GRPC_URL", ""))
     return weaviate.connect_to_custom(
@@ -65,5 +71,6 @@ def _open(settings: Settings, timeout_seconds: float) -> weaviate.WeaviateClient
         grpc_port=grpc.port or int(os.environ.get("WEAVIATE_GRPC_PORT", "50051")),
         grpc_secure=(grpc.scheme == "https") if grpc.scheme else secure,
         auth_credentials=auth,
+        headers=headers,
         additional_config=config,
     )

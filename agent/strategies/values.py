@@ -1,15 +1,14 @@
 """`values`: value linking. The stored text values the question's words name are shown after it.
 
 A small model guesses a filter's value from the question's word: "sunny" where the data stores `sun`,
-"Nature" for hikes where it stores `Hiking`; the filter then matches nothing and the answer is an
-empty mean or a count of 0. CHESS and DIN-SQL link the question to the database's values before
-writing SQL; here, before the loop, the text properties of the collection `check` read (every offered
-collection's without it) are read once with TOP_OCCURRENCES, through the executor like any call, and
-every category value (of a property whose values repeat, or one that occurs more than once: not a
-name or a description) whose words all
-appear in the question, up to a suffix ("hikes" ~ "Hiking", "sunny" ~ "sun"), is offered after the
-question as a candidate filter: `cuisine = "Thai"`. The model chooses; nothing is added to its call.
-Nothing here knows a use case: the values are the database's own.
+"Nature" for hikes where it stores `Hiking`; the filter then matches nothing and the answer is an empty mean
+or a count of 0. CHESS and DIN-SQL link the question to the database's values before writing SQL; here,
+before the loop, the text properties of the collection `check` read (every offered collection's without it)
+are read once with TOP_OCCURRENCES, through the executor like any call, and every category value (of a
+property whose values repeat, or one that occurs more than once: not a name or a description) whose words
+all appear in the question, up to a suffix ("hikes" ~ "Hiking", "sunny" ~ "sun"), is offered after the
+question as a candidate filter: `cuisine = "Thai"`. The model chooses; nothing is added to its call. Nothing
+here knows a use case: the values are the database's own.
 
 The same values keep a filter honest after the call is written. A small model puts the question's
 word on a category property: `movement LIKE "*Paris*"` for "artists who lived in Paris", `category
@@ -219,6 +218,10 @@ class Values:
         self._read: dict[str, dict[str, list[str]]] = {}
         #: collection -> its text properties whose every value was read (categories, not prose).
         self._complete: dict[str, set[str]] = {}
+
+    def complete_categories(self, executor: Executor, found: CollectionSchema) -> dict[str, list[str]]:
+        """The text properties whose every value was read and repeats (categories, not prose), with their values."""
+        return {p: v for p, v in self.categories(executor, found).items() if p in self._complete.get(found.name, ())}
 
     def categories(self, executor: Executor, found: CollectionSchema) -> dict[str, list[str]]:
         """Each text property's category values, most frequent first: all of a property with at most half

@@ -13,7 +13,7 @@ import warnings
 import typer
 from rich.markup import escape
 
-from dbgorilla.cli import ablate, ask, data, demo, evaluate, examples, judge, mcp_serve, report, services
+from dbgorilla.cli import ablate, ask, data, demo, evaluate, examples, judge, mcp_serve, report, serve, services
 from dbgorilla.cli.console import err, exit_code_of
 
 app = typer.Typer(
@@ -25,7 +25,7 @@ app = typer.Typer(
     add_completion=False,
 )
 # Service commands first in --help, then data, the agent, the report, the eval and the judge.
-for group in (services, data, ask, examples, mcp_serve, demo, report, evaluate, ablate, judge):
+for group in (services, data, ask, examples, mcp_serve, serve, demo, report, evaluate, ablate, judge):
     group.register(app)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from functools import partial
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -12,6 +13,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from agent import ORACLE, AgentConfig, AgentRun, ExecutedCall
+from agent.conversation import Turn
 from agent.query_agent import response_of
 from agent.strategies import canonical
 from agent.tooldef import DEFAULT_OPERATIONS, DEFAULT_TOKEN_BUDGET
@@ -19,6 +21,7 @@ from dbgorilla.chat import resolve_model
 from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, out, say
 from dbgorilla.cli.doors import chosen_use_case, door_session
 from dbgorilla.cli.strategy_options import DEFAULT_STRATEGY, StrategyOption, check_strategy
+from dbgorilla.config import Settings
 from dbgorilla.errors import ConfigError
 from executors import QueryResult
 
@@ -64,6 +67,14 @@ def ask(
         ),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole trace as JSON.")] = False,
+    carry_on: Annotated[
+        bool,
+        typer.Option(
+            "--continue",
+            help="Carry on the last conversation: a follow-up ('how many of those ...') keeps what the last "
+            "answer found. Without it, a new conversation starts.",
+        ),
+    ] = False,
 ) -> None:
     """Ask a question: the model queries Weaviate through query_database until it can answer."""
     if model == ORACLE:
@@ -84,11 +95,36 @@ def ask(
                 f"tools={tools.design.label()} description={tools.description_tokens}/{design.token_budget} tokens[/]"
             )
         shown = partial(show_call, show_code=show_code)
-        run = session.run(question, None if as_json else shown)  # the calls shown as they finish
+        earlier = load_conversation() if carry_on else []
+        run = session.run(question, None if as_json else shown, earlier)  # the calls shown as they finish
+        save_conversation([*earlier, session.turn_of(run, earlier)])
     if as_json:
         print(run.model_dump_json(indent=2))
     else:
         show_run(run, session.collection_names)
+
+
+def conversation_path() -> Path:
+    """Where `ask` keeps the last conversation's turns (the state directory, like the services' records)."""
+    return Settings().state_dir / "conversation.json"
+
+
+def load_conversation() -> list[Turn]:
+    """The last conversation's turns; none when there is none (a new one starts, said on stderr)."""
+    path = conversation_path()
+    if not path.exists():
+        say("no earlier conversation to continue: this question starts one")
+        return []
+    try:
+        return [Turn.model_validate(t) for t in json.loads(path.read_text())]
+    except (ValueError, TypeError) as error:
+        raise ConfigError(f"{path} is not a conversation this version wrote ({error}); ask anew") from None
+
+
+def save_conversation(turns: list[Turn]) -> None:
+    path = conversation_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps([t.model_dump(mode="json") for t in turns], indent=1))
 
 
 def show_run(run: AgentRun, collection_names: list[str]) -> None:

@@ -20,7 +20,7 @@ from dbgorilla.local_models import ModelServerFailed
 from evaluation.strategies import prepare_strategy
 from executors import DatabaseSchema, UnknownCollectionError, WeaviateExecutor
 from executors.ownership import NotOurCollection
-from executors.scope import parse_scope
+from executors.scope import Scope, parse_scope
 from fixtures.loader import check_ours
 from fixtures.use_cases import UseCase, get_use_case, get_use_cases
 from llm import ChatModel, ModelError
@@ -60,7 +60,7 @@ def door_session(
     client: Any,
     chosen: UseCase | None,
     collections: str | None,
-    scope: list[str] | None,
+    scope: list[str] | Scope | None,
     namespace: str,
     design: ToolDesign,
     strategy: str,
@@ -72,7 +72,8 @@ def door_session(
     if chosen is not None:
         check_ours(client, [chosen], namespace)
     names = chosen.names(namespace) if chosen is not None else None
-    executor = WeaviateExecutor(client, scope=parse_scope(scope or []), names=names, operations=design.operations)
+    scope = scope if isinstance(scope, Scope) else parse_scope(scope or [])
+    executor = WeaviateExecutor(client, scope=scope, names=names, operations=design.operations)
     named = [name.strip() for name in collections.split(",") if name.strip()] if collections else None
     offered = schema_for(executor.schema, chosen.name if chosen else None, named).names()
     retriever = retriever_of(client, strategy, namespace)

@@ -1,0 +1,125 @@
+"""Conversations: a follow-up keeps what the earlier turn found, without asking the model again.
+
+    turns = [session.turn_of(run)]                                   # after "How many Gentoo live on Biscoe?"
+    run = session.run("And how many of those are female?", earlier=turns)
+
+A small model rarely rewrites an earlier call faithfully, and asking it to costs a request and the
+earlier turn's tokens. So a turn records what a follow-up keeps (`executors.carried.Carried`): the
+conditions of the call its answer rests on, plus the group it named when it answered "which X has the
+most ...". A follow-up that refers back ("those", "them", "there", "that country", or one that opens
+with "and") runs with them ANDed below the model, on the properties it does not filter itself. A
+question that does not refer back starts afresh. Every door keeps its turns its own way (the CLI in
+its state directory, `dbgorilla serve` by the messages the client sends back), and the session is
+the one place that carries them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from agent.loop import AgentRun, ExecutedCall
+from executors.carried import Carried, carried_from
+
+#: Words by which a question refers back to the earlier turn's objects (English).
+_BACK = re.compile(
+    r"\b(those|these|them|they|their|theirs|there|ones|the same)\b"
+    r"|\b(?:of|in|for|from|at|on|among|with|by|within) (?:that|this)\b"
+    r"|^\s*(?:and|also|plus|what about|how about|of those|among)\b",
+    re.IGNORECASE,
+)
+
+
+class Turn(BaseModel):
+    """One answered question of a conversation, and what a follow-up of it keeps."""
+
+    question: str
+    answer: str
+    keeps: Carried | None = None
+
+
+def refers_back(question: str) -> bool:
+    """True when the question reads as a follow-up of the one before."""
+    return bool(_BACK.search(question))
+
+
+def carried_into(question: str, earlier: Sequence[Turn]) -> Carried | None:
+    """What the question keeps of the conversation: the last turn's conditions when it refers back."""
+    return earlier[-1].keeps if earlier and refers_back(question) else None
+
+
+def with_context(question: str, carried: Carried | None) -> str:
+    """The question as the model reads it: the words that refer back say to what ("how many of those
+    (Restaurants where cuisine = Italian) are open now?"); alone they name neither the collection nor
+    the earlier values. Kept inside the sentence, so a question of several parts is cut as before."""
+    if carried is None:
+        return question
+    said = " and ".join(f"{c['property_name']} {c['operator']} {c['value']}" for c in carried.conditions)
+    context = f"({carried.collection} where {said})"
+    found = _BACK.search(question)
+    if found is not None and found.group(1):
+        return f"{question[: found.end()]} {context}{question[found.end() :]}"
+    body = question.rstrip()
+    return f"{body[:-1].rstrip()} {context}?" if body.endswith("?") else f"{body} {context}"
+
+
+def answered_on(run: AgentRun) -> ExecutedCall | None:
+    """The call the answer rests on: the last one that returned a result."""
+    return next((c for c in reversed(run.calls()) if c.result is not None and c.arguments is not None), None)
+
+
+def keeps_of(run: AgentRun, validate: Any) -> Carried | None:
+    """What a follow-up of `run` keeps: the conditions its answer's call ran with (`validate` is the
+    executor's, carrying what this run carried) and, for a grouped call, the one group the answer named."""
+    call = answered_on(run)
+    if call is None:
+        return None
+    spec = validate(call.arguments)
+    also: tuple[dict[str, Any], ...] = ()
+    groups = call.result.groups if call.result is not None else None
+    if spec.group_by is not None and groups and run.answer is not None:
+        named = {*run.answer.names, *run.answer.groups} & set(groups)
+        if len(named) == 1:
+            also = ({"property_name": spec.group_by.name, "operator": "=", "value": named.pop()},)
+    return carried_from(spec, also)
+
+
+def conversation_of(messages: Sequence[dict[str, str]]) -> tuple[str, list[tuple[str, str]]]:
+    """Chat messages (`{"role", "content"}`, the hosted agent's `ChatMessage`) as the last question and the
+    earlier (question, answer) pairs; a `ValueError` when they do not end with a user's question."""
+    if not messages or messages[-1].get("role") != "user" or not str(messages[-1].get("content", "")).strip():
+        raise ValueError("a conversation ends with the user's question")
+    pairs: list[tuple[str, str]] = []
+    question: str | None = None
+    for message in messages[:-1]:
+        role, content = message.get("role"), str(message.get("content", ""))
+        if role == "user":
+            question = content
+        elif role == "assistant" and question is not None:
+            pairs.append((question, content))
+            question = None
+        else:
+            raise ValueError(f"a message's role is user or assistant, not {role!r}")
+    return str(messages[-1]["content"]).strip(), pairs
+
+
+class TurnMemory:
+    """The turns a door answered, by (question, answer): a client that sends the conversation back as
+    text (the hosted agent's messages) gets its earlier turns' conditions, not a fresh guess."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._turns: dict[tuple[str, str], Turn] = {}
+        self._size = size
+
+    def remember(self, turn: Turn) -> None:
+        self._turns[(turn.question.strip(), turn.answer.strip())] = turn
+        while len(self._turns) > self._size:
+            self._turns.pop(next(iter(self._turns)))
+
+    def turns(self, pairs: Sequence[tuple[str, str]]) -> list[Turn]:
+        """The earlier turns of a conversation; one this door did not answer keeps nothing."""
+        known = self._turns.get
+        return [known((q.strip(), a.strip())) or Turn(question=q, answer=a) for q, a in pairs]
