@@ -4,25 +4,30 @@
     run = session.run("And how many of those are female?", earlier=turns)
 
 A small model rarely rewrites an earlier call faithfully, and asking it to costs a request and the
-earlier turn's tokens. So a turn records what a follow-up keeps (`executors.carried.Carried`): the
-conditions of the call its answer rests on, plus the group it named when it answered "which X has the
-most ...". A follow-up that refers back ("those", "them", "there", "that country", or one that opens
-with "and") runs with them ANDed below the model, on the properties it does not filter itself. A
-question that does not refer back starts afresh. Every door keeps its turns its own way (the CLI in
-its state directory, `dbgorilla serve` by the messages the client sends back), and the session is
-the one place that carries them.
+earlier turn's tokens. So a turn records what a follow-up keeps (`Carried`): the conditions of the call
+its answer rests on, plus the group it named when it answered "which X has the most ...". A follow-up
+that refers back ("those", "them", "there", "that country", or one that opens with "and") is read with
+them: the question says what it refers to, and each call on that collection gets them as `compound`
+conditions, on the properties it does not filter itself (a follow-up naming another value of a
+property replaces the earlier one), recorded as an amendment (`ExecutedCall.amended`), so the trace,
+the scores and every door see the call that ran. A question that does not refer back starts afresh.
+Each door keeps its turns its own way (the CLI in its state directory, `dbgorilla serve` by the
+messages the client sends back); the session is the one place that carries them.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from agent.loop import AgentRun, ExecutedCall
-from executors.carried import Carried, carried_from
+from executors import ExecutorError
+from executors.spec import FilterSpec, QuerySpec
+from executors.vocabulary import CONDITIONS_FIELD, MATCH_FIELD, Match
 
 #: Words by which a question refers back to the earlier turn's objects (English).
 _BACK = re.compile(
@@ -31,6 +36,52 @@ _BACK = re.compile(
     r"|^\s*(?:and|also|plus|what about|how about|of those|among)\b",
     re.IGNORECASE,
 )
+
+
+class Carried(BaseModel):
+    """The conditions a follow-up keeps, on one collection (`compound` conditions, joined by and)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    collection: str
+    conditions: tuple[dict[str, Any], ...]
+
+    def said(self) -> str:
+        return " and ".join(f"{c['property_name']} {c['operator']} {c['value']}" for c in self.conditions)
+
+
+def condition_of(spec: FilterSpec) -> dict[str, Any] | None:
+    """One checked filter as a `compound` condition (None: one read through a reference)."""
+    if spec.via is not None:
+        return None
+    value = spec.value.isoformat().replace("+00:00", "Z") if isinstance(spec.value, datetime) else spec.value
+    return {"property_name": spec.prop.name, "operator": spec.operator, "value": value}
+
+
+def carried_from(spec: QuerySpec, also: tuple[dict[str, Any], ...] = ()) -> Carried | None:
+    """What a follow-up of this call keeps: its filters (alternatives are not carried: an `or` cannot be
+    ANDed), plus `also` (the group the answer named), which replaces a filter on its property."""
+    names = {c["property_name"] for c in also}
+    own = [condition_of(f) for f in spec.filters]
+    conditions = [c for c in own if c is not None and c["property_name"] not in names] + list(also)
+    return Carried(collection=spec.collection.name, conditions=tuple(conditions)) if conditions else None
+
+
+def carry(arguments: dict[str, Any], carried: Carried, validate: Any) -> tuple[dict[str, Any], str]:
+    """The call with the carried conditions it lacks: same collection only, on the properties it does not
+    filter itself, not under `match: any` (they would join the alternatives). Unchanged, with no reason,
+    otherwise, and when the call does not check (the executor then says why)."""
+    if arguments.get("collection_name") != carried.collection or arguments.get(MATCH_FIELD) == Match.ANY.value:
+        return arguments, ""
+    try:
+        own = {f.prop.name for f in validate(arguments).all_filters}
+    except ExecutorError:
+        return arguments, ""
+    added = [c for c in carried.conditions if c["property_name"] not in own]
+    if not added:
+        return arguments, ""
+    kept = Carried(collection=carried.collection, conditions=tuple(added))
+    conditions = [*(arguments.get(CONDITIONS_FIELD) or []), *added]
+    return {**arguments, CONDITIONS_FIELD: conditions}, f"kept the conversation's earlier conditions ({kept.said()})."
 
 
 class Turn(BaseModel):
@@ -57,8 +108,7 @@ def with_context(question: str, carried: Carried | None) -> str:
     the earlier values. Kept inside the sentence, so a question of several parts is cut as before."""
     if carried is None:
         return question
-    said = " and ".join(f"{c['property_name']} {c['operator']} {c['value']}" for c in carried.conditions)
-    context = f"({carried.collection} where {said})"
+    context = f"({carried.collection} where {carried.said()})"
     found = _BACK.search(question)
     if found is not None and found.group(1):
         return f"{question[: found.end()]} {context}{question[found.end() :]}"
@@ -72,8 +122,8 @@ def answered_on(run: AgentRun) -> ExecutedCall | None:
 
 
 def keeps_of(run: AgentRun, validate: Any) -> Carried | None:
-    """What a follow-up of `run` keeps: the conditions its answer's call ran with (`validate` is the
-    executor's, carrying what this run carried) and, for a grouped call, the one group the answer named."""
+    """What a follow-up of `run` keeps: the conditions its answer's call ran with (the carried ones
+    included) and, for a grouped call, the one group the answer named."""
     call = answered_on(run)
     if call is None:
         return None

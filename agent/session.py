@@ -19,14 +19,13 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from agent.conversation import Turn, carried_into, keeps_of, with_context
+from agent.conversation import Turn, carried_into, carry, keeps_of, with_context
 from agent.loop import AgentConfig, AgentRun, ExecutedCall
 from agent.strategies import DEFAULT_STRATEGY, Composed, ExampleRetriever, build_strategy
 from agent.strategies.decompose import offered_collections
 from agent.tokens import TokenCounter
 from agent.tooldef import ToolDesign, ToolSet, build_tools
 from executors import DatabaseSchema, QueryResult, UnknownCollectionError
-from executors.carried import Carried
 from executors.vocabulary import ToolOperations
 from llm import ChatRequest
 
@@ -40,8 +39,6 @@ class LiveExecutor(Protocol):
     def schema(self) -> DatabaseSchema: ...
 
     def with_operations(self, operations: ToolOperations) -> Any: ...
-
-    def with_carried(self, carried: Carried | None) -> Any: ...
 
     def validate(self, arguments: Any) -> Any: ...
 
@@ -130,8 +127,11 @@ class AgentSession:
         committed. A follow-up of `earlier` keeps the conditions its last turn found (`agent.conversation`),
         recorded in `strategy_notes["carried"]`."""
         carried = carried_into(question, earlier)
-        strategy, bounded = self._strategy(carried)
-        run = strategy.run(self.model, bounded, self.tools, self.config, with_context(question, carried), on_call)
+        strategy, bounded = self._strategy()
+        config = self.config
+        if carried is not None and self.tools.design.operations is ToolOperations.COMPOUND:
+            config = config.amended_by(lambda arguments: carry(arguments, carried, self.executor.validate))
+        run = strategy.run(self.model, bounded, self.tools, config, with_context(question, carried), on_call)
         if carried is not None:
             run.strategy_notes["carried"] = carried.model_dump()
             run.question = question
@@ -140,7 +140,7 @@ class AgentSession:
     def turn_of(self, run: AgentRun, earlier: Sequence[Turn] = ()) -> Turn:
         """The answered question as a conversation's turn: what a follow-up of it keeps."""
         carried = carried_into(run.question, earlier)
-        keeps = keeps_of(run, self._executor(carried).validate) if run.outcome == "answered" else carried
+        keeps = keeps_of(run, self.executor.validate) if run.outcome == "answered" else carried
         return Turn(question=run.question, answer=run.final_answer or "", keeps=keeps)
 
     def openings(self) -> list[ChatRequest]:
@@ -162,21 +162,17 @@ class AgentSession:
             warmed.append(Warmed(prompt_tokens=usage.prompt_tokens, cached_tokens=usage.cached_tokens, seconds=seconds))
         return warmed
 
-    def ran(self, run: AgentRun, earlier: Sequence[Turn] = ()) -> list[tuple[ExecutedCall, Any]]:
-        """Each call of `run` that returned a result, with the executor's checked form of it (`QuerySpec`:
-        what ran, the conversation's carried filters included), for a door that shows calls its own way."""
-        executor = self._executor(carried_into(run.question, earlier))
+    def ran(self, run: AgentRun) -> list[tuple[ExecutedCall, Any]]:
+        """Each call of `run` that returned a result, with the executor's checked form of it (`QuerySpec`),
+        for a door that shows calls its own way."""
         calls = [c for c in run.calls() if c.result is not None and c.arguments is not None]
-        return [(call, executor.validate(call.arguments)) for call in calls]
+        return [(call, self.executor.validate(call.arguments)) for call in calls]
 
-    def _executor(self, carried: Carried | None) -> Any:
-        return self.executor.with_carried(carried) if carried is not None else self.executor
-
-    def _strategy(self, carried: Carried | None = None) -> tuple[Composed, Offered]:
+    def _strategy(self) -> tuple[Composed, Offered]:
         if self.model is None:
             raise ValueError("an agent session needs a chat model, e.g. OpenAIChatModel(name, base_url=...)")
         return build_strategy(self.strategy, retriever=self.retriever), Offered(
-            self._executor(carried), tuple(self.collection_names)
+            self.executor, tuple(self.collection_names)
         )
 
 

@@ -143,7 +143,7 @@ class Asked:
         """The question answered, remembered as a turn, as the client's `AskModeResponse`."""
         run = self.session.run(self.question, on_call, self.earlier)
         self.backend.remember(self.session.turn_of(run, self.earlier))
-        ran = self.session.ran(run, self.earlier)
+        ran = self.session.ran(run)
         response = response_of(run, self.session.collection_names)
         searches = [search_of(spec) for call, spec in ran if not _aggregated(call)]
         aggregations = [a for call, spec in ran if _aggregated(call) for a in aggregations_of(spec)]
@@ -265,7 +265,7 @@ def build_app(backend: Backend) -> FastAPI:
             if searches is None:  # the first page: the agent writes the searches
                 asked = Asked(backend, body, headers)
                 run = asked.session.run(asked.question, None, asked.earlier)
-                ran = asked.session.ran(run, asked.earlier)
+                ran = asked.session.ran(run)
                 searches = [search_of(spec) for _, spec in ran]
                 requests, session = len(run.steps), asked.session
                 if not searches:  # the agent wrote none (it refused, say): the question is the search

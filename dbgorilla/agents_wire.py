@@ -71,9 +71,8 @@ def _joined(combine: str, parts: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def filters_of(spec: QuerySpec) -> dict[str, Any] | None:
-    """The filters the call ran with (the model's and those a follow-up carried; not the caller's additional
-    ones): ANDed, with the `any` alternatives ORed."""
-    parts = [property_filter(f) for f in (*spec.filters, *spec.carried)]
+    """The filters the call ran with (not the caller's additional ones): ANDed, the `any` alternatives ORed."""
+    parts = [property_filter(f) for f in spec.filters]
     alternatives = [_joined("AND", [property_filter(f) for f in group]) for group in spec.any_of]
     either = _joined("OR", [a for a in alternatives if a is not None])
     return _joined("AND", parts + ([either] if either is not None else []))

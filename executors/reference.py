@@ -9,9 +9,10 @@ translation. Semantics follow Weaviate v1.39's source:
   and so also matches objects without the property.
 - search (near_text only): the objects whose cosine distance to the query's vector is at most
   `search_max_distance`, closest first, ties by UUID. It needs the objects' vectors and an `embed`
-  callable that gives the query's vector from the same model Weaviate's vectorizer uses (without, a
-  search is an `UnsupportedQueryError`). Hybrid and BM25 ranking are not modelled.
-- metrics: see `_metrics`; group-by buckets by whole value; groups are ordered by size then value.
+  callable that gives the query's vector from the same model Weaviate's vectorizer uses; without
+  them a search is an `UnsupportedQueryError`. Hybrid and BM25 ranking are not modelled.
+- metrics: see `_metrics`; group-by buckets objects by their whole value; groups are ordered by
+  size then value.
 - a text `=` whose value is stored whole excludes the longer stored values holding its words, as the
   live executor's `not_equal` filters do (`whole_value`, over the distinct values of its objects).
 """
@@ -33,7 +34,6 @@ from executors._assemble import Hit, attach_samples, groups_total, notes_for, or
 from executors._metrics import aggregate
 from executors._plan import NIL_UUID, build_plan
 from executors._validate import parse_arguments, validate_arguments
-from executors.carried import Carried
 from executors.errors import UnsupportedQueryError
 from executors.options import ExecutorOptions, SearchMode
 from executors.ownership import CollectionNames
@@ -102,7 +102,6 @@ class ReferenceExecutor:
     ) -> None:
         self._schema = schema
         self._scope = scope
-        self._carried: Carried | None = None
         self._operations = operations
         self._options = options or ExecutorOptions()
         self._embed = embed
@@ -168,12 +167,7 @@ class ReferenceExecutor:
         sibling._schema, sibling._objects, sibling._embed = self._schema, self._objects, self._embed
         sibling._scope, sibling._operations, sibling._by_uuid = self._scope, self._operations, self._by_uuid
         sibling._distances, sibling._stored_values = self._distances, self._stored_values
-        sibling._options, sibling._carried = options, self._carried
-        return sibling
-
-    def with_carried(self, carried: Carried | None) -> ReferenceExecutor:
-        """A sibling that ANDs a conversation's earlier conditions into its calls (`executors.carried`)."""
-        (sibling := self.with_options(self._options))._carried = carried
+        sibling._options = options
         return sibling
 
     @property
@@ -182,8 +176,7 @@ class ReferenceExecutor:
 
     def validate(self, arguments: RawArguments) -> QuerySpec:
         with typed_errors():
-            spec = validate_arguments(parse_arguments(arguments, self._operations), self.schema)
-            return scoped(self._scope, self._carried.apply(spec, self._schema) if self._carried else spec)
+            return scoped(self._scope, validate_arguments(parse_arguments(arguments, self._operations), self.schema))
 
     def execute(self, arguments: RawArguments) -> QueryResult:
         with typed_errors():

@@ -105,8 +105,6 @@ def _header(plan: QueryPlan) -> list[str]:
     ]
     if spec.scope:
         lines.append("# The caller's scope is ANDed into every filter below.")
-    if spec.carried:
-        lines.append("# The conversation's earlier conditions are ANDed into every filter below.")
     return lines + _comment_lines(notes_for(spec, plan.options))
 
 

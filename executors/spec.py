@@ -77,9 +77,6 @@ class QuerySpec:
     notes: tuple[str, ...] = field(default=())
     #: The caller's scoping filters (see `executors.scope`): applied with the model's, never shown as its own.
     scope: tuple[FilterSpec, ...] = ()
-    #: A conversation's earlier conditions a follow-up keeps (see `executors.scope.Carried`): applied with
-    #: the model's on the properties it does not filter itself, never shown as its own.
-    carried: tuple[FilterSpec, ...] = ()
     sort: SortSpec | None = None
     #: The `compound` operations' alternatives (`match: any`): an object matches when all the filters of at
     #: least one alternative hold, besides `applied_filters`. Empty: no such group.
@@ -92,8 +89,8 @@ class QuerySpec:
 
     @property
     def applied_filters(self) -> tuple[FilterSpec, ...]:
-        """What every Weaviate call is filtered by: the model's filters, those carried and the scope's."""
-        return self.filters + self.carried + self.scope
+        """What every Weaviate call is filtered by: the model's filters and the scope's."""
+        return self.filters + self.scope
 
     @property
     def is_filtered(self) -> bool:

@@ -40,7 +40,6 @@ from executors._assemble import assemble_result, stored_text_values
 from executors._plan import QueryPlan, build_plan, stored_values_call
 from executors._validate import parse_arguments, validate_arguments
 from executors.arguments import QueryDatabaseArguments
-from executors.carried import Carried
 from executors.errors import WeaviateUnavailableError
 from executors.options import ExecutorOptions
 from executors.ownership import CollectionNames
@@ -108,7 +107,6 @@ class WeaviateExecutor:
     ) -> None:
         self._options = _options(options, overrides)
         self._scope = scope
-        self._carried: Carried | None = None
         self._operations = operations
         self._weaviate = ReadOnlyWeaviate(client, names=names)
         self._schema = SchemaCache(self._weaviate.read_schema)
@@ -124,13 +122,7 @@ class WeaviateExecutor:
         sibling = object.__new__(WeaviateExecutor)
         sibling._options, sibling._scope, sibling._operations = options, self._scope, self._operations
         sibling._weaviate, sibling._schema, sibling._breaker = self._weaviate, self._schema, self._breaker
-        sibling._stored_values, sibling._carried = self._stored_values, self._carried
-        return sibling
-
-    def with_carried(self, carried: Carried | None) -> WeaviateExecutor:
-        """A sibling that ANDs a conversation's earlier conditions into its calls (`executors.carried`)."""
-        sibling = self.with_options(self._options)
-        sibling._carried = carried
+        sibling._stored_values = self._stored_values
         return sibling
 
     def with_operations(self, operations: ToolOperations) -> WeaviateExecutor:
@@ -171,10 +163,7 @@ class WeaviateExecutor:
     def validate(self, arguments: RawArguments) -> QuerySpec:
         """Parse and check `arguments` against the live schema; raises `ExecutorError`."""
         with typed_errors():
-            spec = validate_arguments(parse_arguments(arguments, self._operations), self.schema)
-            if self._carried is not None:
-                spec = self._carried.apply(spec, self._schema.get())
-            return scoped(self._scope, spec)
+            return scoped(self._scope, validate_arguments(parse_arguments(arguments, self._operations), self.schema))
 
     def plan(self, arguments: RawArguments) -> QueryPlan:
         """The calls `execute` would make, without making them (a text `=` may read its property's
