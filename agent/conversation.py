@@ -18,7 +18,7 @@ messages the client sends back); the session is the one place that carries them.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -123,18 +123,31 @@ def answered_on(run: AgentRun) -> ExecutedCall | None:
 
 def keeps_of(run: AgentRun, validate: Any) -> Carried | None:
     """What a follow-up of `run` keeps: the conditions its answer's call ran with (the carried ones
-    included) and, for a grouped call, the one group the answer named."""
+    included) and the one value the answer named of a grouped or most-common property."""
     call = answered_on(run)
-    if call is None:
+    if call is None or call.result is None:
         return None
-    spec = validate(call.arguments)
-    also: tuple[dict[str, Any], ...] = ()
-    groups = call.result.groups if call.result is not None else None
-    if spec.group_by is not None and groups and run.answer is not None:
-        named = {*run.answer.names, *run.answer.groups} & set(groups)
-        if len(named) == 1:
-            also = ({"property_name": spec.group_by.name, "operator": "=", "value": named.pop()},)
-    return carried_from(spec, also)
+    result = call.result
+    shown = {t.value for metrics in result.aggregations.values() for t in _top(metrics)} | set(result.groups or {})
+    named = {*run.answer.names, *run.answer.groups} & shown if run.answer is not None else set()
+    return keeps_from(validate(call.arguments), named)
+
+
+def _top(metrics: Any) -> list[Any]:
+    top = metrics.get("TOP_OCCURRENCES") if isinstance(metrics, dict) else None
+    return top if isinstance(top, list) else []
+
+
+def keeps_from(spec: QuerySpec, named: Iterable[str]) -> Carried | None:
+    """What a follow-up of a checked call keeps, its answer having named `named`: the call's conditions,
+    and, when the answer named one value of the property it grouped by or took the most common values
+    of ("which cuisine has the most restaurants?"), that value."""
+    names = set(named)
+    tops = [a.prop.name for a in spec.aggregations if "TOP_OCCURRENCES" in a.metrics]
+    picked = spec.group_by.name if spec.group_by is not None else next(iter(tops), None)
+    if picked is None or len(names) != 1:
+        return carried_from(spec)
+    return carried_from(spec, ({"property_name": picked, "operator": "=", "value": names.pop()},))
 
 
 def conversation_of(messages: Sequence[dict[str, str]]) -> tuple[str, list[tuple[str, str]]]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from agent import ORACLE, AgentConfig, AgentRun, OracleModel, ToolDesign, ToolSet, build_tools
+from agent.conversation import Turn, keeps_from
 from agent.session import AgentSession
 from agent.strategies import ExampleRetriever
 from agent.tokens import TokenCounter
@@ -164,7 +165,7 @@ def run_case(case: Case | AbstentionCase, context: RunContext) -> EvalRecord:
         retriever = context.retriever_for(case.use_case) if context.retriever_for is not None else None
         executor = agent_executor(case, context.executor, context.scorer.truths)
         session = AgentSession(executor, tools, model, context.strategy, context.config, retriever)
-        run = session.run(case.query)
+        run = session.run(case.query, earlier=earlier_turns(case, executor))
         return context.scorer.score(build_record(case, run, context.model_name, context.design.label()))
     except Exception as error:  # the run must go on: record the failure with its type
         return EvalRecord.for_case(
@@ -176,6 +177,15 @@ def run_case(case: Case | AbstentionCase, context: RunContext) -> EvalRecord:
             error=f"{type(error).__name__}: {error}",
             latency_s=time.perf_counter() - started,
         )
+
+
+def earlier_turns(case: Case | AbstentionCase, executor: WeaviateExecutor) -> list[Turn]:
+    """A follow-up's conversation as a correct agent left it: each earlier turn's gold call, and the group
+    its answer named, kept as the agent keeps its own (`agent.conversation.keeps_from`)."""
+    return [
+        Turn(question=turn.query, answer="", keeps=keeps_from(executor.validate(turn.call), turn.names))
+        for turn in getattr(case, "earlier", [])
+    ]
 
 
 def agent_executor(
