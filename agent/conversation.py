@@ -29,9 +29,11 @@ from executors import ExecutorError
 from executors.spec import FilterSpec, QuerySpec
 from executors.vocabulary import CONDITIONS_FIELD, MATCH_FIELD, Match
 
-#: Words by which a question refers back to the earlier turn's objects (English).
+#: Words by which a question refers back to the earlier turn's objects (English; "there" as a place, not
+#: "are there").
 _BACK = re.compile(
-    r"\b(those|these|them|they|their|theirs|there|ones|the same)\b"
+    r"\b(those|these|them|they|their|theirs|ones|the same"
+    r"|(?<!is )(?<!are )(?<!was )(?<!were )there(?! (?:is|are|was|were)\b))\b"
     r"|\b(?:of|in|for|from|at|on|among|with|by|within) (?:that|this)\b"
     r"|^\s*(?:and|also|plus|what about|how about|of those|among)\b",
     re.IGNORECASE,

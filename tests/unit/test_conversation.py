@@ -1,0 +1,206 @@
+"""Conversations: what a follow-up keeps of the turn before it, and the `conversation` split.
+
+The session runs over the reference executor of the restaurants use case (the generated objects), its
+model scripted, so each number is the executor's: a follow-up that refers back runs with the earlier
+conditions it lacks, one that names another value replaces the earlier one, one that does not refer
+back starts afresh, and the amendment is recorded on the call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import pytest
+
+from agent import AgentConfig, ToolDesign
+from agent.conversation import (
+    Carried,
+    Turn,
+    TurnMemory,
+    carried_into,
+    carry,
+    conversation_of,
+    keeps_from,
+    refers_back,
+    with_context,
+)
+from agent.session import AgentSession
+from agent.testing import FunctionModel, tool_reply
+from executors import compare_results
+from executors.vocabulary import ToolOperations
+from fixtures.authoring.compound import CompoundComposer
+from fixtures.authoring.conversation import compose
+from fixtures.datasets import SPLITS_DIR, read_dataset, read_meta
+from fixtures.datasets.cases import operations_needed
+from llm import ModelReply
+
+ITALIAN = {"property_name": "cuisine", "operator": "=", "value": "Italian"}
+CARRIED = Carried(collection="Restaurants", conditions=(ITALIAN,))
+OPEN_NOW = {
+    "collection_name": "Restaurants",
+    "boolean_property_aggregation": {"property_name": "openNow", "metrics": "TOTAL_TRUE"},
+}
+
+
+@pytest.fixture(scope="module")
+def composer() -> CompoundComposer:
+    return CompoundComposer("restaurants")
+
+
+@pytest.mark.parametrize(
+    ("question", "follows"),
+    [
+        ("And how many of those are open now?", True),
+        ("What is their average rating?", True),
+        ("How many of them are vegetarian?", True),
+        ("What about restaurants serving Japanese cuisine?", True),
+        ("How many guests are expected in that city?", True),
+        ("How many restaurants are open now?", False),
+        ("How many restaurants are there?", False),
+        ("Is there a restaurant open now?", False),
+        ("How many guests are expected there?", True),
+        ("Which restaurants that serve pasta are open late?", False),
+        ("What is the average rating of Thai restaurants?", False),
+    ],
+)
+def test_a_follow_up_is_told_by_its_words(question: str, follows: bool) -> None:
+    assert refers_back(question) is follows
+    earlier = [Turn(question="How many Italian restaurants are there?", answer="27", keeps=CARRIED)]
+    assert (carried_into(question, earlier) is CARRIED) is follows
+    assert carried_into(question, []) is None
+
+
+def test_the_question_says_what_it_refers_to() -> None:
+    assert with_context("What is their average rating?", CARRIED) == (
+        "What is their (Restaurants where cuisine = Italian) average rating?"
+    )
+    said = with_context("And how many of those are open now?", CARRIED)
+    assert said == "And how many of those are open now (Restaurants where cuisine = Italian)?"
+    assert said.count("?") == 1  # one part, as `chain` cuts it
+    assert with_context("How many are open now?", None) == "How many are open now?"
+
+
+def test_carry_adds_what_the_call_lacks_and_nothing_else(composer: CompoundComposer) -> None:
+    validate = composer.executor.validate
+    amended, why = carry(OPEN_NOW, CARRIED, validate)
+    assert amended["conditions"] == [ITALIAN] and "cuisine = Italian" in why
+    japanese = {**OPEN_NOW, "text_property_filter": {"property_name": "cuisine", "operator": "=", "value": "Japanese"}}
+    assert carry(japanese, CARRIED, validate) == (japanese, "")  # another value of the property replaces it
+    menu = {
+        "collection_name": "MenuItems",
+        "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"},
+    }
+    assert carry(menu, CARRIED, validate) == (menu, "")  # another collection
+    either = {**OPEN_NOW, "conditions": [{"property_name": "openNow", "operator": "=", "value": True}], "match": "any"}
+    assert carry(either, CARRIED, validate) == (either, "")  # it would join the alternatives
+    broken = {**OPEN_NOW, "groupby_property": "nope"}
+    assert carry(broken, CARRIED, validate) == (broken, "")  # the executor says why, as for any call
+    result = composer.run(amended)
+    assert compare_results(result, composer.run({**OPEN_NOW, "text_property_filter": ITALIAN})) == []  # equal
+    assert compare_results(result, composer.run(OPEN_NOW))
+
+
+def test_what_a_turn_keeps(composer: CompoundComposer) -> None:
+    validate = composer.executor.validate
+    call = {
+        "collection_name": "Restaurants",
+        "conditions": [ITALIAN, {"property_name": "openNow", "operator": "=", "value": True}],
+    }
+    assert keeps_from(validate(call), []).conditions == tuple(call["conditions"])
+    most = {
+        "collection_name": "Restaurants",
+        "text_property_aggregation": {
+            "property_name": "cuisine",
+            "metrics": "TOP_OCCURRENCES",
+            "top_occurrences_limit": 1,
+        },
+    }
+    assert keeps_from(validate(most), ["Italian"]) == CARRIED  # the value the answer named
+    assert keeps_from(validate(most), ["Italian", "Thai"]) is None  # two named: none picked
+    grouped = {
+        "collection_name": "Restaurants",
+        "groupby_property": "cuisine",
+        "boolean_property_filter": {"property_name": "openNow", "operator": "=", "value": True},
+    }
+    kept = keeps_from(validate(grouped), ["Thai"])
+    assert kept is not None and {c["property_name"]: c["value"] for c in kept.conditions} == {
+        "openNow": True,
+        "cuisine": "Thai",
+    }
+
+
+def test_conversation_messages_and_the_turns_a_door_remembers() -> None:
+    messages = [
+        {"role": "user", "content": "How many Italian restaurants are there?"},
+        {"role": "assistant", "content": "27."},
+        {"role": "user", "content": "And how many of those are open now?"},
+    ]
+    question, pairs = conversation_of(messages)
+    assert question == "And how many of those are open now?" and pairs == [
+        ("How many Italian restaurants are there?", "27.")
+    ]
+    for bad in ([], messages[:2], [{"role": "system", "content": "x"}, *messages[2:]]):
+        with pytest.raises(ValueError):
+            conversation_of(bad)
+    memory = TurnMemory(size=2)
+    memory.remember(Turn(question="How many Italian restaurants are there?", answer="27.", keeps=CARRIED))
+    assert memory.turns(pairs)[0].keeps == CARRIED
+    assert memory.turns([("How many Italian restaurants are there?", "28.")])[0].keeps is None  # not this door's answer
+    for n in range(2):
+        memory.remember(Turn(question=f"q{n}", answer="a"))
+    assert memory.turns(pairs)[0].keeps is None  # the oldest was let go
+
+
+def test_a_session_carries_a_follow_up_and_records_the_amendment(composer: CompoundComposer) -> None:
+    calls = {
+        "How many Italian restaurants": {
+            "collection_name": "Restaurants",
+            "text_property_filter": ITALIAN,
+            **{k: v for k, v in OPEN_NOW.items() if k != "collection_name"},
+        },
+        "And how many of those": OPEN_NOW,
+    }
+
+    def model(messages: list[Any], tools: Any) -> ModelReply:
+        asked = json.dumps([m.model_dump(mode="json") for m in messages])
+        returned = '"tool-return"' in asked
+        if returned:
+            return ModelReply(content="Done.")
+        return tool_reply("query_database", next(c for q, c in calls.items() if q in asked))
+
+    design = ToolDesign(operations=ToolOperations.COMPOUND)
+    session = AgentSession.over(
+        composer.executor, ["Restaurants"], design, FunctionModel(model), "react", AgentConfig(commit_answer=False)
+    )
+    first = session.run("How many Italian restaurants are open now?")
+    turns = [session.turn_of(first)]
+    assert turns[0].keeps == CARRIED
+    follow_up = session.run("And how many of those are open now?", earlier=turns)
+    (ran,) = follow_up.calls()
+    assert ran.arguments is not None and ran.arguments["conditions"] == [ITALIAN]
+    assert ran.amended is not None and "earlier conditions" in ran.amended
+    assert follow_up.question == "And how many of those are open now?"  # the user's words, not the context
+    assert follow_up.strategy_notes["carried"] == CARRIED.model_dump()
+    assert ran.result is not None and compare_results(ran.result, first.calls()[0].result) == []
+    afresh = session.run("And how many of those are open now?")  # no conversation: nothing carried
+    assert "conditions" not in (afresh.calls()[0].arguments or {})
+
+
+def test_the_conversation_split_is_what_the_composer_writes() -> None:
+    """95 turns of 40 chains, from the data; every follow-up holds the turns before it, its gold keeps them."""
+    path = SPLITS_DIR / "conversation.jsonl"
+    assert [case.to_json_line() for case in compose()] == path.read_text().splitlines()
+    assert read_meta(path).sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    cases = read_dataset("conversation").cases
+    assert len(cases) == 95 and operations_needed(cases) is ToolOperations.COMPOUND
+    chains = [c for c in cases if not c.earlier]
+    assert len(chains) == 40
+    follow_ups = [c for c in cases if c.earlier]
+    assert all(refers_back(c.query) for c in follow_ups)
+    assert not any(refers_back(c.query) for c in chains)
+    for case in follow_ups:  # a narrowing follow-up's gold keeps every earlier condition it does not replace
+        earlier = case.earlier[-1].call.get("conditions", [])
+        own = {c["property_name"] for c in case.ground_truth.to_tool_arguments().get("conditions", [])}
+        assert {c["property_name"] for c in earlier} <= own or not earlier
