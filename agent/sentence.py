@@ -21,12 +21,15 @@ from agent.answer import FinalAnswer
 from executors import QueryResult
 from executors.vocabulary import (
     AGGREGATION_FIELDS,
+    CONDITIONS_FIELD,
     FILTER_FIELDS,
     GROUPBY_FIELD,
+    MATCH_FIELD,
     METRIC_WORDS,
     PERCENT_METRICS,
     SEARCH_FIELD,
     STATISTIC_METRICS,
+    BooleanMetric,
     NumberMetric,
     TextMetric,
 )
@@ -36,6 +39,7 @@ COUNTING = STATISTIC_METRICS["count"]
 TOP = TextMetric.TOP_OCCURRENCES.value
 COUNT_METRIC = NumberMetric.COUNT.value
 SHARES = PERCENT_METRICS
+TALLIES = {BooleanMetric.TOTAL_TRUE.value, BooleanMetric.TOTAL_FALSE.value}
 #: A property name's last word that is a unit ("body_mass_g", "price_usd", "weight_in_lbs").
 UNITS = {
     "mm": "mm",
@@ -82,15 +86,30 @@ def _words(name: str) -> str:
     return split_name(name).lower()
 
 
+def _written(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
+def _condition(where: dict[str, Any]) -> str:
+    operator = where.get("operator", "=")
+    if operator == "between":
+        return f"{where['property_name']} between {_written(where.get('value'))} and {_written(where.get('value_to'))}"
+    return f"{where['property_name']} {operator} {_written(where.get('value'))}"
+
+
 def _filters(arguments: dict[str, Any]) -> list[str]:
-    shown = []
-    for slot in FILTER_FIELDS:
-        where = arguments.get(slot)
-        if isinstance(where, dict) and where.get("property_name"):
-            value = where.get("value")
-            written = f'"{value}"' if isinstance(value, str) else value
-            written = str(value).lower() if isinstance(value, bool) else written
-            shown.append(f"{where['property_name']} {where.get('operator', '=')} {written}")
+    """The call's filters, in words: each slot's, then the `conditions` (joined by "or" under `match: any`)."""
+    shown = [
+        _condition(where)
+        for slot in FILTER_FIELDS
+        if isinstance(where := arguments.get(slot), dict) and where.get("property_name")
+    ]
+    conditions = [_condition(c) for c in arguments.get(CONDITIONS_FIELD) or [] if isinstance(c, dict)]
+    if conditions and arguments.get(MATCH_FIELD) == "any":
+        conditions = [f"({' or '.join(conditions)})" if len(conditions) > 1 else conditions[0]]
+    shown += conditions
     if arguments.get(SEARCH_FIELD):
         shown.append(f'matching "{arguments[SEARCH_FIELD]}"')
     return shown
@@ -123,11 +142,14 @@ def _aggregation(arguments: dict[str, Any]) -> tuple[str, str, int]:
 
 
 def _measure(prop: str, metric: str) -> str:
+    """ "average bill length (mm)"; a property named for its statistic keeps its own word ("average rating")."""
     unit = unit_of(prop)
     shown = _words(prop)
     if unit and shown.endswith(" " + unit.lower()):
         shown = shown[: -len(unit) - 1]
-    return f"{METRIC_WORDS.get(metric, metric.lower())} {shown}" + (f" ({unit})" if unit else "")
+    word = METRIC_WORDS.get(metric, metric.lower())
+    named = shown if shown.split(" ")[0] in (word, "mean", "avg") and metric == NumberMetric.MEAN.value else ""
+    return (named or f"{word} {shown}") + (f" ({unit})" if unit else "")
 
 
 def sentence(answer: FinalAnswer, arguments: dict[str, Any], result: QueryResult) -> str:
@@ -154,7 +176,13 @@ def sentence(answer: FinalAnswer, arguments: dict[str, Any], result: QueryResult
         verb = "is" if len(answer.names) == 1 else "are"
         return f"The {common} {_words(prop)} among {counted} {verb} {', '.join(answer.names)}."
     if metric == COUNT_METRIC and len(answer.numbers) == 1 and not answer.names:  # a count of values: of objects
-        return f"{rounded(answer.numbers[0])} {over} have a {_words(prop)}."
+        if count is None or answer.numbers[0] == count:
+            verb = "is" if answer.numbers[0] == 1 else "are"
+            return f"There {verb} {rounded(answer.numbers[0])} {over}."
+        return f"{rounded(answer.numbers[0])} of {counted} have a {_words(prop)}."
+    if metric in TALLIES and len(answer.numbers) == 1 and not answer.names:
+        state = "true" if metric == BooleanMetric.TOTAL_TRUE.value else "false"
+        return f"{rounded(answer.numbers[0])} of {counted} have {prop} = {state}."
     if metric in SHARES and len(answer.numbers) == 1 and not answer.names:
         state = "true" if metric.endswith("TRUE") else "false"
         return f"The share of {counted} with {_words(prop)} {state} is {rounded(answer.numbers[0])}."

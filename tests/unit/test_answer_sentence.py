@@ -162,3 +162,31 @@ def test_a_loop_that_ran_out_of_steps_resending_a_call_that_worked_commits_its_a
     assert run.outcome == "max_steps"
     prices = [o.properties["price"] for o in sample_objects(40, seed=3) if o.properties.get("price") is not None]
     assert run.answer is not None and run.answer.numbers == [max(prices)], _json.dumps(run.strategy_notes, default=str)
+
+
+def test_counts_tallies_and_conditions_read_as_a_person_writes_them() -> None:
+    rated = {
+        "collection_name": "Penguins",
+        "conditions": [
+            {"property_name": "island", "operator": "=", "value": "Dream"},
+            {"property_name": "flipper_length_mm", "operator": "between", "value": 180, "value_to": 200},
+        ],
+        "boolean_property_aggregation": {"property_name": "tagged", "metrics": "TOTAL_TRUE"},
+    }
+    text = sentence(FinalAnswer(numbers=[7.0]), rated, result(12, {"tagged": {"TOTAL_TRUE": 7}}))
+    expected = (
+        '7 of the 12 penguins with island = "Dream" and flipper_length_mm between 180 and 200 have tagged = true.'
+    )
+    assert text == expected
+    counted = {**rated, "boolean_property_aggregation": {"property_name": "tagged", "metrics": "COUNT"}}
+    assert sentence(FinalAnswer(numbers=[12.0]), counted, result(12)).startswith("There are 12 penguins with island")
+    assert "11 of the 12 penguins" in sentence(FinalAnswer(numbers=[11.0]), counted, result(12))
+    either = {**rated, "match": "any"}
+    assert '(island = "Dream" or flipper_length_mm between 180 and 200)' in sentence(
+        FinalAnswer(numbers=[7.0]), either, result(30)
+    )
+    mean = {
+        "collection_name": "Penguins",
+        "integer_property_aggregation": {"property_name": "averageMass", "metrics": "MEAN"},
+    }
+    assert sentence(FinalAnswer(numbers=[4.0]), mean, result(5)) == "The average mass of the 5 penguins is 4."
