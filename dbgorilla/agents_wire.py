@@ -17,24 +17,16 @@ from typing import Any
 from executors import QuerySpec
 from executors.scope import Scope, ScopeFilter
 from executors.spec import FilterSpec
-from executors.vocabulary import MAX_SORT_LIMIT, PropertyKind
+from executors.vocabulary import (
+    CLIENT_FILTER_OPERATORS,
+    DATE_RANGE_ENDS,
+    MAX_SORT_LIMIT,
+    QUERY_AGENT_METRICS,
+    PropertyKind,
+)
 
-#: Our metric names -> the client's (`NumericMetrics`, `DateMetrics`): the rest are spelled alike.
-METRIC_NAMES = {"MIN": "MINIMUM", "MAX": "MAXIMUM"}
-#: The client's aggregation type of each kind of property.
+#: The client's filter and aggregation type of each kind of property (a date's is `date_range`, `date`).
 AGGREGATION_TYPES = {PropertyKind.NUMBER: "integer", PropertyKind.TEXT: "text", PropertyKind.BOOLEAN: "boolean"}
-#: weaviate-client's serialised filter operators (`_Operator`) -> the tool's.
-CLIENT_OPERATORS = {
-    "Equal": "=",
-    "NotEqual": "!=",
-    "LessThan": "<",
-    "LessThanEqual": "<=",
-    "GreaterThan": ">",
-    "GreaterThanEqual": ">=",
-    "Like": "LIKE",
-}
-#: A date bound's operator -> the client's `DateRangeFrom`/`DateRangeTo` (key, inclusive).
-DATE_BOUNDS = {">": ("from", False), ">=": ("from", True), "<": ("to", False), "<=": ("to", True)}
 
 
 class WireError(ValueError):
@@ -54,13 +46,13 @@ def property_filter(spec: FilterSpec) -> dict[str, Any]:
     name = f"{spec.via}.{spec.prop.name}" if spec.via else spec.prop.name
     value = _value(spec.value)
     if spec.is_date:
-        if spec.operator in DATE_BOUNDS:
-            end, inclusive = DATE_BOUNDS[spec.operator]
+        if spec.operator in DATE_RANGE_ENDS:
+            end, inclusive = DATE_RANGE_ENDS[spec.operator]
             bound = {f"date_{end}": value, f"inclusive_{end}": inclusive}
         else:
             bound = {"exact_timestamp": value, "operator": spec.operator}
         return {"filter_type": "date_range", "property_name": name, "value": bound}
-    kind = {PropertyKind.NUMBER: "integer", PropertyKind.TEXT: "text", PropertyKind.BOOLEAN: "boolean"}[spec.kind]
+    kind = AGGREGATION_TYPES[spec.kind]
     return {"filter_type": kind, "property_name": name, "operator": spec.operator, "value": value}
 
 
@@ -103,7 +95,7 @@ def aggregations_of(spec: QuerySpec) -> list[dict[str, Any]]:
             body: dict[str, Any] = {
                 "aggregation_type": kind,
                 "property_name": aggregation.prop.name,
-                "metrics": METRIC_NAMES.get(metric, metric),
+                "metrics": QUERY_AGENT_METRICS.get(metric, metric),
             }
             if kind == "text":
                 body["top_occurrences_limit"] = aggregation.top_occurrences_limit
@@ -172,7 +164,7 @@ def _scope_filters(item: dict[str, Any]) -> list[ScopeFilter]:
         if item["combine"].lower() != "and":
             raise WireError("additional_filters joined by OR are not served; join them by AND")
         return [f for part in item["filters"] for f in _scope_filters(part)]
-    target, operator = item.get("target"), CLIENT_OPERATORS.get(str(item.get("operator")))
+    target, operator = item.get("target"), CLIENT_FILTER_OPERATORS.get(str(item.get("operator")))
     if not isinstance(target, str) or operator is None:
         raise WireError(f"an additional filter is not served here: {item}")
     return [ScopeFilter(property_name=target, operator=operator, value=item.get("value"))]

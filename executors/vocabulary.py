@@ -307,3 +307,24 @@ CONDITION_OPERATORS: dict[str, tuple[str, ...]] = {
 #: Which end of a date's span each order operator compares with: before March is before it starts (0),
 #: after 2025 after it ends (1).
 SPAN_END: dict[str, int] = {"<": 0, ">=": 0, ">": 1, "<=": 1}
+
+# -- The hosted Query Agent's and weaviate-client's names for ours (`dbgorilla serve` reads and writes them).
+#: Our metric names -> the Query Agent client's (`NumericMetrics`, `DateMetrics`); the rest are spelled alike.
+QUERY_AGENT_METRICS = {NumberMetric.MIN.value: "MINIMUM", NumberMetric.MAX.value: "MAXIMUM"}
+#: weaviate-client's serialised filter operators (`_Operator`) -> the tool's.
+CLIENT_FILTER_OPERATORS = {
+    "Equal": ConditionOperator.EQUAL.value,
+    "NotEqual": ConditionOperator.NOT_EQUAL.value,
+    "LessThan": ConditionOperator.LESS.value,
+    "LessThanEqual": ConditionOperator.LESS_EQUAL.value,
+    "GreaterThan": ConditionOperator.GREATER.value,
+    "GreaterThanEqual": ConditionOperator.GREATER_EQUAL.value,
+    "Like": ConditionOperator.LIKE.value,
+}
+#: A date bound's operator -> which end of the client's `DateRangeFrom`/`DateRangeTo` it is, and inclusive.
+DATE_RANGE_ENDS = {
+    ConditionOperator.GREATER.value: ("from", False),
+    ConditionOperator.GREATER_EQUAL.value: ("from", True),
+    ConditionOperator.LESS.value: ("to", False),
+    ConditionOperator.LESS_EQUAL.value: ("to", True),
+}
