@@ -29,7 +29,6 @@ from urllib.parse import urlparse
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from agent.conversation import conversation_of
 from agent.query_agent import response_of, summary_line
@@ -200,9 +199,9 @@ def deltas(text: str) -> Iterator[str]:
         yield " ".join(words[start : start + WORDS_PER_DELTA]) + (" " if start + WORDS_PER_DELTA < len(words) else "")
 
 
-def build_app(backend: Backend) -> FastAPI:
-    app = FastAPI(title="dbgorilla-live: the Query Agent's API, served locally", docs_url=None, redoc_url=None)
-    app.add_middleware(TrustedHostMiddleware, allowed_hosts=sorted(LOOPBACK))
+def add_routes(app: FastAPI, backend: Backend) -> FastAPI:
+    """The Query Agent's routes on `app` (the demo page's server: one port serves both; it already
+    answers only requests naming a loopback host)."""
 
     def checked(request: Request) -> dict[str, str]:
         check_cluster(request.headers.get("x-weaviate-cluster-url"), backend.weaviate_url)

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from agent import AgentConfig
+from agent.conversation import Turn, TurnMemory
 from agent.session import AgentSession
 from agent.strategies import DEFAULT_STRATEGY, STRATEGIES
 from agent.tooldef import DEFAULT_OPERATIONS, DEFAULT_TOKEN_BUDGET
@@ -43,6 +44,14 @@ class DoorSessions:
         self.defaults = {"model": model or "", "base_url": base_url or "", "use_case": use_case or ""}
         self._sessions: dict[tuple[str, ...], AgentSession] = {}
         self._models: dict[tuple[str, str], ChatModel] = {}
+        self._memory = TurnMemory()
+
+    def turns(self, pairs: list[tuple[str, str]]) -> list[Turn]:
+        """The page's conversation so far, as the turns this server answered (what each follow-up keeps)."""
+        return self._memory.turns(pairs)
+
+    def remember(self, turn: Turn) -> None:
+        self._memory.remember(turn)
 
     def options(self) -> dict[str, Any]:
         """What the page offers: the use cases (loaded or not), every collection, strategies, tool designs."""

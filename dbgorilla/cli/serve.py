@@ -29,10 +29,12 @@ from dbgorilla._process import port_is_free
 from dbgorilla.agents_wire import WireError, arguments_of
 from dbgorilla.chat import resolve_model
 from dbgorilla.cli.console import connected, design_from_flags, say
-from dbgorilla.cli.doors import door_session
+from dbgorilla.cli.demo import DoorSessions
+from dbgorilla.cli.doors import chosen_use_case, door_session
 from dbgorilla.cli.strategy_options import DEFAULT_STRATEGY, StrategyOption, check_strategy
 from dbgorilla.config import Settings
 from dbgorilla.connection import connect
+from dbgorilla.demo import app as demo_app
 from dbgorilla.demo.app import serve as serve_app
 from dbgorilla.errors import PortInUse
 from executors.scope import Scope
@@ -146,19 +148,23 @@ def weaviate_url(settings: Settings) -> str:
 
 def serve(
     port: Annotated[int, typer.Option(min=1, max=65535, help="Port on 127.0.0.1.")] = agents_api.DEFAULT_PORT,
+    use_case: Annotated[str | None, typer.Option(help="The use case the demo page starts on.")] = "restaurants",
     model: Annotated[str | None, typer.Option(help="Model; a local one unless --base-url is given.")] = None,
     base_url: Annotated[str | None, typer.Option(help="Any OpenAI-compatible endpoint (key: OPENAI_API_KEY).")] = None,
     max_steps: Annotated[int, typer.Option(min=1, help="Model turns before giving up.")] = 4,
     strategy: StrategyOption = DEFAULT_STRATEGY,
 ) -> None:
-    """Serve the Query Agent's API on 127.0.0.1 for weaviate-agents' QueryAgent (agents_host=the URL printed)."""
+    """Serve the Query Agent's API on 127.0.0.1 for weaviate-agents' QueryAgent (agents_host=the URL printed),
+    and the demo page, with conversations, at the same address."""
     check_strategy(strategy)
+    chosen_use_case(use_case)
     if not port_is_free(agents_api.HOST, port):
         raise PortInUse(f"port {port} on {agents_api.HOST} is taken; pass --port")
     settings = Settings()
     with connected(settings) as client:
         chat = resolve_model(model, base_url, echo=say)
         backend = ServeBackend(client, weaviate_url(settings), chat, strategy, max_steps)
-        app = agents_api.build_app(backend)
+        page = DoorSessions(client, "", model, base_url, use_case, max_steps)
+        app = agents_api.add_routes(demo_app.build_app(page), backend)
         ready = f"for the Weaviate at {backend.weaviate_url}"
         serve_app(app, port, on_ready=lambda url: say(f"dbgorilla serve at {url} {ready}"))

@@ -21,9 +21,10 @@ import uvicorn
 from fastapi import FastAPI
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 
+from agent.conversation import Turn
 from agent.session import AgentSession
 from agent.tooldef import DEFAULT_OPERATIONS
 from dbgorilla.cli.console import exit_code_of
@@ -53,6 +54,8 @@ class Choice(BaseModel):
     base_url: str | None = None
     strategy: str = "check+grounded"
     operations: str = DEFAULT_OPERATIONS.value
+    #: The conversation so far on the page, oldest first: each question and the answer it got.
+    history: list[dict[str, str]] = Field(default_factory=list)
 
 
 class Backend(Protocol):
@@ -65,6 +68,10 @@ class Backend(Protocol):
     def forget_model(self, choice: Choice) -> None: ...
 
     def fetch_object(self, use_case: str | None, collection: str, uuid: str) -> dict[str, Any] | None: ...
+
+    def turns(self, pairs: list[tuple[str, str]]) -> list[Turn]: ...
+
+    def remember(self, turn: Turn) -> None: ...
 
 
 def build_app(backend: Backend) -> FastAPI:
@@ -148,7 +155,11 @@ def answer(backend: Backend, choice: Choice, emit: Callable[[Event | None], None
                 "collections": session.collection_names,
             }
         )
-        run = session.run(choice.question.strip(), lambda step, call: emit(call_event(step, call, observed.last_turn)))
+        earlier = backend.turns([(h.get("question", ""), h.get("answer", "")) for h in choice.history])
+        run = session.run(
+            choice.question.strip(), lambda step, call: emit(call_event(step, call, observed.last_turn)), earlier
+        )
+        backend.remember(session.turn_of(run, earlier))
         if run.outcome in ("model_error", "timeout"):
             backend.forget_model(choice)  # proved again before the next question
         emit(answer_event(run, session.collection_names))

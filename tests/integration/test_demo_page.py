@@ -129,7 +129,9 @@ def test_the_page_streams_steps_shows_errors_and_keeps_serving(
     ask(page, QUESTION)
     page.wait_for_selector("#answer .final-answer", timeout=60_000)
     timings = page.evaluate("window.demoTimings")
-    steps = page.locator(".card.step")
+    assert page.locator("details.steps").get_attribute("open") is None  # answered: its steps fold away
+    page.click("details.steps > summary")  # and open again
+    steps = page.locator("#trace .card.step")
     assert steps.count() == 2
     # step 1: the model's wrong call and the executor's typed error, as the executor gives it
     error = live_error(restaurants_stack, WRONG)
@@ -180,7 +182,7 @@ def test_the_page_streams_steps_shows_errors_and_keeps_serving(
 
     ask(page, QUESTION)  # still serving, and now warm: the session and the model are open
     page.wait_for_function(
-        "document.querySelectorAll('.card.step').length === 2"
+        "document.querySelectorAll('#trace .card.step').length === 2"
         " && document.querySelector('#answer:not([hidden]) .final-answer')?.textContent === 'Italian leads.'"
     )
     warm = page.evaluate("window.demoTimings")

@@ -4,7 +4,8 @@ scripted OpenAI-compatible model on loopback (the real provider runs; the agent 
 The official `QueryAgent` and `AsyncQueryAgent` talk to the server as they would to the hosted agent:
 ask, ask_stream (progress and tokens before the final state), search and its `.next()` paging, a
 two-turn conversation, additional filters the model cannot remove, suggest_queries; research mode and
-a foreign cluster URL get the client's error path. Every number checked is the live executor's.
+a foreign cluster URL get the client's error path. Every number checked is the live executor's. The
+same server's demo page holds a two-turn conversation in a real browser (Debian's headless Chromium).
 """
 
 from __future__ import annotations
@@ -31,10 +32,12 @@ from dbgorilla._process import listening_sockets
 from dbgorilla.connection import connect
 from executors import WeaviateExecutor
 from tests.conftest import REPO, Stack
+from tests.integration import test_demo_page
 from tests.integration.test_demo_page import free_port
 from tests.integration.test_loopback import assert_refused_from_outside
 
 pytestmark = pytest.mark.integration
+browser = test_demo_page.browser  # headless Chromium, the demo page's fixture
 
 ITALIAN = {"property_name": "cuisine", "operator": "=", "value": "Italian"}
 COUNT_ITALIAN = {"collection_name": "Restaurants", "text_property_filter": ITALIAN,
@@ -209,3 +212,36 @@ def test_unserved_features_and_foreign_clusters_are_refused(served: Any, client:
     assert_refused_from_outside({("tcp", port)})
     assert httpx.post(f"{url}/query/ask", headers={"Host": f"attacker.example:{port}"}, json={}).status_code == 400
     assert process.poll() is None
+
+
+def test_the_page_holds_a_conversation(served: Any, browser: Any) -> None:
+    url, _, _ = served
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(url + "/")
+    page.wait_for_selector("#use-case option[value=restaurants]", state="attached")
+    page.fill("#strategy", "react")
+
+    def ask(question: str, turns: int) -> None:
+        page.fill("#question", question)
+        page.click("#ask")
+        page.wait_for_function(
+            f"document.querySelectorAll('.qa').length === {turns}"
+            " && !!document.querySelector('#answer:not([hidden]) .final-answer')"
+        )
+
+    ask("How many Italian restaurants are there?", 1)
+    ask("And how many of those are open now?", 2)
+    first, second = page.locator(".qa").nth(0), page.locator(".qa").nth(1)
+    assert first.locator("details.steps").get_attribute("open") is None  # answered: folded
+    assert first.locator(".final-answer").inner_text() and "Italian" in first.locator(".run-header").inner_text()
+    ran = json.loads(second.locator("pre.arguments").text_content() or "")
+    assert (
+        ran["conditions"] == [ITALIAN]
+        and ran["boolean_property_aggregation"] == OPEN_NOW["boolean_property_aggregation"]
+    )
+    page.click("#new-conversation")
+    assert page.locator(".qa").count() == 0
+    ask("And how many of those are open now?", 1)  # nothing to refer to any more
+    assert "conditions" not in json.loads(page.locator("#trace pre.arguments").text_content() or "")
+    assert "Traceback" not in page.content()
+    page.close()

@@ -5,6 +5,10 @@
 const $ = (id) => document.getElementById(id);
 const timings = (window.demoTimings = {});
 let lastErrorStep = null;
+// The conversation so far: each question and the answer it got, sent with the next question so a
+// follow-up ("and how many of those ...") keeps what the earlier answer found.
+let history = [];
+let asking = "";
 
 function el(tag, options = {}, children = []) {
   const node = document.createElement(tag);
@@ -49,6 +53,7 @@ function choice() {
     base_url: $("base-url").value || null,
     strategy: $("strategy").value || "check+grounded",
     operations: $("operations").value,
+    history,
   };
 }
 
@@ -122,7 +127,7 @@ function drawAnswer(event) {
   timings.answer = performance.now();
   const box = $("answer");
   box.replaceChildren();
-  box.className = "card";
+  box.className = "card answer";
   box.hidden = false;
   const shown = event.final_answer || `(no answer: ${event.outcome}${event.error ? ": " + event.error : ""})`;
   box.appendChild(el("h3", {}, [el("span", { text: "answer" }), el("span", { cls: "badge", text: event.outcome }),
@@ -131,6 +136,8 @@ function drawAnswer(event) {
   if (event.committed) box.appendChild(el("div", { cls: "committed" }, [el("b", { text: "committed: " }), el("span", { text: event.committed })]));
   if (event.commit_error) box.appendChild(el("div", { cls: "error", text: `no committed answer: ${event.commit_error}` }));
   if (event.is_partial_answer) box.appendChild(el("div", { cls: "error", text: `partial answer: ${event.missing_information.join("; ")}` }));
+  box.closest(".qa").querySelector("details.steps").open = false; // answered: its steps fold away
+  history.push({ question: asking, answer: event.final_answer || "" });
   if (event.sources.length) {
     const useCase = choice().use_case || "";
     const links = event.sources.map((s) => {
@@ -179,10 +186,8 @@ async function ask(submitted) {
   }
   showMessage("");
   lastErrorStep = null;
-  $("trace").replaceChildren();
-  $("answer").hidden = true;
-  $("run-header").textContent = "asking…";
-  $("run").hidden = false;
+  asking = $("question").value.trim();
+  startTurn();
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let buffer = "";
@@ -202,6 +207,23 @@ async function ask(submitted) {
   timings.done = performance.now();
 }
 
+// A new question: the last turn keeps its elements but not their ids; the new one takes them.
+function startTurn() {
+  for (const id of ["run-header", "trace", "answer"]) $(id)?.removeAttribute("id");
+  const steps = el("details", { cls: "steps", attrs: { open: "" } }, [el("summary", { text: "steps" }), el("div", { attrs: { id: "trace" } })]);
+  const turn = el("article", { cls: "qa" }, [
+    el("div", { cls: "run-header", attrs: { id: "run-header" }, text: "asking…" }),
+    steps,
+    el("div", { attrs: { id: "answer", hidden: "" } }),
+  ]);
+  $("conversation").appendChild(turn);
+}
+
+$("new-conversation").addEventListener("click", () => {
+  history = [];
+  $("conversation").replaceChildren();
+  showMessage("");
+});
 $("source").addEventListener("change", () => {
   const own = $("source").value === "collections";
   $("use-case-label").hidden = own;
