@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, get_args
@@ -29,6 +30,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agent import StopReason
+from agent.conversation import Turn
 from agent.query_agent import QueryAgentResponse, response_of
 from agent.session import AgentSession, Offered
 from executors import (
@@ -53,6 +55,9 @@ DEFAULT_PORT = 8765
 HTTP_PATH = "/mcp"
 #: Hits `search` returns at most (its `limit` argument is capped here).
 MAX_SEARCH_HITS = 50
+#: Conversations an MCP server keeps (a client that never continues one leaves it behind).
+MAX_CONVERSATIONS = 256
+CONVERSATION_HELP = "An earlier ask's conversation_id: a follow-up keeps what the earlier answer found."
 DEFAULT_SEARCH_HITS = 10
 #: Outcomes of the loop in which the agent got no answer from the model at all: a tool error, not an answer.
 MODEL_FAILURES = ("model_error", "timeout")
@@ -76,6 +81,7 @@ class AskInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
     question: str = Field(min_length=1, max_length=2000, description="A question about the data, in plain words.")
     max_steps: int | None = Field(default=None, ge=1, le=10, description="Model turns before the agent gives up.")
+    conversation_id: str | None = Field(default=None, max_length=64, description=CONVERSATION_HELP)
 
 
 class SearchInput(BaseModel):
@@ -121,6 +127,8 @@ class Served:
     open_model: Callable[[], Any]
     _model: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    #: Each conversation's turns by its id, the oldest conversation let go first past `MAX_CONVERSATIONS`.
+    conversations: dict[str, list[Turn]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.executor: WeaviateExecutor = self.session.executor  # type: ignore[assignment]
@@ -196,11 +204,18 @@ def ask(served: Served, arguments: dict[str, Any]) -> tuple[str, dict[str, Any]]
     session = served.session.with_model(model)
     if asked.max_steps is not None:
         session = replace(session, config=session.config.model_copy(update={"max_steps": asked.max_steps}))
-    run = session.run(asked.question)
+    conversation = asked.conversation_id or uuid.uuid4().hex[:12]
+    if asked.conversation_id is not None and conversation not in served.conversations:
+        raise ToolFailure("unknown_conversation", f"no conversation {conversation!r} here; ask without one to start")
+    earlier = served.conversations.get(conversation, [])
+    run = session.run(asked.question, earlier=earlier)
     if run.outcome in MODEL_FAILURES and not run.calls():
         raise ToolFailure(run.outcome, run.error or f"the model failed ({run.outcome})")
+    served.conversations[conversation] = [*earlier, session.turn_of(run, earlier)]
+    while len(served.conversations) > MAX_CONVERSATIONS:
+        served.conversations.pop(next(iter(served.conversations)))
     response = response_of(run, served.schema.names())
-    return _ask_text(response), ask_result(response)
+    return _ask_text(response), {**ask_result(response), "conversation_id": conversation}
 
 
 def ask_result(response: QueryAgentResponse) -> dict[str, Any]:
@@ -223,7 +238,8 @@ def ask_output_schema() -> dict[str, Any]:
     schema["properties"]["outcome"] = {"type": "string", "enum": list(get_args(StopReason))}
     schema["properties"]["steps"] = {"type": "integer", "minimum": 0}
     schema["properties"]["strategy"] = {"type": "string", "description": "The agent strategy that answered."}
-    schema["required"] += ["outcome", "steps", "strategy"]
+    schema["properties"]["conversation_id"] = {"type": "string", "description": "Pass it to a follow-up's ask."}
+    schema["required"] += ["outcome", "steps", "strategy", "conversation_id"]
     return _pruned(schema)
 
 

@@ -292,3 +292,54 @@ def test_streamable_http_on_loopback(restaurants_stack: Stack) -> None:
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_ask_carries_a_conversation(restaurants_stack: Stack) -> None:
+    """A follow-up with the conversation_id the first ask returned keeps the cuisine its answer named."""
+    mean = {
+        "collection_name": "Restaurants",
+        "integer_property_aggregation": {"property_name": "averageRating", "metrics": "MEAN"},
+    }
+    replies = (
+        call("query_database", GROUP_BY_CUISINE),
+        text("Italian leads."),
+        call("query_database", mean),
+        text("4."),
+    )
+    with MockOpenAIServer(scripted(*replies)) as mock:
+        args = (
+            "--use-case",
+            "restaurants",
+            "--model",
+            "mock-model",
+            "--base-url",
+            mock.base_url,
+            "--strategy",
+            "react",
+        )
+
+        async def body(client: Client) -> Any:
+            first = await client.call_tool("ask", {"question": "Which cuisine has the most restaurants?"})
+            conversation = first.structured_content["conversation_id"]
+            follow_up = await client.call_tool(
+                "ask", {"question": "What is the average rating of those restaurants?", "conversation_id": conversation}
+            )
+            unknown = await client.call_tool("ask", {"question": "And those?", "conversation_id": "nope"})
+            return first, follow_up, unknown
+
+        first, follow_up, unknown = talk(stdio(restaurants_stack, *args), body)
+    assert not first.is_error and not follow_up.is_error, follow_up.content
+    ran = follow_up.structured_content["aggregations"][0]["arguments"]
+    assert ran["conditions"] == [{"property_name": "cuisine", "operator": "=", "value": "Italian"}]
+    italian = live(
+        restaurants_stack,
+        {**mean, "text_property_filter": {"property_name": "cuisine", "operator": "=", "value": "Italian"}},
+    )
+    expected = json.dumps(italian["aggregations"]["averageRating"]["MEAN"])
+    assert expected in follow_up.structured_content["aggregations"][0]["summary"]  # the Italian mean, as it ran
+    assert follow_up.structured_content["conversation_id"] == first.structured_content["conversation_id"]
+    assert (
+        italian["aggregations"]["averageRating"]["MEAN"]
+        != live(restaurants_stack, mean)["aggregations"]["averageRating"]["MEAN"]
+    )
+    assert unknown.is_error and unknown.structured_content["error"]["code"] == "unknown_conversation"
