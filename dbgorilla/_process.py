@@ -72,6 +72,16 @@ def process_cmdline(pid: int) -> list[str]:
     return [part.decode(errors="replace") for part in raw.split(b"\0") if part]
 
 
+def process_environ(pid: int) -> dict[str, str]:
+    """A process's environment as it started ({} when it cannot be read: gone, or another user's)."""
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except (FileNotFoundError, PermissionError, ProcessLookupError):
+        return {}
+    pairs = (part.decode(errors="replace").partition("=") for part in raw.split(b"\0") if part)
+    return {key: value for key, _, value in pairs}
+
+
 LISTEN = "0A"
 TCP_STATES = {
     "01": "ESTABLISHED", "02": "SYN_SENT", "03": "SYN_RECV", "04": "FIN_WAIT1", "05": "FIN_WAIT2",

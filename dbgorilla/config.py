@@ -77,6 +77,19 @@ class Ports:
         )
 
 
+#: (service, port role) -> the variable that moves the port (a cluster's nodes derive theirs from these).
+PORT_VARIABLES = {
+    ("weaviate", "http"): "DBGORILLA_WEAVIATE_PORT",
+    ("weaviate", "grpc"): "DBGORILLA_WEAVIATE_GRPC_PORT",
+    ("weaviate", "gossip"): "DBGORILLA_GOSSIP_PORT",
+    ("weaviate", "data"): "DBGORILLA_GOSSIP_PORT (data is gossip + 1)",
+    ("weaviate", "raft"): "DBGORILLA_RAFT_PORT",
+    ("weaviate", "raft-rpc"): "DBGORILLA_RAFT_PORT (raft-rpc is raft + 1)",
+    ("embedder", "http"): "DBGORILLA_EMBEDDER_PORT",
+    ("model", "http"): "DBGORILLA_MODEL_PORT",
+}
+
+
 @dataclass(frozen=True)
 class Settings:
     """Where one running stack lives: its state folder (pids, logs, data) and its ports."""

@@ -15,11 +15,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from dbgorilla import _process
-from dbgorilla.config import WEAVIATE_NODE_NAME, Settings, cache_dir, weaviate_binary_path
+from dbgorilla.config import PORT_VARIABLES, WEAVIATE_NODE_NAME, Settings, cache_dir, weaviate_binary_path
 from dbgorilla.errors import PortInUse, StartupTimeout
 
 #: How long a port held by a closing connection is waited for before `up` gives up.
 PORT_GRACE_SECONDS = 5.0
+#: Set in every service's environment: the state directory that started it. Only a process this state
+#: directory started is ever stopped as an orphan; another stack's, with its own state directory, is not.
+OWNER_VARIABLE = "DBGORILLA_OWNER_STATE"
 
 Echo = Callable[[str], None]
 
@@ -70,6 +73,11 @@ class LocalService:
 
     # -- shared lifecycle ----------------------------------------------------------------
     @property
+    def owner(self) -> str:
+        """This state directory, as every process it starts is marked (`OWNER_VARIABLE`)."""
+        return str(self.settings.state_dir.resolve())
+
+    @property
     def record_path(self) -> Path:
         return self.settings.run_dir / f"{self.name}.json"
 
@@ -115,7 +123,7 @@ class LocalService:
         record = _process.spawn_detached(
             self.name,
             self.command(),
-            self.environment(),
+            {**self.environment(), OWNER_VARIABLE: self.owner},
             self.log_path,
             self.ports(),
             self.url,
@@ -159,13 +167,16 @@ class LocalService:
             holders = _process.pids_listening_on(port)
             for pid in holders:
                 cmdline = _process.process_cmdline(pid)
-                if self.is_own_process(cmdline):
+                owner = _process.process_environ(pid).get(OWNER_VARIABLE)
+                if self.is_own_process(cmdline) and owner == self.owner:
                     echo(f"{self.name}: an orphaned {self.name} (pid {pid}) holds port {port}; stopping it")
                     _process.terminate(pid)
                     continue
+                variable = PORT_VARIABLES.get((self.name.split("-")[0], role), "the DBGORILLA_*_PORT variables")
+                whose = f"another stack's (state directory {owner})" if owner else "not started by this state directory"
                 raise PortInUse(
-                    f"{self.name}: port {port} ({role}) is held by pid {pid}: {' '.join(cmdline)[:200]}. "
-                    f"Stop that process or choose other ports with the DBGORILLA_*_PORT variables."
+                    f"{self.name}: port {port} ({role}) is held by pid {pid}, {whose}: {' '.join(cmdline)[:200]}. "
+                    f"Stop that process or move this stack's port with {variable}."
                 )
             if not holders and not self._wait_for_port(port):
                 raise PortInUse(self._unseen_holder(port, role))

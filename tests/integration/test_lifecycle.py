@@ -107,6 +107,24 @@ def test_orphan_without_state_file_is_reclaimed(private_stack: Stack) -> None:
     assert weaviate_record(private_stack).pid != orphan.pid
 
 
+def test_another_stacks_weaviate_is_never_stopped(private_stack: Stack, tmp_path: Path) -> None:
+    """A second stack with its own state directory whose gossip port is the running one's: refused, naming
+    the holder's state directory and the variable that moves the port; the running stack is untouched."""
+    running = weaviate_record(private_stack)
+    other = fresh_settings(tmp_path)
+    env = {**settings_env(other), "DBGORILLA_GOSSIP_PORT": str(private_stack.settings.ports.gossip)}
+    try:
+        result = run_cli("up", "--backend", "binary", env=env)
+        assert result.returncode == 5, result.stderr
+        assert f"port {private_stack.settings.ports.gossip} (gossip)" in result.stderr
+        assert f"another stack's (state directory {private_stack.settings.state_dir.resolve()})" in result.stderr
+        assert "DBGORILLA_GOSSIP_PORT" in result.stderr and "orphaned" not in result.stderr
+    finally:
+        run_cli("down", env=env)
+    assert process_start_ticks(running.pid) == running.start_ticks  # the same process, still running
+    assert status_json(private_stack)[0] == 0
+
+
 def test_foreign_process_on_the_port_is_reported(tmp_path: Path) -> None:
     settings = fresh_settings(tmp_path)
     env = settings_env(settings)
