@@ -68,6 +68,18 @@ class ReadOnlyWeaviate:
         """Weaviate's HTTP liveness probe (milliseconds, no retries, nothing printed)."""
         return weaviate_is_live(self.__client)
 
+    def reconnect(self) -> bool:
+        """A fresh connection when Weaviate is live again (True), after a call failed on the old one: a
+        restarted server leaves the client's channel broken for its next call. False while it is down,
+        and for a client its owner closed (that is theirs to open again)."""
+        connected = getattr(self.__client, "is_connected", None)
+        if not callable(connected) or not connected() or not self.is_live():
+            return False
+        self.__client.close()
+        self.__client.connect()
+        self.__handles.clear()
+        return True
+
     def size(self, collection: str) -> int | None:
         """How many objects a collection (by logical name) holds."""
         handle = self.__client.collections.use(self.names.physical(collection))

@@ -180,11 +180,24 @@ class WeaviateExecutor:
                 plan = self._plan(spec)
                 responses = self._run_calls(spec.collection.name, plan)
             except Exception as exc:
-                error = translate_exception(exc)
-                if isinstance(error, WeaviateUnavailableError):
-                    self._breaker.trip()
-                raise error from exc
+                plan, responses = self._again(spec, exc)
             return assemble_result(plan, responses).with_snippet(self._snippet(plan))
+
+    def _again(self, spec: QuerySpec, exc: Exception) -> tuple[QueryPlan, dict[str, Any]]:
+        """A call that failed because Weaviate was unreachable runs once more on a fresh connection when
+        Weaviate is live again (it restarted under a long-running door); otherwise the typed error, and
+        the breaker trips."""
+        error = translate_exception(exc)
+        if isinstance(error, WeaviateUnavailableError):
+            try:
+                if self._weaviate.reconnect():
+                    plan = self._plan(spec)
+                    return plan, self._run_calls(spec.collection.name, plan)
+            except Exception as again:
+                error, exc = translate_exception(again), again
+            if isinstance(error, WeaviateUnavailableError):
+                self._breaker.trip()
+        raise error from exc
 
     def _run_calls(self, collection: str, plan: QueryPlan) -> dict[str, Any]:
         """Each call's response by purpose; a call over the search's hits gets their ids (or, when

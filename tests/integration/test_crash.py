@@ -302,3 +302,22 @@ def test_the_embedder_killed_during_a_load_is_reported_then_load_completes(crash
     assert all(c["count"] == 400 and c["index"]["found"] == c["index"]["checked"] == 400 for c in report["collections"])
     back = run_cli("load", "--use-case", USE_CASE, "--json", env=env)
     assert back.returncode == 0 and all(c["count"] == 100 for c in json.loads(back.stdout)["collections"])
+
+
+def test_a_door_open_across_a_restart_answers_its_first_call(crash_stack: Stack) -> None:
+    """A long-running door's executor (the MCP server's, `serve`'s) keeps its client while Weaviate is killed
+    and started again: its first call after the restart succeeds (on a fresh connection, once, if the old
+    one broke: `WeaviateExecutor._again`) and gives what it gave before."""
+    from executors import WeaviateExecutor, compare_results
+
+    call = {
+        "collection_name": "Artworks",
+        "boolean_property_filter": {"property_name": "onDisplay", "operator": "=", "value": True},
+    }
+    with connect(crash_stack.settings) as client:
+        executor = WeaviateExecutor(client)
+        before = executor.execute(call)
+        kill_weaviate(crash_stack)
+        assert run_cli("up", "--backend", "binary", env=crash_stack.env).returncode == 0
+        after = executor.execute(call)  # the first call after the restart
+        assert compare_results(before, after) == []
