@@ -72,8 +72,11 @@ class ReadOnlyWeaviate:
         """A fresh connection when Weaviate is live again (True), after a call failed on the old one: a
         restarted server leaves the client's channel broken for its next call. False while it is down,
         and for a client its owner closed (that is theirs to open again)."""
-        connected = getattr(self.__client, "is_connected", None)
-        if not callable(connected) or not connected() or not self.is_live():
+        try:
+            connected = bool(self.__client.is_connected())
+        except Exception:  # a client without the method: nothing to reconnect
+            return False
+        if not connected or not self.is_live():
             return False
         self.__client.close()
         self.__client.connect()

@@ -11,7 +11,9 @@ import random
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -231,3 +233,20 @@ def client(weaviate_stack: Stack) -> Iterator[object]:
 
     with connect(weaviate_stack.settings) as live:
         yield live
+
+
+@contextmanager
+def door_process(arguments: list[str], env: dict[str, str], ready: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`dbgorilla <arguments>` started as a user starts a server, once it says `ready` on stderr (that line
+    is returned: it holds the address); stopped afterwards."""
+    command = [sys.executable, "-m", "dbgorilla", *arguments]
+    process = subprocess.Popen(command, env=env, cwd=REPO, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    line, deadline = "", time.monotonic() + 60
+    while ready not in line and time.monotonic() < deadline and process.poll() is None:
+        line = process.stderr.readline()
+    try:
+        yield process, line
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

@@ -15,8 +15,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +28,7 @@ from dbgorilla._process import listening_sockets
 from dbgorilla.connection import connect
 from evaluation.report.tables import failure_reasons
 from executors import ExecutorError, WeaviateExecutor
-from tests.conftest import REPO, Stack
+from tests.conftest import REPO, Stack, door_process
 from tests.integration.test_loopback import assert_refused_from_outside
 from tests.unit.test_report import alpha_records, write_run
 
@@ -70,21 +68,17 @@ def free_port() -> int:
 def demo(restaurants_stack: Stack) -> Iterator[tuple[str, subprocess.Popen[str], MockOpenAIServer]]:
     """`dbgorilla demo` as a user starts it, its model the scripted endpoint."""
     port = free_port()
-    with MockOpenAIServer(script) as mock:
-        command = [sys.executable, "-m", "dbgorilla", "demo", "--port", str(port), "--use-case", "restaurants",
-                   "--model", "mock-model", "--base-url", mock.base_url]  # fmt: skip
-        process = subprocess.Popen(command, env=restaurants_stack.env, cwd=REPO, stderr=subprocess.PIPE, text=True)
-        assert process.stderr is not None
-        line, deadline = "", time.monotonic() + 60
-        while "dbgorilla demo at" not in line and time.monotonic() < deadline and process.poll() is None:
-            line = process.stderr.readline()
+    arguments = ["demo", "--port", str(port), "--use-case", "restaurants", "--model", "mock-model", "--base-url"]
+    with (
+        MockOpenAIServer(script) as mock,
+        door_process([*arguments, mock.base_url], restaurants_stack.env, "dbgorilla demo at") as (
+            process,
+            line,
+        ),
+    ):
         url = f"http://127.0.0.1:{port}/"
         assert url in line, line
-        try:
-            yield url, process, mock
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+        yield url, process, mock
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,7 +29,7 @@ from agent.testing import MockOpenAIServer, Reply, call, text
 from dbgorilla._process import listening_sockets
 from dbgorilla.connection import connect
 from executors import WeaviateExecutor
-from tests.conftest import REPO, Stack
+from tests.conftest import Stack, door_process
 from tests.integration import test_demo_page
 from tests.integration.test_demo_page import free_port
 from tests.integration.test_loopback import assert_refused_from_outside
@@ -72,21 +70,17 @@ def script(body: dict[str, Any], _index: int) -> Reply:
 def served(restaurants_stack: Stack) -> Iterator[tuple[str, subprocess.Popen[str], MockOpenAIServer]]:
     """`dbgorilla serve` as a user starts it, its model the scripted endpoint."""
     port = free_port()
-    with MockOpenAIServer(script) as mock:
-        command = [sys.executable, "-m", "dbgorilla", "serve", "--port", str(port), "--strategy", "react",
-                   "--model", "mock-model", "--base-url", mock.base_url]  # fmt: skip
-        process = subprocess.Popen(command, env=restaurants_stack.env, cwd=REPO, stderr=subprocess.PIPE, text=True)
-        assert process.stderr is not None
-        line, deadline = "", time.monotonic() + 60
-        while "dbgorilla serve at" not in line and time.monotonic() < deadline and process.poll() is None:
-            line = process.stderr.readline()
+    arguments = ["serve", "--port", str(port), "--strategy", "react", "--model", "mock-model", "--base-url"]
+    with (
+        MockOpenAIServer(script) as mock,
+        door_process([*arguments, mock.base_url], restaurants_stack.env, "dbgorilla serve at") as (
+            process,
+            line,
+        ),
+    ):
         url = f"http://127.0.0.1:{port}"
         assert url in line, line
-        try:
-            yield url, process, mock
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
+        yield url, process, mock
 
 
 @pytest.fixture(scope="module")
