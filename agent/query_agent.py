@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 
 from agent.answer import FinalAnswer
 from agent.citations import Citations, check_citations
+from agent.conversation import TurnMemory, conversation_of
 from agent.loop import AgentConfig, AgentRun, ExecutedCall
 from agent.models import Usage
 from agent.session import AgentSession
@@ -40,6 +41,8 @@ from executors import SHORT_ID_CHARS, WeaviateExecutor
 
 #: Sources listed at most (the hosted agent lists the objects its answer used).
 MAX_SOURCES = 20
+#: A question, or a conversation as the hosted agent's chat messages.
+Query = str | list[dict[str, str]]
 
 
 class Source(BaseModel):
@@ -113,28 +116,40 @@ class QueryAgent:
         self.config = config or AgentConfig()
         self.strategy = build_strategy(strategy, retriever=retriever).name  # a bad name fails here
         self.retriever = retriever
+        self._turns = TurnMemory()
 
-    def _agent(self) -> tuple[Callable[..., AgentRun], list[str]]:
-        """The session over the live schema (read at each question), and the collections offered."""
+    def _agent(self, query: Query) -> tuple[Callable[..., AgentRun], list[str]]:
+        """The question answered by the session over the live schema (read at each question), with the
+        conversation before it (`query` as the hosted agent's chat messages), and the collections offered."""
         session = AgentSession.over(
             self.executor, self.collections, self.design, self.model, self.strategy, self.config, self.retriever
         )
-        return session.run, session.collection_names
+        question, pairs = (query, []) if isinstance(query, str) else conversation_of(query)
+        earlier = self._turns.turns(pairs)
 
-    def ask(self, query: str) -> QueryAgentResponse:
-        agent, names = self._agent()
-        return response_of(agent(query), names)
+        def answer(on_call: Any = None) -> AgentRun:
+            run = session.run(question, on_call, earlier)
+            self._turns.remember(session.turn_of(run, earlier))
+            return run
+
+        return answer, session.collection_names
+
+    def ask(self, query: Query) -> QueryAgentResponse:
+        """A question, or a conversation as chat messages (`{"role", "content"}`, the last the user's):
+        a follow-up keeps what the earlier answers (this agent's) found (`agent.conversation`)."""
+        agent, names = self._agent(query)
+        return response_of(agent(), names)
 
     def ask_stream(
-        self, query: str, include_progress: bool = True, include_final_state: bool = True
+        self, query: Query, include_progress: bool = True, include_final_state: bool = True
     ) -> Iterator[ProgressMessage | QueryAgentResponse]:
         """Progress messages as calls finish, then the response (the loop runs in a worker thread)."""
-        agent, names = self._agent()
+        agent, names = self._agent(query)
         events: queue.Queue[ProgressMessage | AgentRun | BaseException] = queue.Queue()
 
         def work() -> None:
             try:
-                events.put(agent(query, on_call=lambda step, call: events.put(progress_of(step, call))))
+                events.put(agent(on_call=lambda step, call: events.put(progress_of(step, call))))
             except BaseException as error:  # handed to the caller's thread, raised there
                 events.put(error)
 

@@ -26,6 +26,7 @@ from agent.conversation import (
     refers_back,
     with_context,
 )
+from agent.query_agent import QueryAgent
 from agent.session import AgentSession
 from agent.testing import FunctionModel, tool_reply
 from executors import compare_results
@@ -153,26 +154,31 @@ def test_conversation_messages_and_the_turns_a_door_remembers() -> None:
     assert memory.turns(pairs)[0].keeps is None  # the oldest was let go
 
 
-def test_a_session_carries_a_follow_up_and_records_the_amendment(composer: CompoundComposer) -> None:
+def scripted() -> FunctionModel:
+    """The model: the call each question's words ask for, then a prose answer."""
+    count_open = {k: v for k, v in OPEN_NOW.items() if k != "collection_name"}
     calls = {
         "How many Italian restaurants": {
             "collection_name": "Restaurants",
             "text_property_filter": ITALIAN,
-            **{k: v for k, v in OPEN_NOW.items() if k != "collection_name"},
+            **count_open,
         },
         "And how many of those": OPEN_NOW,
     }
 
     def model(messages: list[Any], tools: Any) -> ModelReply:
         asked = json.dumps([m.model_dump(mode="json") for m in messages])
-        returned = '"tool-return"' in asked
-        if returned:
+        if '"tool-return"' in asked:
             return ModelReply(content="Done.")
         return tool_reply("query_database", next(c for q, c in calls.items() if q in asked))
 
+    return FunctionModel(model)
+
+
+def test_a_session_carries_a_follow_up_and_records_the_amendment(composer: CompoundComposer) -> None:
     design = ToolDesign(operations=ToolOperations.COMPOUND)
     session = AgentSession.over(
-        composer.executor, ["Restaurants"], design, FunctionModel(model), "react", AgentConfig(commit_answer=False)
+        composer.executor, ["Restaurants"], design, scripted(), "react", AgentConfig(commit_answer=False)
     )
     first = session.run("How many Italian restaurants are open now?")
     turns = [session.turn_of(first)]
@@ -186,6 +192,23 @@ def test_a_session_carries_a_follow_up_and_records_the_amendment(composer: Compo
     assert ran.result is not None and compare_results(ran.result, first.calls()[0].result) == []
     afresh = session.run("And how many of those are open now?")  # no conversation: nothing carried
     assert "conditions" not in (afresh.calls()[0].arguments or {})
+
+
+def test_the_python_query_agent_takes_chat_messages(composer: CompoundComposer) -> None:
+    design = ToolDesign(operations=ToolOperations.COMPOUND)
+    config = AgentConfig(commit_answer=False)
+    agent = QueryAgent(None, ["Restaurants"], scripted(), config, design, composer.executor, "react")  # type: ignore[arg-type]
+    first = agent.ask("How many Italian restaurants are open now?")
+    messages = [
+        {"role": "user", "content": "How many Italian restaurants are open now?"},
+        {"role": "assistant", "content": first.final_answer},
+        {"role": "user", "content": "And how many of those are open now?"},
+    ]
+    follow_up = agent.ask(messages)
+    assert follow_up.trace.calls()[0].arguments["conditions"] == [ITALIAN]
+    assert follow_up.original_query == "And how many of those are open now?"
+    streamed = list(agent.ask_stream([*messages[:2], {"role": "user", "content": "And how many of those are there?"}]))
+    assert streamed[-1].trace.calls()[0].arguments["conditions"] == [ITALIAN]
 
 
 def test_the_conversation_split_is_what_the_composer_writes() -> None:
