@@ -7,7 +7,8 @@ A small model rarely rewrites an earlier call faithfully, and asking it to costs
 earlier turn's tokens. So a turn records what a follow-up keeps (`Carried`): the conditions of the call
 its answer rests on, plus the group it named when it answered "which X has the most ...". A follow-up
 that refers back ("those", "them", "there", "that country", or one that opens with "and") is read with
-them: the question says what it refers to, and each call on that collection gets them as `compound`
+them: the model reads the question it follows and what that one found, and each call on that collection
+gets them as `compound`
 conditions, on the properties it does not filter itself (a follow-up naming another value of a
 property replaces the earlier one), recorded as an amendment (`ExecutedCall.amended`), so the trace,
 the scores and every door see the call that ran. A question that does not refer back starts afresh.
@@ -99,23 +100,32 @@ def refers_back(question: str) -> bool:
     return bool(_BACK.search(question))
 
 
+def followed(question: str, earlier: Sequence[Turn]) -> Turn | None:
+    """The turn the question follows up: the last one, when the question refers back."""
+    return earlier[-1] if earlier and refers_back(question) else None
+
+
 def carried_into(question: str, earlier: Sequence[Turn]) -> Carried | None:
     """What the question keeps of the conversation: the last turn's conditions when it refers back."""
-    return earlier[-1].keeps if earlier and refers_back(question) else None
+    turn = followed(question, earlier)
+    return turn.keeps if turn is not None else None
 
 
-def with_context(question: str, carried: Carried | None) -> str:
-    """The question as the model reads it: the words that refer back say to what ("how many of those
-    (Restaurants where cuisine = Italian) are open now?"); alone they name neither the collection nor
-    the earlier values. Kept inside the sentence, so a question of several parts is cut as before."""
-    if carried is None:
-        return question
-    context = f"({carried.collection} where {carried.said()})"
-    found = _BACK.search(question)
-    if found is not None and found.group(1):
-        return f"{question[: found.end()]} {context}{question[found.end() :]}"
-    body = question.rstrip()
-    return f"{body[:-1].rstrip()} {context}?" if body.endswith("?") else f"{body} {context}"
+#: A follow-up that asks the earlier question again of other objects: "And what about Japanese ones?".
+_AGAIN = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\b", re.IGNORECASE)
+
+
+def form_question(question: str, conversation: str) -> str:
+    """The words that say what form the answer takes (a count, a name, a value): the question's own, and
+    for one that only asks the earlier question again of other objects, the earlier question's too."""
+    return f"{question} {conversation}" if conversation and _AGAIN.search(question) else question
+
+
+def context_of(turn: Turn) -> str:
+    """What the model reads after a follow-up: the question it follows and the objects that one's answer
+    rested on (a follow-up's own words name neither the earlier statistic nor the earlier values)."""
+    found = f" Its answer rested on {turn.keeps.collection} where {turn.keeps.said()}." if turn.keeps else ""
+    return f'(This follows the question "{turn.question}".{found})'
 
 
 def answered_on(run: AgentRun) -> ExecutedCall | None:

@@ -128,6 +128,9 @@ class AgentConfig(BaseModel):
     #: Text put after the question in the same turn: what a strategy found in the database for it (the
     #: stored values its words name, for instance).
     question_context: str = ""
+    #: For a follow-up, the conversation it follows (`agent.conversation.context_of`), shown to the model
+    #: after the question; the strategies read the user's own words, without it.
+    conversation: str = ""
     #: A strategy's test of a result that answers the question by itself (grounded's `derived_answer`):
     #: when the run's one successful call passes it, the loop ends there, with no prose turn; the
     #: strategy writes the answer from the result.
@@ -164,7 +167,7 @@ class AgentConfig(BaseModel):
 
     def user_turn(self, question: str) -> str:
         """The question as the user turn shows it: the preamble, the question, then the context."""
-        context = f"\n{self.question_context}" if self.question_context else ""
+        context = "".join(f"\n{text}" for text in (self.conversation, self.question_context) if text)
         return f"{self.question_preamble}{question}{context}"
 
 

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from agent.conversation import Turn, carried_into, carry, keeps_of, with_context
+from agent.conversation import Turn, carried_into, carry, context_of, followed, keeps_of
 from agent.loop import AgentConfig, AgentRun, ExecutedCall
 from agent.strategies import DEFAULT_STRATEGY, Composed, ExampleRetriever, build_strategy
 from agent.strategies.decompose import offered_collections
@@ -126,15 +126,17 @@ class AgentSession:
         """The question answered: every model turn, call and result, the strategy recorded, the answer
         committed. A follow-up of `earlier` keeps the conditions its last turn found (`agent.conversation`),
         recorded in `strategy_notes["carried"]`."""
-        carried = carried_into(question, earlier)
+        previous = followed(question, earlier)
+        carried = previous.keeps if previous is not None else None
         strategy, bounded = self._strategy()
         config = self.config
+        if previous is not None:
+            config = config.model_copy(update={"conversation": context_of(previous)})
         if carried is not None and self.tools.design.operations is ToolOperations.COMPOUND:
             config = config.amended_by(lambda arguments: carry(arguments, carried, self.executor.validate))
-        run = strategy.run(self.model, bounded, self.tools, config, with_context(question, carried), on_call)
+        run = strategy.run(self.model, bounded, self.tools, config, question, on_call)
         if carried is not None:
             run.strategy_notes["carried"] = carried.model_dump()
-            run.question = question
         return run
 
     def turn_of(self, run: AgentRun, earlier: Sequence[Turn] = ()) -> Turn:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent.answer import Commit, FinalAnswer, commit_answer
+from agent.conversation import form_question
 from agent.loop import AgentConfig, AgentRun, ExecutedCall, Executor
 from agent.models import GROUNDED_SCHEMA_NAME, ModelError
 from agent.sentence import empty_result, plain, sentence
@@ -345,7 +346,7 @@ class Grounded:
         derived = derived_answer(results[0]) if len(results) == 1 else None
         rule = ""
         if only is not None:  # the form the question asks for: a count, a group's name, one group's value
-            formed, rule = shaped(derived or FinalAnswer(), results[0], question)
+            formed, rule = shaped(derived or FinalAnswer(), results[0], form_question(question, config.conversation))
             if derived is None and SAYS_IT_CANNOT.search(run.final_answer or ""):
                 rule = ""  # a listing after which the model said it cannot answer: its pointing decides
             derived = formed if rule else derived

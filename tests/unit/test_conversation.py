@@ -21,10 +21,10 @@ from agent.conversation import (
     TurnMemory,
     carried_into,
     carry,
+    context_of,
     conversation_of,
     keeps_from,
     refers_back,
-    with_context,
 )
 from agent.query_agent import QueryAgent
 from agent.session import AgentSession
@@ -73,14 +73,16 @@ def test_a_follow_up_is_told_by_its_words(question: str, follows: bool) -> None:
     assert carried_into(question, []) is None
 
 
-def test_the_question_says_what_it_refers_to() -> None:
-    assert with_context("What is their average rating?", CARRIED) == (
-        "What is their (Restaurants where cuisine = Italian) average rating?"
+def test_the_model_reads_what_a_follow_up_follows() -> None:
+    turn = Turn(question="How many Italian restaurants are there?", answer="27", keeps=CARRIED)
+    said = context_of(turn)
+    assert said == (
+        '(This follows the question "How many Italian restaurants are there?". '
+        "Its answer rested on Restaurants where cuisine = Italian.)"
     )
-    said = with_context("And how many of those are open now?", CARRIED)
-    assert said == "And how many of those are open now (Restaurants where cuisine = Italian)?"
-    assert said.count("?") == 1  # one part, as `chain` cuts it
-    assert with_context("How many are open now?", None) == "How many are open now?"
+    asked = AgentConfig(conversation=said, question_context="Stored values: x.").user_turn("And those open now?")
+    assert asked == f"And those open now?\n{said}\nStored values: x."  # the question first, as every strategy reads it
+    assert AgentConfig().user_turn("And those open now?") == "And those open now?"
 
 
 def test_carry_adds_what_the_call_lacks_and_nothing_else(composer: CompoundComposer) -> None:
@@ -157,13 +159,13 @@ def test_conversation_messages_and_the_turns_a_door_remembers() -> None:
 def scripted() -> FunctionModel:
     """The model: the call each question's words ask for, then a prose answer."""
     count_open = {k: v for k, v in OPEN_NOW.items() if k != "collection_name"}
-    calls = {
+    calls = {  # the follow-up first: its turn quotes the question it follows
+        "And how many of those": OPEN_NOW,
         "How many Italian restaurants": {
             "collection_name": "Restaurants",
             "text_property_filter": ITALIAN,
             **count_open,
         },
-        "And how many of those": OPEN_NOW,
     }
 
     def model(messages: list[Any], tools: Any) -> ModelReply:
@@ -188,6 +190,8 @@ def test_a_session_carries_a_follow_up_and_records_the_amendment(composer: Compo
     assert ran.arguments is not None and ran.arguments["conditions"] == [ITALIAN]
     assert ran.amended is not None and "earlier conditions" in ran.amended
     assert follow_up.question == "And how many of those are open now?"  # the user's words, not the context
+    follow_up_request = session.model.calls[-2]["messages"][0]  # type: ignore[attr-defined]
+    assert "This follows the question" in json.dumps(follow_up_request.model_dump(mode="json"))
     assert follow_up.strategy_notes["carried"] == CARRIED.model_dump()
     assert ran.result is not None and compare_results(ran.result, first.calls()[0].result) == []
     afresh = session.run("And how many of those are open now?")  # no conversation: nothing carried
@@ -227,3 +231,12 @@ def test_the_conversation_split_is_what_the_composer_writes() -> None:
         earlier = case.earlier[-1].call.get("conditions", [])
         own = {c["property_name"] for c in case.ground_truth.to_tool_arguments().get("conditions", [])}
         assert {c["property_name"] for c in earlier} <= own or not earlier
+
+
+def test_a_follow_up_asking_the_earlier_question_again_takes_its_form() -> None:
+    from agent.conversation import form_question
+
+    said = context_of(Turn(question="How many courses whose subject is History are there?", answer="6", keeps=None))
+    assert "How many courses" in form_question("And what about courses whose subject is Mathematics?", said)
+    assert form_question("Which of those are online?", said) == "Which of those are online?"  # its own form
+    assert form_question("And what about Mathematics?", "") == "And what about Mathematics?"
