@@ -8,12 +8,12 @@ earlier turn's tokens. So a turn records what a follow-up keeps (`Carried`): the
 its answer rests on, plus the group it named when it answered "which X has the most ...". A follow-up
 that refers back ("those", "them", "there", "that country", or one that opens with "and") is read with
 them: the model reads the question it follows and what that one found, and each call on that collection
-gets them as `compound`
-conditions, on the properties it does not filter itself (a follow-up naming another value of a
-property replaces the earlier one), recorded as an amendment (`ExecutedCall.amended`), so the trace,
-the scores and every door see the call that ran. A question that does not refer back starts afresh.
-Each door keeps its turns its own way (the CLI in its state directory, `dbgorilla serve` by the
-messages the client sends back); the session is the one place that carries them.
+gets them as `compound` conditions, on the properties it does not filter itself (a follow-up naming
+another value of a property replaces the earlier one), recorded as an amendment
+(`ExecutedCall.amended`), so the trace, the scores and every door see the call that ran. A question that
+does not refer back starts afresh. Each door keeps its turns its own way (the CLI in its state
+directory, `dbgorilla serve` by the messages the client sends back); the session is the one place that
+carries them.
 """
 
 from __future__ import annotations
