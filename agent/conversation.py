@@ -23,12 +23,12 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent.loop import AgentRun, ExecutedCall
 from executors import ExecutorError
 from executors.spec import FilterSpec, QuerySpec
-from executors.vocabulary import CONDITIONS_FIELD, MATCH_FIELD, Match
+from executors.vocabulary import AGGREGATION_FIELDS, CONDITIONS_FIELD, GROUPBY_FIELD, MATCH_FIELD, SORT_FIELD, Match
 
 #: Words by which a question refers back to the earlier turn's objects (English; "there" as a place, not
 #: "are there").
@@ -41,12 +41,19 @@ _BACK = re.compile(
 )
 
 
+#: The slots that say what a call asks (not where): asked again by "and what about X?".
+ASKED_SLOTS = (*AGGREGATION_FIELDS, GROUPBY_FIELD, SORT_FIELD)
+
+
 class Carried(BaseModel):
     """The conditions a follow-up keeps, on one collection (`compound` conditions, joined by and)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     collection: str
     conditions: tuple[dict[str, Any], ...]
+    #: What the earlier call asked (its aggregation, group-by and sort slots): "and what about X?" asks
+    #: it again of other objects.
+    asked: dict[str, Any] = Field(default_factory=dict)
 
     def said(self) -> str:
         return " and ".join(f"{c['property_name']} {c['operator']} {c['value']}" for c in self.conditions)
@@ -66,25 +73,38 @@ def carried_from(spec: QuerySpec, also: tuple[dict[str, Any], ...] = ()) -> Carr
     names = {c["property_name"] for c in also}
     own = [condition_of(f) for f in spec.filters]
     conditions = [c for c in own if c is not None and c["property_name"] not in names] + list(also)
-    return Carried(collection=spec.collection.name, conditions=tuple(conditions)) if conditions else None
+    asked = {k: v for k, v in spec.arguments.to_tool_arguments().items() if k in ASKED_SLOTS}
+    return Carried(collection=spec.collection.name, conditions=tuple(conditions), asked=asked) if conditions else None
 
 
-def carry(arguments: dict[str, Any], carried: Carried, validate: Any) -> tuple[dict[str, Any], str]:
+def carry(
+    arguments: dict[str, Any], carried: Carried, validate: Any, again: bool = False
+) -> tuple[dict[str, Any], str]:
     """The call with the carried conditions it lacks: same collection only, on the properties it does not
-    filter itself, not under `match: any` (they would join the alternatives). Unchanged, with no reason,
-    otherwise, and when the call does not check (the executor then says why)."""
+    filter itself, not under `match: any` (they would join the alternatives); and, for a question that asks
+    the earlier one `again` of other objects, what the earlier call asked when this one asks nothing.
+    Unchanged, with no reason, otherwise, and when the call does not check (the executor then says why)."""
     if arguments.get("collection_name") != carried.collection or arguments.get(MATCH_FIELD) == Match.ANY.value:
         return arguments, ""
     try:
         own = {f.prop.name for f in validate(arguments).all_filters}
     except ExecutorError:
         return arguments, ""
+    why = []
     added = [c for c in carried.conditions if c["property_name"] not in own]
-    if not added:
-        return arguments, ""
-    kept = Carried(collection=carried.collection, conditions=tuple(added))
-    conditions = [*(arguments.get(CONDITIONS_FIELD) or []), *added]
-    return {**arguments, CONDITIONS_FIELD: conditions}, f"kept the conversation's earlier conditions ({kept.said()})."
+    if added:
+        kept = Carried(collection=carried.collection, conditions=tuple(added))
+        arguments = {**arguments, CONDITIONS_FIELD: [*(arguments.get(CONDITIONS_FIELD) or []), *added]}
+        why.append(f"kept the conversation's earlier conditions ({kept.said()}).")
+    if again and carried.asked and not any(arguments.get(slot) for slot in ASKED_SLOTS):
+        arguments = {**arguments, **carried.asked}
+        why.append(f"asked what the earlier question asked ({', '.join(carried.asked)}).")
+    return arguments, " ".join(why)
+
+
+def asks_again(question: str) -> bool:
+    """True for a question that asks the earlier one again of other objects ("and what about X?")."""
+    return bool(_AGAIN.search(question))
 
 
 class Turn(BaseModel):
@@ -113,12 +133,16 @@ def carried_into(question: str, earlier: Sequence[Turn]) -> Carried | None:
 
 #: A follow-up that asks the earlier question again of other objects: "And what about Japanese ones?".
 _AGAIN = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\b", re.IGNORECASE)
+#: The earlier question, as `context_of` quotes it.
+_QUOTED = re.compile(r'^\(This follows the question "(.*)"\.(?: Its answer rested on .*)?\)$', re.DOTALL)
 
 
 def form_question(question: str, conversation: str) -> str:
     """The words that say what form the answer takes (a count, a name, a value): the question's own, and
-    for one that only asks the earlier question again of other objects, the earlier question's too."""
-    return f"{question} {conversation}" if conversation and _AGAIN.search(question) else question
+    for one that only asks the earlier question again of other objects, the earlier question
+    (`context_of` quotes it)."""
+    earlier = _QUOTED.search(conversation) if _AGAIN.search(question) else None
+    return earlier.group(1) if earlier else question
 
 
 def context_of(turn: Turn) -> str:

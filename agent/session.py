@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from agent.conversation import Turn, carried_into, carry, context_of, followed, keeps_of
+from agent.conversation import Turn, asks_again, carried_into, carry, context_of, followed, keeps_of
 from agent.loop import AgentConfig, AgentRun, ExecutedCall
 from agent.strategies import DEFAULT_STRATEGY, Composed, ExampleRetriever, build_strategy
 from agent.strategies.decompose import offered_collections
@@ -133,7 +133,8 @@ class AgentSession:
         if previous is not None:
             config = config.model_copy(update={"conversation": context_of(previous)})
         if carried is not None and self.tools.design.operations is ToolOperations.COMPOUND:
-            config = config.amended_by(lambda arguments: carry(arguments, carried, self.executor.validate))
+            again = asks_again(question)
+            config = config.amended_by(lambda arguments: carry(arguments, carried, self.executor.validate, again))
         run = strategy.run(self.model, bounded, self.tools, config, question, on_call)
         if carried is not None:
             run.strategy_notes["carried"] = carried.model_dump()

@@ -100,6 +100,11 @@ def test_carry_adds_what_the_call_lacks_and_nothing_else(composer: CompoundCompo
     assert carry(either, CARRIED, validate) == (either, "")  # it would join the alternatives
     broken = {**OPEN_NOW, "groupby_property": "nope"}
     assert carry(broken, CARRIED, validate) == (broken, "")  # the executor says why, as for any call
+    asked = Carried(collection="Restaurants", conditions=(ITALIAN,), asked={"groupby_property": "openNow"})
+    japanese_list = {"collection_name": "Restaurants", "text_property_filter": japanese["text_property_filter"]}
+    again, why = carry(japanese_list, asked, validate, again=True)  # "and what about Japanese ones?"
+    assert again == {**japanese_list, "groupby_property": "openNow"} and "asked what the earlier" in why
+    assert carry(japanese_list, asked, validate)[0] == japanese_list  # not asked again: nothing added
     result = composer.run(amended)
     assert compare_results(result, composer.run({**OPEN_NOW, "text_property_filter": ITALIAN})) == []  # equal
     assert compare_results(result, composer.run(OPEN_NOW))
@@ -120,7 +125,9 @@ def test_what_a_turn_keeps(composer: CompoundComposer) -> None:
             "top_occurrences_limit": 1,
         },
     }
-    assert keeps_from(validate(most), ["Italian"]) == CARRIED  # the value the answer named
+    kept = keeps_from(validate(most), ["Italian"])
+    assert kept is not None and kept.conditions == CARRIED.conditions  # the value the answer named
+    assert kept.asked == {"text_property_aggregation": most["text_property_aggregation"]}
     assert keeps_from(validate(most), ["Italian", "Thai"]) is None  # two named: none picked
     grouped = {
         "collection_name": "Restaurants",
@@ -184,7 +191,7 @@ def test_a_session_carries_a_follow_up_and_records_the_amendment(composer: Compo
     )
     first = session.run("How many Italian restaurants are open now?")
     turns = [session.turn_of(first)]
-    assert turns[0].keeps == CARRIED
+    assert turns[0].keeps is not None and turns[0].keeps.conditions == CARRIED.conditions
     follow_up = session.run("And how many of those are open now?", earlier=turns)
     (ran,) = follow_up.calls()
     assert ran.arguments is not None and ran.arguments["conditions"] == [ITALIAN]
@@ -192,7 +199,7 @@ def test_a_session_carries_a_follow_up_and_records_the_amendment(composer: Compo
     assert follow_up.question == "And how many of those are open now?"  # the user's words, not the context
     follow_up_request = session.model.calls[-2]["messages"][0]  # type: ignore[attr-defined]
     assert "This follows the question" in json.dumps(follow_up_request.model_dump(mode="json"))
-    assert follow_up.strategy_notes["carried"] == CARRIED.model_dump()
+    assert follow_up.strategy_notes["carried"] == turns[0].keeps.model_dump()
     assert ran.result is not None and compare_results(ran.result, first.calls()[0].result) == []
     afresh = session.run("And how many of those are open now?")  # no conversation: nothing carried
     assert "conditions" not in (afresh.calls()[0].arguments or {})
@@ -237,6 +244,7 @@ def test_a_follow_up_asking_the_earlier_question_again_takes_its_form() -> None:
     from agent.conversation import form_question
 
     said = context_of(Turn(question="How many courses whose subject is History are there?", answer="6", keeps=None))
-    assert "How many courses" in form_question("And what about courses whose subject is Mathematics?", said)
+    asked = form_question("And what about courses whose subject is Mathematics?", said)
+    assert asked == "How many courses whose subject is History are there?"  # the form asked again
     assert form_question("Which of those are online?", said) == "Which of those are online?"  # its own form
     assert form_question("And what about Mathematics?", "") == "And what about Mathematics?"
