@@ -41,6 +41,8 @@ from llm import ModelError
 DEFAULT_PORT = 8770
 HOST = "127.0.0.1"
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+#: How a run ends when the model, not the data, failed (with no call made, there is nothing to answer from).
+MODEL_FAILURES = ("model_error", "timeout")
 #: Words of the final answer per `streamed_tokens` event.
 WORDS_PER_DELTA = 3
 log = logging.getLogger("dbgorilla.serve")
@@ -141,6 +143,8 @@ class Asked:
     def run(self, on_call: Any = None) -> dict[str, Any]:
         """The question answered, remembered as a turn, as the client's `AskModeResponse`."""
         run = self.session.run(self.question, on_call, self.earlier)
+        if run.outcome in MODEL_FAILURES and not run.calls():  # no answer at all: the client's error path
+            raise Refused(502, run.outcome, f"the model failed: {run.error or run.outcome}")
         self.backend.remember(self.session.turn_of(run, self.earlier))
         ran = self.session.ran(run)
         response = response_of(run, self.session.collection_names)
@@ -168,7 +172,8 @@ def _plain_search(question: str, collection: str) -> dict[str, Any]:
 
 
 def usage_of(requests: int) -> dict[str, Any]:
-    """The client's `ModelUnitUsage`: model requests made; a local server has no plan (-1: no limit)."""
+    """The client's `ModelUnitUsage`: the agent's model turns (its steps and its commit turn); a local
+    server has no plan (-1: no limit)."""
     return {"model_units": requests, "usage_in_plan": False, "remaining_plan_requests": -1}
 
 

@@ -193,6 +193,8 @@ def test_unserved_features_and_foreign_clusters_are_refused(served: Any, client:
         list(agent.research_stream("How many Italian restaurants are there?"))
     with pytest.raises(Exception, match="output_format"):
         agent.ask("How many Italian restaurants are there?", output_format={"type": "object"})
+    with pytest.raises(Exception, match="the model failed"):  # the script answers an unscripted question with 500
+        agent.ask("Which questions does this script not know?")
     before = len(mock.requests)
     for named in ("http://10.1.2.3:8080", "https://example.weaviate.cloud", ""):
         headers = {"X-Weaviate-Cluster-Url": named} if named else {}
