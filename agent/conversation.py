@@ -99,7 +99,19 @@ def carry(
     if again and carried.asked and not any(arguments.get(slot) for slot in ASKED_SLOTS):
         arguments = {**arguments, **carried.asked}
         why.append(f"asked what the earlier question asked ({', '.join(carried.asked)}).")
+    group = arguments.get(GROUPBY_FIELD)
+    if group and added and group in _fixed(arguments, validate):
+        arguments = {k: v for k, v in arguments.items() if k != GROUPBY_FIELD}
+        why.append(f"the group-by on {group} was left out: the conversation fixes it to one value.")
     return arguments, " ".join(why)
+
+
+def _fixed(arguments: dict[str, Any], validate: Any) -> set[str]:
+    """The properties a call's filters hold to one value (`=`; none when the call does not check)."""
+    try:
+        return {f.prop.name for f in validate(arguments).filters if f.operator == "=" and f.via is None}
+    except ExecutorError:
+        return set()
 
 
 def asks_again(question: str) -> bool:

@@ -105,6 +105,14 @@ def test_carry_adds_what_the_call_lacks_and_nothing_else(composer: CompoundCompo
     again, why = carry(japanese_list, asked, validate, again=True)  # "and what about Japanese ones?"
     assert again == {**japanese_list, "groupby_property": "openNow"} and "asked what the earlier" in why
     assert carry(japanese_list, asked, validate)[0] == japanese_list  # not asked again: nothing added
+    mean = {
+        "collection_name": "Restaurants",
+        "integer_property_aggregation": {"property_name": "averageRating", "metrics": "MEAN"},
+    }
+    grouped, why = carry({**mean, "groupby_property": "cuisine"}, CARRIED, validate)  # "their average rating?"
+    assert grouped == {**mean, "conditions": [ITALIAN]} and "fixes it to one value" in why
+    by_flag = {**mean, "groupby_property": "openNow"}
+    assert carry(by_flag, CARRIED, validate)[0] == {**by_flag, "conditions": [ITALIAN]}  # a group-by it does not fix
     result = composer.run(amended)
     assert compare_results(result, composer.run({**OPEN_NOW, "text_property_filter": ITALIAN})) == []  # equal
     assert compare_results(result, composer.run(OPEN_NOW))
