@@ -58,7 +58,8 @@ def script(body: dict[str, Any], _index: int) -> Reply:
     """Per question: its call, then a prose answer, then the commit (the count of tool results says which)."""
     if is_commit_request(body.get("response_format")):
         return text(json.dumps(COMMITTED))
-    asked = " ".join(str(m["content"]) for m in body["messages"] if m["role"] == "user")
+    # the question is the user turn's first line (a follow-up's turn then quotes the question it follows)
+    asked = next(str(m["content"]) for m in body["messages"] if m["role"] == "user").split("\n")[0]
     chosen = next((c for q, c in CALLS.items() if q.rstrip("?") in asked), None)
     returned = sum(1 for m in body["messages"] if m["role"] == "tool")
     if chosen is None:
