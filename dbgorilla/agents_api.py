@@ -55,7 +55,7 @@ class Backend(Protocol):
 
     def session(self, names: list[str], scope: Scope | None, headers: dict[str, str]) -> AgentSession: ...
 
-    def remembered(self, session: AgentSession, pairs: list[tuple[str, str]]) -> list[Any]: ...
+    def remembered(self, pairs: list[tuple[str, str]]) -> list[Any]: ...
 
     def remember(self, turn: Any) -> None: ...
 
@@ -137,7 +137,7 @@ class Asked:
         names, scope = collections_of(body.get("collections") or [])
         self.question, pairs = _question(body.get("query", body.get("original_query")))
         self.session = backend.session(names, scope, headers)
-        self.earlier = backend.remembered(self.session, pairs)
+        self.earlier = backend.remembered(pairs)
         self.backend = backend
 
     def run(self, on_call: Any = None) -> dict[str, Any]:

@@ -13,13 +13,13 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-import re
 import threading
 from typing import Annotated, Any
 
 import typer
 
 from agent import AgentConfig
+from agent._words import split_name
 from agent.conversation import Turn, TurnMemory
 from agent.session import AgentSession
 from agent.strategies.values import Values
@@ -75,7 +75,7 @@ class ServeBackend:
                 self._sessions[entry] = opened.with_model(self.model)
             return self._sessions[entry]
 
-    def remembered(self, session: AgentSession, pairs: list[tuple[str, str]]) -> list[Turn]:
+    def remembered(self, pairs: list[tuple[str, str]]) -> list[Turn]:
         return self._memory.turns(pairs)
 
     def remember(self, turn: Turn) -> None:
@@ -123,7 +123,7 @@ class ServeBackend:
 
 
 def _words(name: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ").lower()
+    return split_name(name).lower()
 
 
 def _object(obj: Any, collection: str) -> dict[str, Any]:
