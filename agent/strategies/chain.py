@@ -34,7 +34,10 @@ from typing import Any
 from agent.answer import Commit, FinalAnswer
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.models import FOLLOW_UP_MARK, FOLLOW_UP_SCHEMA_NAME, ModelError
+from agent.strategies import arithmetic
+from agent.strategies.decompose import offered_collections
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
+from agent.strategies.values import Values
 from agent.tooldef import ToolSet
 from executors import QueryResult
 from executors.vocabulary import GROUPBY_FIELD
@@ -239,6 +242,8 @@ class Chain:
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
+        #: Reads each collection's stored category values once, for the values a question compares.
+        self._values = Values(None)
 
     def rewrite(self, model: Any, earlier: str, answer: str, follow_up: str) -> tuple[str, Usage, str]:
         """The follow-up naming `answer`; the model's rewrite when it names it, else the follow-up with the
@@ -274,6 +279,10 @@ class Chain:
         comparison = comparison_of(question)
         if comparison is not None:
             return self._compare(model, executor, tools, config, question, comparison, on_call)
+        asked = arithmetic.asked_of(question)
+        computed = self._compute(model, executor, tools, config, question, asked, on_call) if asked else None
+        if computed is not None:
+            return computed
         parts = parts_of(question)
         if len(parts) == 1:  # one thing asked: the loop may end at the first result that holds it
             one = config.model_copy(update={"single_question": True})
@@ -312,6 +321,49 @@ class Chain:
             asked[-1].update(picked=value, next=how)
         partial = len(runs) < len(parts)
         return self._joined(question, runs, picked, asked, usage, time.perf_counter() - started, partial)
+
+    def _compute(
+        self,
+        model: Any,
+        executor: Executor,
+        tools: ToolSet,
+        config: AgentConfig,
+        question: str,
+        asked: arithmetic.Asked,
+        on_call: Any,
+    ) -> AgentRun | None:
+        """A difference, share or spread (`agent.strategies.arithmetic`): the model writes the one call the
+        question is about, asked whole; the agent runs its variants and computes the answer. None (the
+        question goes on as any other) for a difference with no pair of values to compare in sight."""
+        schema = getattr(executor, "schema", None)
+        pair = None
+        if asked.form != "difference" and len(parts_of(question)) > 1:
+            return None  # "Which X ...? What percentage of that X ...": a chain of parts, not one share
+        if asked.form == "difference":
+            for name in offered_collections(tools) if schema is not None else []:
+                found = schema.get(name)
+                if found is not None:
+                    categories = self._values.complete_categories(executor, found)
+                    pair = pair or arithmetic.pair_of(question, {}, categories, found)
+            if pair is None and len(arithmetic.NUMBERS.findall(question)) != 2:
+                return None
+        one = config.model_copy(update={"single_question": True})
+        run = self.inner.run(model, executor, tools, one, question, on_call)
+        made = [c for c in run.calls() if c.result is not None and c.repeat_of is None and c.arguments]
+        if not made or (run.answer is not None and run.answer.refuses):
+            return run
+        arguments = made[-1].arguments or {}
+        variants = arithmetic.Variants(executor)
+        if asked.form == "share":
+            computed = arithmetic.share(variants, arguments, asked)
+        elif asked.form == "spread":
+            computed = arithmetic.spread(variants, arguments)
+        else:
+            found = schema.get(str(arguments.get("collection_name"))) if schema is not None else None
+            pair = pair or arithmetic.pair_of(question, arguments, {}, found)
+            both = len(parts_of(question)) > 1
+            computed = arithmetic.difference(variants, arguments, asked, pair, both) if pair else None
+        return arithmetic.with_computed(run, computed, asked) if computed is not None else run
 
     def _compare(
         self,

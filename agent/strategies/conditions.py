@@ -62,6 +62,12 @@ def _value(match: re.Match[str], prefix: str) -> str:
     return year
 
 
+def spans(question: str) -> list[str]:
+    """The distinct time spans the question writes, in order, as the executor reads them ("2000-01", "2010")."""
+    found = [m for m in _ONE.finditer(question) if not _AMOUNT.search(question[max(0, m.start() - 20) : m.start()])]
+    return list(dict.fromkeys(_value(m, "a") for m in found))
+
+
 def date_condition(question: str, dates: list[str]) -> dict[str, Any] | None:
     """The one time span the question places its objects in, as a condition on the collection's one date
     property; None without one date property, or with no span or several."""

@@ -1,0 +1,191 @@
+"""A difference, a share, a spread: the model writes the one call, the agent runs its variants through the
+reference executor and computes the answer; compared here with the same numbers computed from the objects."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from agent import AgentConfig, ModelReply, ToolDesign, build_tools
+from agent.answer import is_commit_request
+from agent.strategies import build_strategy
+from agent.strategies.arithmetic import asked_of, held, keeping, pair_of
+from agent.testing import FunctionModel, tool_reply
+from agent.tokens import estimate_counter
+from executors import ReferenceExecutor
+from executors.testing import sample_objects, sample_schema
+from executors.vocabulary import ToolOperations
+from llm import ModelMessage
+from llm.messages import tool_returns
+
+NAME = "Places"
+SCHEMA = sample_schema(NAME)
+OBJECTS = sample_objects(60, seed=5)
+COMPOUND = ToolOperations.COMPOUND
+
+
+def executor() -> ReferenceExecutor:
+    return ReferenceExecutor(SCHEMA, {NAME: OBJECTS}, operations=COMPOUND)
+
+
+def tools() -> Any:
+    return build_tools(SCHEMA, ToolDesign(operations=COMPOUND), counter=estimate_counter())
+
+
+def calling(arguments: dict[str, Any]) -> FunctionModel:
+    """Makes `arguments`, answers in prose, then commits a number of its own (which the agent replaces)."""
+
+    def reply(messages: list[ModelMessage], _tools: Any) -> ModelReply:
+        if is_commit_request(model.calls[-1]["response_format"]):
+            return ModelReply(content=json.dumps({"numbers": [5]}))
+        if not tool_returns(messages):
+            return tool_reply("query_database", arguments)
+        return ModelReply(content="It is 5.")
+
+    model = FunctionModel(reply)
+    return model
+
+
+def mean(values: list[Any]) -> float:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present)
+
+
+def prices(**where: Any) -> list[Any]:
+    return [o.properties["price"] for o in OBJECTS if all(o.properties.get(k) == v for k, v in where.items())]
+
+
+def run(question: str, arguments: dict[str, Any]) -> Any:
+    return build_strategy("chain").run(calling(arguments), executor(), tools(), AgentConfig(), question)
+
+
+@pytest.mark.parametrize(
+    ("question", "form"),
+    [
+        ("How much more expensive is a Thai place than an Italian one on average?", "difference"),
+        ("By how many seats do French places beat Greek ones?", "difference"),
+        ("Thai or Greek: which is cheaper on average, and what's the gap?", "difference"),
+        ("What fraction of the places stay open late?", "share"),
+        ("In what percentage of its dishes is the price above 20?", "share"),
+        ("What is the difference between the most and least expensive Thai place?", "spread"),
+        ("How far apart are the cheapest and the dearest price among the Greek places? Give the range.", "spread"),
+        ("Which cuisine has the highest average price?", None),
+        ("How many places stay open late?", None),
+    ],
+)
+def test_the_form_is_read_from_the_question_s_words(question: str, form: str | None) -> None:
+    asked = asked_of(question)
+    assert (asked.form if asked else None) == form
+
+
+def test_a_difference_runs_the_call_once_for_each_value_compared() -> None:
+    question = "How much higher is the average price of Thai places than of Italian places?"
+    thai = {
+        "collection_name": NAME,
+        "text_property_filter": {"property_name": "cuisine", "operator": "=", "value": "Thai"},
+        "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"},
+    }
+    done = run(question, thai)
+    expected = abs(mean(prices(cuisine="Thai")) - mean(prices(cuisine="Italian")))
+    assert done.answer.numbers == pytest.approx([expected]) and done.answer.names == []
+    computed = done.steps[-1].calls
+    assert [c.arguments["conditions"] for c in computed] == [
+        [{"property_name": "cuisine", "operator": "=", "value": "Thai"}],
+        [{"property_name": "cuisine", "operator": "=", "value": "Italian"}],
+    ]
+    assert "text_property_filter" not in computed[0].arguments  # the compared property's own filter is replaced
+    assert done.strategy_notes["arithmetic"] == {"form": "difference", "calls": 2}
+    assert "Thai" in done.final_answer and "Italian" in done.final_answer
+
+
+def test_which_of_the_two_names_the_one_the_question_s_words_ask_for() -> None:
+    question = "Thai or Greek: which is cheaper on average, and by how much?"
+    call = {"collection_name": NAME, "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"}}
+    done = run(question, call)
+    thai, greek = mean(prices(cuisine="Thai")), mean(prices(cuisine="Greek"))
+    assert done.answer.names == ["Thai" if thai < greek else "Greek"]
+    assert done.answer.numbers == pytest.approx([abs(thai - greek)])
+
+
+def test_how_many_more_counts_and_two_numbers_in_the_question_make_the_pair() -> None:
+    question = "How many more places have 50 seats than 20 seats?"
+    call = {
+        "collection_name": NAME,
+        "integer_property_filter": {"property_name": "seats", "operator": "=", "value": 50},
+    }
+    done = run(question, call)
+    counts = [sum(o.properties.get("seats") == n for o in OBJECTS) for n in (50, 20)]
+    assert done.answer.numbers == [abs(counts[0] - counts[1])]
+
+
+def test_a_share_divides_the_call_s_count_by_its_population_s() -> None:
+    call = {
+        "collection_name": NAME,
+        "conditions": [
+            {"property_name": "cuisine", "operator": "=", "value": "Thai"},
+            {"property_name": "price", "operator": ">", "value": 30},
+        ],
+    }
+    done = run("What fraction of the Thai places have a price over 30?", call)
+    thai = prices(cuisine="Thai")
+    assert done.answer.numbers == pytest.approx([sum(p is not None and p > 30 for p in thai) / len(thai)])
+    over = {**call, "conditions": call["conditions"][1:]}
+    done = run("What share of all places have a price over 30?", over)
+    assert done.answer.numbers == pytest.approx([sum((p or 0) > 30 for p in prices()) / len(OBJECTS)])
+
+
+def test_a_share_the_call_computes_itself_is_the_model_s_own() -> None:
+    call = {
+        "collection_name": NAME,
+        "boolean_property_aggregation": {"property_name": "open_late", "metrics": "PERCENTAGE_TRUE"},
+    }
+    done = run("What percentage of places stay open late?", call)
+    assert "arithmetic" not in done.strategy_notes and len(done.steps[-1].calls) <= 1
+
+
+def test_a_spread_is_the_maximum_less_the_minimum_over_the_call_s_conditions() -> None:
+    call = {
+        "collection_name": NAME,
+        "text_property_filter": {"property_name": "cuisine", "operator": "=", "value": "Greek"},
+        "integer_property_aggregation": {"property_name": "price", "metrics": "MAX"},
+        "groupby_property": "cuisine",
+    }
+    done = run("What's the gap between the highest and lowest price of the Greek places?", call)
+    greek = [p for p in prices(cuisine="Greek") if p is not None]
+    assert done.answer.numbers == pytest.approx([max(greek) - min(greek)])
+
+
+def test_a_chain_of_parts_is_not_read_as_one_share() -> None:
+    question = "Which cuisine is most common? What percentage of the places of that cuisine stay open late?"
+    done = run(
+        question,
+        {
+            "collection_name": NAME,
+            "text_property_aggregation": {
+                "property_name": "cuisine",
+                "metrics": "TOP_OCCURRENCES",
+                "top_occurrences_limit": 1,
+            },
+        },
+    )
+    assert "arithmetic" not in done.strategy_notes and "parts" in done.strategy_notes["chain"]
+
+
+def test_no_pair_in_sight_leaves_a_difference_question_to_the_chain() -> None:
+    assert pair_of("How much more does it cost?", {}, {"cuisine": ["Thai", "Greek"]}, None) is None
+    assert pair_of("Thai against Greek", {}, {"cuisine": ["Thai", "Greek"]}, None).values == ("Thai", "Greek")
+
+
+def test_conditions_are_kept_or_dropped_wherever_the_call_holds_them() -> None:
+    call = {
+        "collection_name": NAME,
+        "text_property_filter": {"property_name": "cuisine", "operator": "=", "value": "Thai"},
+        "conditions": [{"property_name": "price", "operator": ">", "value": 3}],
+        "match": "all",
+    }
+    assert len(held(call)) == 2
+    assert keeping(call, lambda c: c["property_name"] != "price") == {
+        k: v for k, v in call.items() if k not in ("conditions", "match")
+    }
