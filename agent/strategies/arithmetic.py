@@ -32,11 +32,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agent.answer import Commit, FinalAnswer
-from agent.loop import AgentRun, ExecutedCall, Executor, Step
+from agent.loop import AgentConfig, AgentRun, ExecutedCall, Executor, Step
 from agent.sentence import rounded, scope_of
 from agent.strategies.conditions import spans
+from agent.strategies.decompose import offered_collections
 from agent.strategies.values import mentions
-from agent.tooldef import TOOL_NAME
+from agent.tooldef import TOOL_NAME, ToolSet
 from executors import ExecutorError, QueryResult
 from executors.vocabulary import (
     AGGREGATION_FIELDS,
@@ -370,3 +371,50 @@ def with_computed(run: AgentRun, computed: Computed, asked: Asked) -> AgentRun:
             "strategy_notes": notes,
         }
     )
+
+
+@dataclass
+class Answering:
+    """A difference, share or spread answered: the model writes the one call the question is about, asked
+    whole (through `inner`); the agent runs its variants and computes the answer."""
+
+    inner: Any
+    #: Reads each collection's stored category values (a `values.Values`), for the values compared.
+    values: Any
+    executor: Executor
+    #: How many parts the question holds (`chain.parts_of`).
+    parts: int
+
+    def run(
+        self, model: Any, tools: ToolSet, config: AgentConfig, question: str, asked: Asked, on_call: Any
+    ) -> AgentRun | None:
+        """The computed run; the model's own where nothing computes; None (the question goes on as any
+        other) for a share or spread in a question of several parts, or a difference with no pair in sight."""
+        executor = self.executor
+        schema = getattr(executor, "schema", None)
+        pair = None
+        if asked.form != "difference" and self.parts > 1:
+            return None  # "Which X ...? What percentage of that X ...": a chain of parts, not one share
+        if asked.form == "difference":
+            for name in offered_collections(tools) if schema is not None else []:
+                found = schema.get(name)
+                if found is not None and pair is None:
+                    pair = pair_of(question, {}, self.values.complete_categories(executor, found), found)
+            if pair is None and len(NUMBERS.findall(question)) != 2:
+                return None
+        one = config.model_copy(update={"single_question": True})
+        run: AgentRun = self.inner.run(model, executor, tools, one, question, on_call)
+        made = [c for c in run.calls() if c.result is not None and c.repeat_of is None and c.arguments]
+        if not made or (run.answer is not None and run.answer.refuses):
+            return run
+        arguments = made[-1].arguments or {}
+        variants = Variants(executor)
+        if asked.form == "share":
+            computed = share(variants, arguments, asked)
+        elif asked.form == "spread":
+            computed = spread(variants, arguments)
+        else:
+            found = schema.get(str(arguments.get("collection_name"))) if schema is not None else None
+            pair = pair or pair_of(question, arguments, {}, found)
+            computed = difference(variants, arguments, asked, pair, self.parts > 1) if pair else None
+        return with_computed(run, computed, asked) if computed is not None else run

@@ -35,7 +35,6 @@ from agent.answer import Commit, FinalAnswer
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.models import FOLLOW_UP_MARK, FOLLOW_UP_SCHEMA_NAME, ModelError
 from agent.strategies import arithmetic
-from agent.strategies.decompose import offered_collections
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
 from agent.strategies.values import Values
 from agent.tooldef import ToolSet
@@ -75,6 +74,17 @@ _SUPERLATIVE = re.compile(
     r"(?: (?:among|of|for) (?P<population>[\w -]+?))?\?$",
     re.IGNORECASE,
 )
+#: "Which ticker had the highest single monthly close?", "Which species has the single longest petal?": the
+#: group of the one object with the extreme value, asked per group ("What is the highest monthly close per
+#: ticker?"); the model took the maximum over all objects and named no group (2026-11-27).
+_SINGLE = re.compile(
+    r"^which (?P<category>[\w -]+?) (?:has|have|had|gets|got|holds?|recorded|saw) the "
+    r"(?:(?:single|one) (?P<a>\w+est)|(?P<b>\w+est) single) (?P<measure>[\w ,-]+?)(?: (?:among|of|for) "
+    r"(?P<population>[\w -]+?))?\?$",
+    re.IGNORECASE,
+)
+#: Words of a part that refer back to an earlier part's answer ("of that subject", "its", "there").
+_REFERS = re.compile(r"\b(?:that|those|these|this|its|it|their|them|they|there|the same|such)\b", re.IGNORECASE)
 _COUNTS = {"two": 2, "three": 3, "four": 4}
 _DOWN = {"lower", "smaller", "fewer", "less"}
 
@@ -137,7 +147,13 @@ def per_group_part(part: str) -> str | None:
     ratings instead of the mean per cuisine in 6 of the 13 failed chains of 2026-11-26, and its answer
     named a number, not a cuisine. None for a part of another form."""
     found = _SUPERLATIVE.match(part.strip())
-    return _per_group_question(found["measure"], found["population"] or "", found["category"]) if found else None
+    if found is not None:
+        return _per_group_question(found["measure"], found["population"] or "", found["category"])
+    single = _SINGLE.match(part.strip())
+    if single is not None:
+        measure = f"{single['a'] or single['b']} {single['measure']}"
+        return _per_group_question(measure, single["population"] or "", single["category"])
+    return None
 
 
 def comparison_of(question: str) -> Comparison | None:
@@ -279,11 +295,13 @@ class Chain:
         comparison = comparison_of(question)
         if comparison is not None:
             return self._compare(model, executor, tools, config, question, comparison, on_call)
-        asked = arithmetic.asked_of(question)
-        computed = self._compute(model, executor, tools, config, question, asked, on_call) if asked else None
-        if computed is not None:
-            return computed
         parts = parts_of(question)
+        asked = arithmetic.asked_of(question)
+        if asked is not None:
+            answering = arithmetic.Answering(self.inner, self._values, executor, len(parts))
+            computed = answering.run(model, tools, config, question, asked, on_call)
+            if computed is not None:
+                return computed
         if len(parts) == 1:  # one thing asked: the loop may end at the first result that holds it
             one = config.model_copy(update={"single_question": True})
             return self.inner.run(model, executor, tools, one, question, on_call)
@@ -291,6 +309,7 @@ class Chain:
         runs: list[AgentRun] = []
         asked: list[dict[str, Any]] = []
         picked: list[str] = []
+        kept: list[float] = []
         usage = Usage()
         current = parts[0]
         for index, part in enumerate(parts):
@@ -309,6 +328,13 @@ class Chain:
             answer = run.answer
             if answer is None or answer.refuses or index == len(parts) - 1:
                 break
+            if answer.numbers and not (answer.names or answer.groups) and not _REFERS.search(parts[index + 1]):
+                # "How many airports does Texas have, and how many does California have?": parts side by side,
+                # each answer kept, the next asked as written
+                kept.extend(answer.numbers)
+                current = parts[index + 1]
+                asked[-1].update(next="side by side")
+                continue
             value = pick(answer, part) if answer.names or answer.groups else None
             value = value or pick_from_results(run, part) or pick(answer, part)
             if value is None:
@@ -320,50 +346,7 @@ class Chain:
             usage = usage + spent
             asked[-1].update(picked=value, next=how)
         partial = len(runs) < len(parts)
-        return self._joined(question, runs, picked, asked, usage, time.perf_counter() - started, partial)
-
-    def _compute(
-        self,
-        model: Any,
-        executor: Executor,
-        tools: ToolSet,
-        config: AgentConfig,
-        question: str,
-        asked: arithmetic.Asked,
-        on_call: Any,
-    ) -> AgentRun | None:
-        """A difference, share or spread (`agent.strategies.arithmetic`): the model writes the one call the
-        question is about, asked whole; the agent runs its variants and computes the answer. None (the
-        question goes on as any other) for a difference with no pair of values to compare in sight."""
-        schema = getattr(executor, "schema", None)
-        pair = None
-        if asked.form != "difference" and len(parts_of(question)) > 1:
-            return None  # "Which X ...? What percentage of that X ...": a chain of parts, not one share
-        if asked.form == "difference":
-            for name in offered_collections(tools) if schema is not None else []:
-                found = schema.get(name)
-                if found is not None:
-                    categories = self._values.complete_categories(executor, found)
-                    pair = pair or arithmetic.pair_of(question, {}, categories, found)
-            if pair is None and len(arithmetic.NUMBERS.findall(question)) != 2:
-                return None
-        one = config.model_copy(update={"single_question": True})
-        run = self.inner.run(model, executor, tools, one, question, on_call)
-        made = [c for c in run.calls() if c.result is not None and c.repeat_of is None and c.arguments]
-        if not made or (run.answer is not None and run.answer.refuses):
-            return run
-        arguments = made[-1].arguments or {}
-        variants = arithmetic.Variants(executor)
-        if asked.form == "share":
-            computed = arithmetic.share(variants, arguments, asked)
-        elif asked.form == "spread":
-            computed = arithmetic.spread(variants, arguments)
-        else:
-            found = schema.get(str(arguments.get("collection_name"))) if schema is not None else None
-            pair = pair or arithmetic.pair_of(question, arguments, {}, found)
-            both = len(parts_of(question)) > 1
-            computed = arithmetic.difference(variants, arguments, asked, pair, both) if pair else None
-        return arithmetic.with_computed(run, computed, asked) if computed is not None else run
+        return self._joined(question, runs, picked, asked, usage, time.perf_counter() - started, partial, kept)
 
     def _compare(
         self,
@@ -403,6 +386,7 @@ class Chain:
         usage: Usage,
         took: float,
         partial: bool,
+        kept: list[float] | None = None,
     ) -> AgentRun:
         """One run of the parts' runs: their steps in order, the picked names and the last part's answer
         (partial when a part before the last gave nothing to go on)."""
@@ -417,6 +401,7 @@ class Chain:
             answer = answer.model_copy(
                 update={
                     "names": list(dict.fromkeys([*picked, *answer.names])),
+                    "numbers": [*(kept or []), *answer.numbers],
                     "sources": list(dict.fromkeys(sources)),
                     "is_partial_answer": answer.is_partial_answer or partial,
                 }
@@ -427,7 +412,7 @@ class Chain:
         notes = dict(last.strategy_notes)
         notes["chain"] = {"parts": asked, "earlier_notes": [run.strategy_notes for run in runs[:-1]]}
         final = last.final_answer
-        if answer is not None and (picked or partial):
+        if answer is not None and (picked or partial or kept):
             # each part's sentence, in order, when together they state the joined answer; else its values
             joined = " ".join(run.final_answer.strip() for run in runs if run.final_answer)
             final = joined if joined and text_agrees(joined, answer) else answer_text(answer)

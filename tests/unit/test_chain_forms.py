@@ -1,0 +1,47 @@
+"""`chain` on parts side by side ("how many does A have, and how many does B?") and on "the single highest"."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agent import AgentConfig, ModelReply
+from agent.answer import is_commit_request
+from agent.strategies import build_strategy
+from agent.strategies.chain import per_group_part
+from agent.testing import FunctionModel, tool_reply
+from llm import ModelMessage, UserPromptPart
+from llm.messages import all_parts, tool_returns
+from tests.unit.test_arithmetic import NAME, OBJECTS, executor, tools
+
+
+def test_parts_side_by_side_keep_each_answer_and_ask_the_next_as_written() -> None:
+    question = "How many places have 50 seats, and how many have 20 seats?"
+    asked: list[str] = []
+
+    def reply(messages: list[ModelMessage], _tools: Any) -> ModelReply:
+        part = next(p.content for p in all_parts(messages) if isinstance(p, UserPromptPart))
+        seats = 50 if "50 seats" in part else 20
+        count = sum(o.properties.get("seats") == seats for o in OBJECTS)
+        if is_commit_request(model.calls[-1]["response_format"]):
+            return ModelReply(content=json.dumps({"numbers": [count]}))
+        if not tool_returns(messages):
+            asked.append(part)
+            where = {"property_name": "seats", "operator": "=", "value": seats}
+            return tool_reply("query_database", {"collection_name": NAME, "integer_property_filter": where})
+        return ModelReply(content=f"There are {count}.")
+
+    model = FunctionModel(reply)
+    run = build_strategy("chain").run(model, executor(), tools(), AgentConfig(), question)
+    expected = [sum(o.properties.get("seats") == n for o in OBJECTS) for n in (50, 20)]
+    assert run.answer is not None and run.answer.numbers == expected
+    assert asked[-1].endswith("how many have 20 seats?")  # no rewrite: nothing in it refers back
+    assert run.strategy_notes["chain"]["parts"][0]["next"] == "side by side"
+
+
+def test_the_single_highest_is_asked_per_group() -> None:
+    assert per_group_part("Which ticker had the highest single monthly close?") == (
+        "What is the highest monthly close per ticker?"
+    )
+    assert per_group_part("Which species has the single longest petal?") == "What is the longest petal per species?"
+    assert per_group_part("Which cuisine has the highest price?") is None  # a mean or a maximum: not read
