@@ -67,6 +67,10 @@ from executors.vocabulary import (
 from llm import ChatRequest
 
 BOOLEAN_FILTER, BOOLEAN_AGGREGATION = FILTER_SLOT[PropertyKind.BOOLEAN], AGGREGATION_SLOT[PropertyKind.BOOLEAN]
+TEXT_FILTER = FILTER_SLOT[PropertyKind.TEXT]
+#: Text metrics that tally values, not name them; "type" in a question asks for a property's data type.
+_TALLY = {NumberMetric.COUNT.value, NumberMetric.TYPE.value}
+_TYPE = re.compile(r"\b(?:type|kind)\b", re.I)
 #: A question that asks what share of the objects are something: a boolean's percentage or its trues.
 ASKS_A_PERCENTAGE = re.compile(r"\b(?:percentages?|percent|proportion|fraction)\b", re.I)
 ASKS_A_SHARE = re.compile(rf"{ASKS_A_PERCENTAGE.pattern}|\bhow many of (?:the|these|those)\b", re.I)
@@ -123,6 +127,16 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
         if group is not None and group not in fixed:  # a call that filters the group's property chose its groups
             amended[GROUPBY_FIELD] = group
             why.append(f"the question asks per {group}: grouped by it")
+    wild = amended.get(TEXT_FILTER)
+    if isinstance(wild, dict) and not str(wild.get("value", "")).strip("*?% "):
+        # `species = "*"` for "how many different species": a value of wildcards alone names no objects
+        prop = wild.get("property_name")
+        del amended[TEXT_FILTER]
+        why.append(f"a filter on {prop} with only wildcards names no value: left out")
+        listed = not any(amended.get(slot) for slot in AGGREGATION_SLOT.values())
+        if ASKS_HOW_MANY_DIFFERENT.search(question) and prop in groupable and listed and not amended.get(GROUPBY_FIELD):
+            amended[GROUPBY_FIELD] = prop
+            why.append(f"the question asks how many different {prop}: grouped by it")
     counted = amended.get(TEXT_AGGREGATION)
     distinct = (
         isinstance(counted, dict)
@@ -134,6 +148,13 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
         del amended[TEXT_AGGREGATION]
         amended[GROUPBY_FIELD] = counted["property_name"]
         why.append(f"the question asks how many different {counted['property_name']}: grouped by it")
+    beside = amended.get(TEXT_AGGREGATION)
+    numeric = any(isinstance(amended.get(slot), dict) for slot in (NUMBER_AGGREGATION, BOOLEAN_AGGREGATION))
+    if isinstance(beside, dict) and beside.get("metrics") in _TALLY and numeric and not _TYPE.search(question):
+        # "average petal length of setosa flowers": a COUNT (TYPE) of species beside the mean answers nothing
+        # asked, and the answer then holds its numbers too
+        del amended[TEXT_AGGREGATION]
+        why.append(f"a {beside.get('metrics')} of {beside.get('property_name')} beside the aggregation asked: left out")
     tally = amended.get(NUMBER_AGGREGATION)
     other = any(isinstance(amended.get(slot), dict) for slot in (BOOLEAN_AGGREGATION, TEXT_AGGREGATION))
     if isinstance(tally, dict) and tally.get("metrics") == NumberMetric.COUNT and other:

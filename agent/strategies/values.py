@@ -327,7 +327,9 @@ class Values:
                 arguments, notes = or_clause(question, arguments, at)
                 why += notes
         top = arguments.get(TEXT_AGGREGATION)
-        summarized = {arguments.get(GROUPBY_FIELD), top.get("property_name") if isinstance(top, dict) else None}
+        # a property's top values name it; a COUNT or TYPE of it only tallies: its value is still to put back
+        named_top = isinstance(top, dict) and top.get("metrics") not in ("COUNT", "TYPE")
+        summarized = {arguments.get(GROUPBY_FIELD), top.get("property_name") if named_top else None}
         by_property: dict[str, list[str]] = {}
         for prop, value in named:
             by_property.setdefault(prop, []).append(value)

@@ -180,7 +180,19 @@ def test_how_many_different_counted_as_values_is_the_number_of_groups_and_break_
     amended, why = amend_to_question("How many different varieties were tested?", counted, ["variety", "site"])
     assert amended == {"collection_name": "Trials", "groupby_property": "variety"} and why
     assert amend_to_question("How many varieties have a name?", counted, ["variety"]) == (counted, "")
+    wild = {
+        "collection_name": "Trials",
+        "text_property_filter": {"property_name": "variety", "operator": "=", "value": "*"},
+    }
+    amended, why = amend_to_question("how many distinct varieties r in the data", wild, ["variety", "site"])
+    assert amended == {"collection_name": "Trials", "groupby_property": "variety"} and "wildcards" in why
+    amended, _ = amend_to_question("How many trials are there?", wild, ["variety", "site"])
+    assert amended == {"collection_name": "Trials"}  # no value named: every object, not grouped
     mean = {"collection_name": "Trials", "integer_property_aggregation": {"property_name": "yield", "metrics": "MEAN"}}
+    tallied = {**mean, "text_property_aggregation": {"property_name": "variety", "metrics": "TYPE"}}
+    amended, why = amend_to_question("What's the mean yield of the Trebi trials?", tallied, ["variety"])
+    assert amended == mean and "TYPE of variety" in why
+    assert amend_to_question("What type is the variety, and the mean yield?", tallied, ["variety"])[0] == tallied
     amended, _ = amend_to_question("Break down the mean yield by site.", mean, ["variety", "site"])
     assert amended["groupby_property"] == "site"
 
