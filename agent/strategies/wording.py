@@ -138,6 +138,16 @@ _YEAR = re.compile(r"\b(?:in|from|during|for|of)\s+(?P<n>(?:1[89]|20)\d\d)\b|\b(
 _WORD = re.compile(r"[A-Za-z]+")
 
 
+#: A number joined to the word it counts: "8-cylinder", "4-door", "3-star".
+_COMPOUND = re.compile(r"(?<![\w.])(?P<n>\d+(?:\.\d+)?)-(?P<w>[a-z]+)\b", re.I)
+
+
+def _named_by(word: str, numbers: list[str]) -> str | None:
+    """The one number property a word names ("cylinder" names `cylinders`), or None."""
+    named = [p for p in numbers if any(meets(w, n) for w in content_stems(word) for n in content_stems(split_name(p)))]
+    return named[0] if len(named) == 1 else None
+
+
 def named_number(question: str, numbers: list[str], start: int, end: int) -> str | None:
     """The one number property the words of a comparison at `start:end` name: in the comparison itself
     ("200 horsepower or more"), its unit after it, else its subject before it."""
@@ -206,6 +216,10 @@ def number_condition(question: str, numbers: list[str]) -> dict[str, Any] | None
         if value.is_integer() and 1800 <= value <= 2100 and len(yearly) == 1:  # "1975 or later": the year
             return {"property_name": yearly[0], "operator": op, "value": int(value)}
         return None
+    compounds = {(float(m["n"]), prop) for m in _COMPOUND.finditer(question) if (prop := _named_by(m["w"], numbers))}
+    if not found and len(compounds) == 1:  # "the 8-cylinder cars": cylinders = 8
+        value, prop = compounds.pop()
+        return {"property_name": prop, "operator": "=", "value": int(value) if value.is_integer() else value}
     years = {int(m.group("n") or m.group("m")) for m in _YEAR.finditer(question)}
     yearly = [p for p in numbers if "year" in split_name(p).lower().split()]
     if not found and len(years) == 1 and len(yearly) == 1:

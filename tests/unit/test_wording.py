@@ -253,6 +253,10 @@ def test_a_number_condition_the_call_dropped_is_put_back_on_the_property_its_wor
     }
     assert number_condition("How many cars weigh between 2000 and 3000 lbs?", numbers) is None  # two bounds: one slot
     assert number_condition("How many cars are faster than 15?", numbers) is None  # no property named
+    eight = number_condition("Among the 8-cylinder cars, which origin is most common?", numbers)
+    assert eight == {"property_name": "cylinders", "operator": "=", "value": 8}
+    assert number_condition("Which 4-cylinder or 6-cylinder car is lightest?", numbers) is None  # two: not one
+    assert number_condition("How many 2-door cars are there?", numbers) is None  # no property counts doors
 
 
 def test_the_number_conditions_read_off_our_splits_agree_with_their_gold_filters() -> None:
