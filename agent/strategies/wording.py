@@ -53,8 +53,10 @@ _ORDINAL = re.compile(r"\b(?:second|third|fourth|fifth|\d+(?:st|nd|rd|th))\s+$",
 #: A comparison written before its number ("more than 4 credits", "before 1900", "at most $15"). The
 #: strict ones are not read after "no", "not", "or" or "to" ("no more than", "at or above").
 _STRICT = {
-    NumberOperator.GREATER: "more than|greater than|higher than|longer than|older than|over|above|after",
-    NumberOperator.LESS: "fewer than|less than|lower than|shorter than|younger than|under|below|before",
+    NumberOperator.GREATER: "more than|greater than|higher than|longer than|older than|wider than|heavier than|"
+    "taller than|bigger than|larger than|deeper than|over|above|after",
+    NumberOperator.LESS: "fewer than|less than|lower than|shorter than|younger than|narrower than|lighter than|"
+    "smaller than|shallower than|under|below|before",
 }
 _INCLUSIVE = {
     NumberOperator.GREATER_EQUAL: "at least|no less than|no fewer than|not less than|not fewer than|at or above|"
@@ -148,11 +150,28 @@ def _named_by(word: str, numbers: list[str]) -> str | None:
     return named[0] if len(named) == 1 else None
 
 
+#: The measure an adjective or a verb of size names: "sepals wider than 3.5 cm" compare sepal width.
+DIMENSIONS = {
+    **dict.fromkeys(("wide", "wider", "widest", "narrow", "narrower", "narrowest"), "width"),
+    **dict.fromkeys(("long", "longer", "longest", "short", "shorter", "shortest"), "length"),
+    **dict.fromkeys(("heavy", "heavier", "heaviest", "light", "lighter", "lightest", "weigh", "weighs"), "weight"),
+    **dict.fromkeys(("tall", "taller", "tallest"), "height"),
+    **dict.fromkeys(("deep", "deeper", "deepest", "shallow", "shallower"), "depth"),
+}
+
+
+def measure_words(text: str) -> list[str]:
+    """The stems of `text`'s words, with the measure each word of size names ("wider" -> width)."""
+    raw = _WORD.findall(text)
+    return content_stems(" ".join([*raw, *(DIMENSIONS[w.lower()] for w in raw if w.lower() in DIMENSIONS)]))
+
+
 def named_number(question: str, numbers: list[str], start: int, end: int) -> str | None:
     """The one number property the words of a comparison at `start:end` name: in the comparison itself
-    ("200 horsepower or more"), its unit after it, else its subject before it."""
-    for near in (question[start:end], question[end : end + 25], question[max(0, start - 25) : start]):
-        words = content_stems(" ".join(_WORD.findall(near)))
+    ("200 horsepower or more", "wider than 3.5": width), its unit after it, else its subject before it."""
+    windows = (question[start:end], question[end : end + 25], question[max(0, start - 25) : start])
+    for near in (*windows, question[max(0, start - 25) : end]):  # last: the subject and its comparison together
+        words = measure_words(near)
         named = [p for p in numbers if any(meets(w, n) for w in words for n in content_stems(split_name(p)))]
         if len(named) > 1:  # "sepal length" names sepal_length whole, sepal_width in part
             named = [p for p in named if all(any(meets(w, n) for w in words) for n in content_stems(split_name(p)))]

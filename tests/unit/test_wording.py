@@ -257,6 +257,10 @@ def test_a_number_condition_the_call_dropped_is_put_back_on_the_property_its_wor
     assert eight == {"property_name": "cylinders", "operator": "=", "value": 8}
     assert number_condition("Which 4-cylinder or 6-cylinder car is lightest?", numbers) is None  # two: not one
     assert number_condition("How many 2-door cars are there?", numbers) is None  # no property counts doors
+    flowers = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
+    wider = number_condition("How many have sepals wider than 3.5 cm?", flowers)
+    assert wider == {"property_name": "sepal_width", "operator": ">", "value": 3.5}  # a word of size: its measure
+    assert number_condition("How many flowers are wider than 3?", flowers) is None  # sepal or petal: not said
 
 
 def test_the_number_conditions_read_off_our_splits_agree_with_their_gold_filters() -> None:
