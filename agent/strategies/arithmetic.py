@@ -179,7 +179,7 @@ def pair_of(question: str, arguments: dict[str, Any], categories: dict[str, list
         return Pair(two[0][0], (two[0][1][0], two[0][1][1]), "text")
     years = list(dict.fromkeys(int(y) for y in _YEAR.findall(question)))
     if len(years) == 2 and schema is not None:
-        numbers = [p.name for p in schema.properties if p.kind() is PropertyKind.NUMBER]
+        numbers = [p.name for p in schema.properties if p.kind is PropertyKind.NUMBER]
         yearly = [p for p in numbers if "year" in p.lower()]
         if len(yearly) == 1:
             return Pair(yearly[0], (years[0], years[1]), "number")

@@ -50,6 +50,7 @@ from agent.strategies.wording import (
     NUMBER_FILTER,
     TEXT_AGGREGATION,
     amend_wording,
+    extreme_asked,
     number_condition,
 )
 from agent.tooldef import ToolSet, typed_tools
@@ -167,6 +168,21 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
     return (amended, "; ".join(why) + ".") if why else (arguments, "")
 
 
+def to_extreme(question: str, arguments: dict[str, Any], numbers: list[str]) -> tuple[dict[str, Any], str]:
+    """The call computing the one extreme value a superlative asks for ("the lowest yield of any trial":
+    MIN of yield) where it computes something else: a listing grouped by a code, another property's
+    minimum, the top values of a text. Its conditions are kept; a group-by only where asked per group."""
+    asked = extreme_asked(question, numbers)
+    held = arguments.get(NUMBER_AGGREGATION)
+    if asked is None or (isinstance(held, dict) and (held.get("property_name"), held.get("metrics")) == asked):
+        return arguments, ""
+    prop, metric = asked
+    drop = {TEXT_AGGREGATION, *(() if ASKS_PER_GROUP.search(question) else (GROUPBY_FIELD,))}
+    amended = {k: v for k, v in arguments.items() if k not in drop}
+    amended[NUMBER_AGGREGATION] = {"property_name": prop, "metrics": metric}
+    return amended, f"the question asks for the {metric} of {prop}: computed."
+
+
 def _about(tools: ToolSet, config: AgentConfig) -> str:
     """The collection whose properties the enums hold ("": every one offered, as a `related` call may cross to
     them; the compound tool's conditions are on the collection's own properties)."""
@@ -207,6 +223,8 @@ class Typed:
             groupable = [p.name for p in found.properties if p.kind in kinds] if found is not None else []
             amended, why = amend_to_question(question, arguments, groupable)
             numbers = [p.name for p in found.properties if p.kind is PropertyKind.NUMBER] if found is not None else []
+            amended, note = to_extreme(question, amended, numbers)
+            why = " ".join(w for w in (why, note) if w)
             if compound and found is not None:  # every condition the question states, as a condition
                 amended, notes = put_back(question, amended, numbers, [p.name for p in found.dates()])
                 why = " ".join(w for w in (why, *notes) if w)

@@ -368,3 +368,45 @@ def restates(search: str, arguments: dict[str, Any], found: CollectionSchema, va
     known = {w for text in texts for w in re.findall(r"[a-z]+", text.lower())} | _JOINERS | set(MONTHS)
     words = re.findall(r"[a-z]+", search.lower())
     return bool(words) and all(w in known for w in words)
+
+
+#: "What's the northernmost latitude ...", "what was the lowest yield of any trial ...": one extreme value
+#: of a number, asked by its superlative; the words after it name the number.
+_EXTREME = re.compile(
+    r"\bwhat(?:'s|\s+is|\s+was|\s+were)?\s+the\s+(?P<sup>[a-z]+)\s+(?P<words>[a-z][a-z -]*?)"
+    r"(?=\s+(?:of|for|among|in|at|by|reached|across|recorded|ever|on|any|from|that|with)\b|\s*[?,.;]|$)",
+    re.I,
+)
+_MOST = {"highest", "largest", "biggest", "greatest", "maximum", "max", "longest", "heaviest", "widest", "tallest"}
+_LEAST = {"lowest", "smallest", "minimum", "min", "shortest", "lightest", "narrowest"}
+#: The compass superlatives: the extreme of a coordinate (west and south are the smaller numbers).
+_COMPASS = {
+    "northernmost": ("latitude", "MAX"),
+    "southernmost": ("latitude", "MIN"),
+    "easternmost": ("longitude", "MAX"),
+    "westernmost": ("longitude", "MIN"),
+}
+#: Words after a superlative that make it a statistic's, not one value's ("the highest average rating").
+_OF_STATISTIC = {"average", "mean", "median", "total", "number", "count", "sum", "share", "percentage", "combined"}
+
+
+def extreme_asked(question: str, numbers: list[str]) -> tuple[str, str] | None:
+    """The number property and MAX or MIN a question asks for by a superlative ("the lowest yield of any
+    trial": yield, MIN; "the northernmost latitude": latitude, MAX); None for any other question, a
+    superlative of a statistic ("the highest average rating"), or words naming no one number property."""
+    found = _EXTREME.search(question)
+    if found is None or found["words"].split()[0].lower() in _OF_STATISTIC:
+        return None
+    sup = found["sup"].lower()
+    if sup in _COMPASS:
+        coordinate, metric = _COMPASS[sup]
+        words = f"{coordinate} {found['words']}"
+    elif sup in _MOST or sup in _LEAST:
+        metric, words = ("MAX" if sup in _MOST else "MIN"), f"{sup} {found['words']}"
+    else:
+        return None
+    named = measure_words(words)
+    props = [p for p in numbers if all(any(meets(w, n) for w in named) for n in content_stems(split_name(p)))]
+    if len(props) != 1:
+        props = [p for p in numbers if any(meets(w, n) for w in named for n in content_stems(split_name(p)))]
+    return (props[0], metric) if len(props) == 1 else None

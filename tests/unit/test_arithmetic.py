@@ -189,3 +189,14 @@ def test_conditions_are_kept_or_dropped_wherever_the_call_holds_them() -> None:
     assert keeping(call, lambda c: c["property_name"] != "price") == {
         k: v for k, v in call.items() if k not in ("conditions", "match")
     }
+
+
+def test_two_years_compare_the_year_property_or_the_one_date_property() -> None:
+    from executors.schema import CollectionSchema, PropertySchema
+
+    yearly = CollectionSchema(name="T", properties=(PropertySchema(name="year", data_type="int"),))
+    dated = CollectionSchema(name="S", properties=(PropertySchema(name="date", data_type="date"),))
+    pair = pair_of("By how much did the mean yield fall from 1931 to 1932?", {}, {}, yearly)
+    assert pair is not None and (pair.prop, pair.values, pair.kind) == ("year", (1931, 1932), "number")
+    pair = pair_of("What did it close at in January 2000, and in January 2010?", {}, {}, dated)
+    assert pair is not None and (pair.prop, pair.values, pair.kind) == ("date", ("2000-01", "2010-01"), "date")

@@ -330,3 +330,42 @@ def test_a_year_compared_goes_to_the_year_property_and_never_to_a_price() -> Non
         "value": 1975,
     }
     assert number_condition("max price of amazn in the 2000s (2000 thru 2009)", ["price"]) is None
+
+
+def test_a_superlative_of_a_number_asks_for_its_extreme_and_agrees_with_every_gold_call_of_our_splits() -> None:
+    from agent.strategies.typed import to_extreme
+    from agent.strategies.wording import extreme_asked
+    from executors.vocabulary import PropertyKind
+    from fixtures.datasets import load_split, split_path
+    from fixtures.use_cases import get_use_case
+
+    places = ["latitude", "longitude"]
+    assert extreme_asked("What's the westernmost longitude of any airport in Hawaii?", places) == ("longitude", "MIN")
+    assert extreme_asked("What was the lowest yield of any trial at Morris?", ["yield_bushels", "year"]) == (
+        "yield_bushels",
+        "MIN",
+    )
+    assert extreme_asked("What is the highest average rating among them?", ["rating"]) is None  # a statistic's
+    assert extreme_asked("What is the highest monthly close?", ["price"]) is None  # no word names `price`
+    listing = {
+        "collection_name": "A",
+        "groupby_property": "code",
+        "text_property_aggregation": {"property_name": "code"},
+    }
+    amended, why = to_extreme("What is the northernmost latitude of any airport?", listing, places)
+    assert amended == {
+        "collection_name": "A",
+        "integer_property_aggregation": {"property_name": "latitude", "metrics": "MAX"},
+    }
+    assert why
+    read = 0
+    for split in ("natural", "explicit", "compound", "related"):
+        for case in load_split(split_path(split)):
+            properties = [p for c in get_use_case(case.use_case).collections for p in c.properties]
+            numbers = [p.name for p in properties if p.kind is PropertyKind.NUMBER]
+            asked = extreme_asked(case.query, numbers)
+            if asked is not None:
+                read += 1
+                held = case.ground_truth.model_dump(exclude_none=True).get("integer_property_aggregation") or {}
+                assert (held.get("property_name"), held.get("metrics")) == asked, (split, case.id)
+    assert read >= 30  # the rule is tried on our questions, not only on the ones above
