@@ -92,7 +92,7 @@ def _written(value: Any) -> str:
     return f'"{value}"' if isinstance(value, str) else str(value)
 
 
-def _condition(where: dict[str, Any]) -> str:
+def condition_text(where: dict[str, Any]) -> str:
     operator = where.get("operator", "=")
     if operator == "between":
         return f"{where['property_name']} between {_written(where.get('value'))} and {_written(where.get('value_to'))}"
@@ -102,11 +102,11 @@ def _condition(where: dict[str, Any]) -> str:
 def _filters(arguments: dict[str, Any]) -> list[str]:
     """The call's filters, in words: each slot's, then the `conditions` (joined by "or" under `match: any`)."""
     shown = [
-        _condition(where)
+        condition_text(where)
         for slot in FILTER_FIELDS
         if isinstance(where := arguments.get(slot), dict) and where.get("property_name")
     ]
-    conditions = [_condition(c) for c in arguments.get(CONDITIONS_FIELD) or [] if isinstance(c, dict)]
+    conditions = [condition_text(c) for c in arguments.get(CONDITIONS_FIELD) or [] if isinstance(c, dict)]
     if conditions and arguments.get(MATCH_FIELD) == "any":
         conditions = [f"({' or '.join(conditions)})" if len(conditions) > 1 else conditions[0]]
     shown += conditions
@@ -141,7 +141,7 @@ def _aggregation(arguments: dict[str, Any]) -> tuple[str, str, int]:
     return "", "", 0
 
 
-def _measure(prop: str, metric: str) -> str:
+def measure(prop: str, metric: str) -> str:
     """ "average bill length (mm)"; a property named for its statistic keeps its own word ("average rating")."""
     unit = unit_of(prop)
     shown = _words(prop)
@@ -167,10 +167,10 @@ def sentence(answer: FinalAnswer, arguments: dict[str, Any], result: QueryResult
         by = f" by {_words(str(group_by))}" if group_by else ""
         if not prop or metric == TOP:
             return f"The number of {over}{by} is {values}."
-        return f"The {_measure(prop, metric)} of {over}{by} is {values}."
+        return f"The {measure(prop, metric)} of {over}{by} is {values}."
     per_group = _group_values(result)
     if group_by and per_group and (answer.names or answer.numbers) and not answer.groups:
-        return _one_group(answer, per_group, _measure(prop, metric) if prop else f"number of {things}", over, group_by)
+        return _one_group(answer, per_group, measure(prop, metric) if prop else f"number of {things}", over, group_by)
     if metric == TOP and answer.names:
         common = "most common" if limit <= 1 else f"{len(answer.names)} most common"
         verb = "is" if len(answer.names) == 1 else "are"
@@ -187,7 +187,7 @@ def sentence(answer: FinalAnswer, arguments: dict[str, Any], result: QueryResult
         state = "true" if metric.endswith("TRUE") else "false"
         return f"The share of {counted} with {_words(prop)} {state} is {rounded(answer.numbers[0])}."
     if prop and metric and len(answer.numbers) == 1 and not answer.names:
-        return f"The {_measure(prop, metric)} of {counted} is {rounded(answer.numbers[0])}."
+        return f"The {measure(prop, metric)} of {counted} is {rounded(answer.numbers[0])}."
     if not prop and count is not None and answer.numbers == [float(count)] and not answer.names:
         verb = "is" if count == 1 else "are"
         return f"There {verb} {rounded(count)} {over}."

@@ -31,9 +31,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agent._words import split_name
 from agent.answer import Commit, FinalAnswer
 from agent.loop import AgentConfig, AgentRun, ExecutedCall, Executor, Step
-from agent.sentence import rounded, scope_of
+from agent.sentence import condition_text, measure, rounded, scope_of
 from agent.strategies.conditions import spans
 from agent.strategies.decompose import offered_collections
 from agent.strategies.values import mentions
@@ -259,8 +260,9 @@ class Variants:
         return _number((result.aggregations.get(prop) or {}).get(metric))
 
 
-def _measure(prop: str, metric: str) -> str:
-    return f"{metric.lower()} {prop}" if prop else "number of objects"
+def _things(arguments: dict[str, Any]) -> str:
+    """The objects a call is about, in words ("stock prices")."""
+    return split_name(str(arguments.get("collection_name") or "objects")).lower()
 
 
 def difference(variants: Variants, arguments: dict[str, Any], asked: Asked, pair: Pair, both: bool) -> Computed | None:
@@ -282,13 +284,13 @@ def difference(variants: Variants, arguments: dict[str, Any], asked: Asked, pair
     winner = str(pair.values[winner_index])
     numbers = [*values, gap] if both else [gap]
     answer = FinalAnswer(numbers=numbers, names=[winner] if asked.which and values[0] != values[1] else [])
-    over = scope_of(base)
-    what = _measure(prop, metric)
-    text = (
-        f"The {what}{over} is {rounded(values[0])} for {pair.label(pair.values[0])} and {rounded(values[1])} for "
-        f"{pair.label(pair.values[1])}: a difference of {rounded(gap)}"
-        + (f", {pair.label(winner)} having {'less' if asked.less else 'more'}." if answer.names else ".")
-    )
+    first, second = (f"{rounded(v)} with {pair.label(p)}" for v, p in zip(values, pair.values, strict=True))
+    if prop:
+        text = f"The {measure(prop, metric)} of the {_things(base)}{scope_of(base)} is {first} and {second}"
+    else:
+        text = f"Of the {_things(base)}{scope_of(base)}, {first} and {second}"
+    text += f": a difference of {rounded(gap)}"
+    text += f"; {winner} has the {'lower' if asked.less else 'higher'}." if answer.names else "."
     return Computed(variants.calls, answer, text)
 
 
@@ -318,9 +320,10 @@ def share(variants: Variants, arguments: dict[str, Any], asked: Asked) -> Comput
     if part is None or not whole:
         return None
     ratio = part / whole
+    extra = [condition_text(c) for c in held(counted) if not _in_population(c, asked.population)]
     text = (
-        f"{rounded(part)} of the {rounded(whole)} objects{scope_of(whole_call)} match{scope_of(counted)}: "
-        f"{rounded(ratio * 100)}%."
+        f"{rounded(part)} of the {rounded(whole)} {_things(counted)}{scope_of(whole_call)} have "
+        f"{' and '.join(extra)}: {rounded(ratio * 100)}%."
     )
     return Computed(variants.calls, FinalAnswer(numbers=[ratio]), text)
 
@@ -341,8 +344,8 @@ def spread(variants: Variants, arguments: dict[str, Any]) -> Computed | None:
         extremes.append(found)
     gap = extremes[0] - extremes[1]
     text = (
-        f"The {prop} of the objects{scope_of(base)} runs from {rounded(extremes[1])} to {rounded(extremes[0])}: "
-        f"a spread of {rounded(gap)}."
+        f"The {split_name(prop).lower()} of the {_things(base)}{scope_of(base)} runs from {rounded(extremes[1])} "
+        f"to {rounded(extremes[0])}: a spread of {rounded(gap)}."
     )
     return Computed(variants.calls, FinalAnswer(numbers=[gap]), text)
 
