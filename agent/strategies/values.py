@@ -299,6 +299,12 @@ class Values:
             return mapped, f"{prop} holds no {value!r}; the filter ran with the stored value {shown!r}."
         if can_match(value, stored):
             return arguments, ""
+        categories, same = self.categories(executor, found), _letters(value)
+        owner = [p for p in complete if p != prop and any(_letters(v) == same for v in categories.get(p, []))]
+        if len(owner) == 1 and where.get("operator") == "=":  # `variety = "Waseca"` where Waseca is a site
+            held = next(v for v in categories[owner[0]] if _letters(v) == same)
+            moved = {**arguments, TEXT_FILTER: {**where, "property_name": owner[0], "value": held}}
+            return moved, f"{prop} holds no {value!r}; {owner[0]} does: the filter ran on {owner[0]}."
         pattern = value if "*" in value or "?" in value else f"*{value}*"
         holding = next((p for p in texts if p not in complete and self._matches(executor, collection, p, pattern)), "")
         if not holding:

@@ -58,3 +58,34 @@ def test_a_small_category_is_listed_whole_where_the_question_names_a_thing_no_st
         assert unnamed_categories(named, [tickers]) == {}, named
     many = {"state": [f"S{i}" for i in range(20)]}
     assert unnamed_categories("How many airports are in Texas?", [many]) == {}  # too many to list
+
+
+def test_a_value_of_another_category_moves_the_filter_to_the_property_that_holds_it() -> None:
+    from agent.strategies.values import Values
+    from executors import DatabaseSchema, ReferenceExecutor
+    from executors.schema import CollectionSchema, PropertySchema
+    from executors.testing import DataObject
+
+    fields = ("variety", "site")
+    schema = DatabaseSchema(
+        collections=(
+            CollectionSchema(
+                name="Trials",
+                properties=tuple(PropertySchema(name=f, data_type="text", tokenization="field") for f in fields),
+            ),
+        )
+    )
+    rows = [(v, s) for v in ("Trebi", "Velvet", "Peatland") for s in ("Waseca", "Morris", "Duluth") for _ in range(2)]
+    objects = [
+        DataObject(uuid=f"00000000-0000-0000-0000-{i:012d}", properties=dict(zip(fields, r, strict=True)))
+        for i, r in enumerate(rows)
+    ]
+    executor = ReferenceExecutor(schema, {"Trials": objects})
+    written = {
+        "collection_name": "Trials",
+        "text_property_filter": {"property_name": "variety", "operator": "=", "value": "waseca"},
+    }
+    moved, why = Values(None).amend(executor, written)
+    assert moved["text_property_filter"] == {"property_name": "site", "operator": "=", "value": "Waseca"} and why
+    held = {**written, "text_property_filter": {"property_name": "variety", "operator": "=", "value": "Velvet"}}
+    assert Values(None).amend(executor, held) == (held, "")
