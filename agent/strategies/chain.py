@@ -37,6 +37,7 @@ from agent.models import FOLLOW_UP_MARK, FOLLOW_UP_SCHEMA_NAME, ModelError
 from agent.strategies import arithmetic
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
 from agent.strategies.values import Values
+from agent.strategies.wording import DIMENSIONS
 from agent.tooldef import ToolSet
 from executors import QueryResult
 from executors.vocabulary import GROUPBY_FIELD
@@ -46,7 +47,10 @@ from llm import ChatRequest, ModelRequest, ResponseFormat, Usage
 MAX_PARTS = 3
 _PART = re.compile(r"[^?]+\?")
 _NUMBER = re.compile(r"-?[\d.,]+")
-_LOW = re.compile(r"\b(lowest|least|fewest|smallest|shortest|minimum|cheapest|bottom)\b", re.IGNORECASE)
+_LOW = re.compile(
+    r"\b(lowest|least|fewest|smallest|shortest|minimum|cheapest|bottom|lightest|narrowest|youngest|earliest|slowest)\b",
+    re.IGNORECASE,
+)
 REWRITE_SYSTEM = "You rewrite a follow-up question so that it stands alone."
 REWRITE_PROMPT = (
     "Earlier question: {earlier}\nIts answer: {answer}\n"
@@ -81,6 +85,12 @@ _SINGLE = re.compile(
     r"^which (?P<category>[\w -]+?) (?:has|have|had|gets|got|holds?|recorded|saw) the "
     r"(?:(?:single|one) (?P<a>\w+est)|(?P<b>\w+est) single) (?P<measure>[\w ,-]+?)(?: (?:among|of|for) "
     r"(?P<population>[\w -]+?))?\?$",
+    re.IGNORECASE,
+)
+#: "Which origin has the lightest cars on average?": a word of size is the mean of the measure it names.
+_ON_AVERAGE = re.compile(
+    r"^which (?P<category>[\w -]+?) (?:has|have|had|makes?|made|builds?|built) the (?P<adjective>\w+est) "
+    r"(?P<things>[\w -]+?),? on average\?$",
     re.IGNORECASE,
 )
 #: Words of a part that refer back to an earlier part's answer ("of that subject", "its", "there").
@@ -149,6 +159,10 @@ def per_group_part(part: str) -> str | None:
     found = _SUPERLATIVE.match(part.strip())
     if found is not None:
         return _per_group_question(found["measure"], found["population"] or "", found["category"])
+    sized = _ON_AVERAGE.match(part.strip())
+    if sized is not None and sized["adjective"].lower() in DIMENSIONS:  # "the lightest cars on average": weight
+        measure = f"average {DIMENSIONS[sized['adjective'].lower()]}"
+        return _per_group_question(measure, sized["things"], sized["category"])
     single = _SINGLE.match(part.strip())
     if single is not None:
         measure = f"{single['a'] or single['b']} {single['measure']}"

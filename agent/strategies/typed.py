@@ -69,6 +69,13 @@ from llm import ChatRequest
 
 BOOLEAN_FILTER, BOOLEAN_AGGREGATION = FILTER_SLOT[PropertyKind.BOOLEAN], AGGREGATION_SLOT[PropertyKind.BOOLEAN]
 TEXT_FILTER = FILTER_SLOT[PropertyKind.TEXT]
+#: A question of one number ("what was the average ...", "how many ...") and the words that would ask for
+#: one per group instead (which value, each, per, by, grouped, split, broken down, among the groups).
+ONE_NUMBER = re.compile(r"^\W*(?:what(?:'s|\s+is|\s+was|\s+were|\s+are)?|how\s+(?:many|much))\b", re.I)
+GROUP_WORDS = re.compile(
+    r"\b(?:which|who|whose|each|every|per|by|group\w*|split|break\w*|among|across|respectively|distribution)\b",
+    re.I,
+)
 #: Text metrics that tally values, not name them; "type" in a question asks for a property's data type.
 _TALLY = {NumberMetric.COUNT.value, NumberMetric.TYPE.value}
 _TYPE = re.compile(r"\b(?:type|kind)\b", re.I)
@@ -156,6 +163,12 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
         # asked, and the answer then holds its numbers too
         del amended[TEXT_AGGREGATION]
         why.append(f"a {beside.get('metrics')} of {beside.get('property_name')} beside the aggregation asked: left out")
+    grouped = amended.get(GROUPBY_FIELD)
+    numeric = any(isinstance(amended.get(slot), dict) for slot in (NUMBER_AGGREGATION, BOOLEAN_AGGREGATION))
+    if grouped and numeric and ONE_NUMBER.search(question) and not GROUP_WORDS.search(question):
+        # "What was the average mpg for 1982?" grouped by origin: one number asked, its groups' are not
+        del amended[GROUPBY_FIELD]
+        why.append(f"the question asks for one number, not one per {grouped}: the group-by left out")
     tally = amended.get(NUMBER_AGGREGATION)
     other = any(isinstance(amended.get(slot), dict) for slot in (BOOLEAN_AGGREGATION, TEXT_AGGREGATION))
     if isinstance(tally, dict) and tally.get("metrics") == NumberMetric.COUNT and other:

@@ -54,9 +54,9 @@ _ORDINAL = re.compile(r"\b(?:second|third|fourth|fifth|\d+(?:st|nd|rd|th))\s+$",
 #: strict ones are not read after "no", "not", "or" or "to" ("no more than", "at or above").
 _STRICT = {
     NumberOperator.GREATER: "more than|greater than|higher than|longer than|older than|wider than|heavier than|"
-    "taller than|bigger than|larger than|deeper than|over|above|after",
+    "taller than|bigger than|larger than|deeper than|north of|east of|over|above|after",
     NumberOperator.LESS: "fewer than|less than|lower than|shorter than|younger than|narrower than|lighter than|"
-    "smaller than|shallower than|under|below|before",
+    "smaller than|shallower than|south of|west of|under|below|before",
 }
 _INCLUSIVE = {
     NumberOperator.GREATER_EQUAL: "at least|no less than|no fewer than|not less than|not fewer than|at or above|"

@@ -89,3 +89,34 @@ def test_a_value_of_another_category_moves_the_filter_to_the_property_that_holds
     assert moved["text_property_filter"] == {"property_name": "site", "operator": "=", "value": "Waseca"} and why
     held = {**written, "text_property_filter": {"property_name": "variety", "operator": "=", "value": "Velvet"}}
     assert Values(None).amend(executor, held) == (held, "")
+
+
+def test_words_of_size_and_of_the_compass_name_their_measure() -> None:
+    from agent.strategies.wording import number_condition
+
+    assert (
+        per_group_part("Which origin has the lightest cars on average?")
+        == "What is the average weight of cars per origin?"
+    )
+    assert per_group_part("Which origin has the prettiest cars on average?") is None  # no measure named
+    south = number_condition(
+        "Which state has the most airports south of 25 degrees latitude?", ["latitude", "longitude"]
+    )
+    assert south == {"property_name": "latitude", "operator": "<", "value": 25}
+
+
+def test_a_group_by_no_word_of_the_question_asks_for_is_left_out_of_one_number() -> None:
+    from agent.strategies.typed import amend_to_question
+    from fixtures.datasets import load_split, split_path
+
+    mean = {"collection_name": "Cars", "integer_property_aggregation": {"property_name": "mpg", "metrics": "MEAN"}}
+    grouped = {**mean, "groupby_property": "origin"}
+    assert amend_to_question("What was the average mpg for 1982?", grouped, ["origin"])[0] == mean
+    for asked in ("What was the average mpg for each origin?", "Which origin has the best mpg on average?"):
+        assert amend_to_question(asked, grouped, ["origin"])[0] == grouped, asked
+    for split in ("natural", "explicit", "compound", "related", "conversation"):
+        for case in load_split(split_path(split)):
+            gold = case.ground_truth.model_dump(exclude_none=True)
+            if gold.get("groupby_property"):
+                groupable = [gold["groupby_property"]]
+                assert amend_to_question(case.query, gold, groupable)[0].get("groupby_property"), (split, case.id)
