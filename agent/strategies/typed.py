@@ -73,7 +73,7 @@ TEXT_FILTER = FILTER_SLOT[PropertyKind.TEXT]
 #: one per group instead (which value, each, per, by, grouped, split, broken down, among the groups).
 ONE_NUMBER = re.compile(r"^\W*(?:what(?:'s|\s+is|\s+was|\s+were|\s+are)?|how\s+(?:many|much))\b", re.I)
 GROUP_WORDS = re.compile(
-    r"\b(?:which|who|whose|each|every|per|by|group\w*|split|break\w*|among|across|respectively|distribution)\b",
+    r"\b(?:which|who|whose|each|every|by|group\w*|split|break\w*|among|across|respectively|distribution)\b",
     re.I,
 )
 #: Text metrics that tally values, not name them; "type" in a question asks for a property's data type.
@@ -87,7 +87,8 @@ ASKS_A_SHARE = re.compile(rf"{ASKS_A_PERCENTAGE.pattern}|\bhow many of (?:the|th
 ASKS_PER_GROUP = re.compile(
     r"\b(?:for (?:each|every)|(?:of|in) (?:each|every) (?:type|kind|category) of|grouped by|split by|broken down by|"
     r"break(?:s|ing)? (?:it |this |that )?down (?:[^,?.;]*? )?by|"
-    r"per (?!(?:night|day|hour|minute|week|month|year|person|guest|head|cent)\b)(?=\w))\s*(?P<words>[^,?.;]*)",
+    r"per (?!(?:night|day|hour|minute|week|month|year|person|guest|head|cent|gallon|liter|litre|acre|hectare|mile|"
+    r"kilometer|km|unit|capita|annum|share)\b)(?=\w))\s*(?P<words>[^,?.;]*)",
     re.I,
 )
 
@@ -165,7 +166,8 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
         why.append(f"a {beside.get('metrics')} of {beside.get('property_name')} beside the aggregation asked: left out")
     grouped = amended.get(GROUPBY_FIELD)
     numeric = any(isinstance(amended.get(slot), dict) for slot in (NUMBER_AGGREGATION, BOOLEAN_AGGREGATION))
-    if grouped and numeric and ONE_NUMBER.search(question) and not GROUP_WORDS.search(question):
+    asks_groups = GROUP_WORDS.search(question) or ASKS_PER_GROUP.search(question)  # "per" a unit is no group
+    if grouped and numeric and ONE_NUMBER.search(question) and not asks_groups:
         # "What was the average mpg for 1982?" grouped by origin: one number asked, its groups' are not
         del amended[GROUPBY_FIELD]
         why.append(f"the question asks for one number, not one per {grouped}: the group-by left out")

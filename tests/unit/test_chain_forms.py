@@ -112,7 +112,12 @@ def test_a_group_by_no_word_of_the_question_asks_for_is_left_out_of_one_number()
     mean = {"collection_name": "Cars", "integer_property_aggregation": {"property_name": "mpg", "metrics": "MEAN"}}
     grouped = {**mean, "groupby_property": "origin"}
     assert amend_to_question("What was the average mpg for 1982?", grouped, ["origin"])[0] == mean
-    for asked in ("What was the average mpg for each origin?", "Which origin has the best mpg on average?"):
+    assert amend_to_question("What was the mean miles per gallon in 1982?", grouped, ["origin"])[0] == mean
+    for asked in (
+        "What was the average mpg for each origin?",
+        "Which origin has the best mpg on average?",
+        "What is the mean mpg per origin?",
+    ):
         assert amend_to_question(asked, grouped, ["origin"])[0] == grouped, asked
     for split in ("natural", "explicit", "compound", "related", "conversation"):
         for case in load_split(split_path(split)):
