@@ -67,8 +67,9 @@ _INCLUSIVE = {
 }
 #: ... and after it, past one word of unit ("45 minutes or more", "$15 or less", "1800 or later").
 _AFTER = {
-    NumberOperator.GREATER_EQUAL: "or more|or later|or above|or over|or greater",
-    NumberOperator.LESS_EQUAL: "or less|or fewer|or earlier|or below|or under",
+    NumberOperator.GREATER_EQUAL: "or more|or later|or above|or over|or greater|or higher|or better|or longer|"
+    "or larger",
+    NumberOperator.LESS_EQUAL: "or less|or fewer|or earlier|or below|or under|or lower|or shorter|or smaller",
 }
 _NUMBER = r"[$€£]?(?P<n>\d[\d,]*(?:\.\d+)?)"
 _NOT_AFTER = r"(?<!\bno )(?<!\bnot )(?<!\bor )(?<!\bto )"
@@ -166,6 +167,11 @@ def measure_words(text: str) -> list[str]:
     return content_stems(" ".join([*raw, *(DIMENSIONS[w.lower()] for w in raw if w.lower() in DIMENSIONS)]))
 
 
+def initials(name: str) -> str:
+    """A property name's initials, the way a unit abbreviates it: `miles_per_gallon` -> "mpg"."""
+    return "".join(word[0] for word in split_name(name).lower().split())
+
+
 def named_number(question: str, numbers: list[str], start: int, end: int) -> str | None:
     """The one number property the words of a comparison at `start:end` name: in the comparison itself
     ("200 horsepower or more", "wider than 3.5": width), its unit after it, else its subject before it."""
@@ -173,6 +179,8 @@ def named_number(question: str, numbers: list[str], start: int, end: int) -> str
     for near in (*windows, question[max(0, start - 25) : end]):  # last: the subject and its comparison together
         words = measure_words(near)
         named = [p for p in numbers if any(meets(w, n) for w in words for n in content_stems(split_name(p)))]
+        said = {w.lower() for w in _WORD.findall(near)}
+        named = named or [p for p in numbers if len(initials(p)) > 1 and initials(p) in said]  # "mpg"
         if len(named) > 1:  # "sepal length" names sepal_length whole, sepal_width in part
             named = [p for p in named if all(any(meets(w, n) for w in words) for n in content_stems(split_name(p)))]
         if len(named) == 1:

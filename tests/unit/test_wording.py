@@ -261,6 +261,8 @@ def test_a_number_condition_the_call_dropped_is_put_back_on_the_property_its_wor
     wider = number_condition("How many have sepals wider than 3.5 cm?", flowers)
     assert wider == {"property_name": "sepal_width", "operator": ">", "value": 3.5}  # a word of size: its measure
     assert number_condition("How many flowers are wider than 3?", flowers) is None  # sepal or petal: not said
+    better = number_condition("Average weight of cars that get 30 mpg or better?", numbers)
+    assert better == {"property_name": "miles_per_gallon", "operator": ">=", "value": 30}  # initials, "or better"
 
 
 def test_the_number_conditions_read_off_our_splits_agree_with_their_gold_filters() -> None:
