@@ -28,7 +28,7 @@ import re
 from itertools import pairwise
 from typing import Any
 
-from agent._words import MONTHS, content_stems
+from agent._words import content_stems
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.conditions import (
     alternatives,
@@ -57,13 +57,6 @@ from executors.vocabulary import (
 
 #: A word, without a possessive's "'s" ("IBM's" names `IBM`).
 _QUESTION_WORDS = re.compile(r"[A-Za-z](?:[A-Za-z-]|'(?!s\b))*")
-#: A category of at most this many values is listed whole where the question names a thing that none of
-#: its values spells ("Microsoft" where `symbol` holds `MSFT`): the model may know what it means, no
-#: rule of spelling can.
-LISTED_CATEGORY = 8
-_MONTHS = {month[:3] for month in MONTHS}
-#: A capitalized word inside a sentence: a name the question gives ("of Microsoft", "IBM or Apple").
-_NAME = re.compile(r"(?<=[\w,;:'’)] )[A-Z](?:[\w&.-]|'(?!s\b))*")
 #: Distinct values read per text property (the tool's own TOP_OCCURRENCES bound).
 VALUES_PER_PROPERTY = 100
 #: Candidates shown at most: more would read as an instruction to filter on all of them.
@@ -127,23 +120,6 @@ def mentions(question: str, values: dict[str, list[str]]) -> list[tuple[str, str
                 found.append((prop, meant, start, end))
                 break
     return sorted(found, key=lambda m: m[2])
-
-
-def unnamed_categories(question: str, categories: list[dict[str, list[str]]]) -> dict[str, list[str]]:
-    """The small categories (at most `LISTED_CATEGORY` values) of the offered collections to list whole,
-    where the question names a thing (a capitalized word inside it, not a month) that is no stored value
-    of any of them ("IBM or Microsoft": `MSFT`)."""
-    at = [m for held in categories for m in mentions(question, held)]
-    names = [
-        m
-        for m in _NAME.finditer(question)
-        if len(m.group()) > 1
-        and m.group().lower()[:3] not in _MONTHS
-        and not any(s < m.end() and m.start() < e for *_, s, e in at)
-    ]
-    if not names:
-        return {}
-    return {p: v for held in categories for p, v in held.items() if 1 < len(v) <= LISTED_CATEGORY}
 
 
 def _code(value: str) -> bool:
@@ -414,19 +390,11 @@ class Values:
                 f'{prop} = "{value}"{where}' for prop, value in linked(question, self.categories(executor, found))
             ]
         candidates = list(dict.fromkeys(candidates))[:MAX_CANDIDATES]
-        lines = []
         if candidates:
-            lines.append(
+            context = (
                 "Stored values the question's words match (use one in a filter only if the question asks for it): "
-                + "; ".join(candidates)
-                + "."
             )
-        held = [self.complete_categories(executor, found) for name in names if (found := schema.get(name))]
-        lines += [
-            f"{prop} holds only: {', '.join(stored)}." for prop, stored in unnamed_categories(question, held).items()
-        ]
-        if lines:
-            config = config.model_copy(update={"question_context": "\n".join(lines)})
+            config = config.model_copy(update={"question_context": context + "; ".join(candidates) + "."})
         moved: list[str] = []
         compound = tools.design.operations is ToolOperations.COMPOUND
 
