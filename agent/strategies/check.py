@@ -45,6 +45,8 @@ VERDICTS = (NOT_LISTED, LISTED)
 SUPPORTED = ("none", "count", "average", "median", "minimum", "maximum", "sum", "most common", "percentage")
 UNSUPPORTED = ("standard deviation", "variance", "correlation", "percentile")
 STATISTICS = (*SUPPORTED, *UNSUPPORTED)
+#: Statistics of the objects themselves: a count, or a listing.
+COUNTS = ("none", "count")
 CHECK_SYSTEM = "You check whether a database can answer a question before it is queried."
 #: How the prompt describes `asks_for`. The model sometimes writes this back as its answer (11 decisions
 #: on answerable questions in the day's records, none on an unanswerable one): its words say nothing.
@@ -121,6 +123,18 @@ def properties_name(asks_for: str, collection: CollectionSchema) -> bool:
     words = asked_words(asks_for)
     names = {w for p in collection.properties for w in content_stems(split_name(p.name))}
     return bool(words) and all(any(meets(word, name) for name in names) for word in words)
+
+
+#: A capitalized word inside a sentence: a name the question gives ("airports in Texas"), a value.
+_NAME = re.compile(r"(?<=[\w,;:'’)] )[A-Z][\w'’&.-]*")
+
+
+def beyond_names(asks_for: str, question: str, collection: CollectionSchema) -> list[str]:
+    """The words of what the question asks for that are neither names it gives (capitalized inside it: a
+    value, "Texas") nor the collection's own name ("airports"): what a property would have to hold."""
+    names = {w for m in _NAME.finditer(question) for w in content_stems(m.group())}
+    objects = content_stems(split_name(collection.name))
+    return [w for w in asked_words(asks_for) if w not in names and not any(meets(w, o) for o in objects)]
 
 
 def about_schema(collections: list[str]) -> dict[str, Any]:
@@ -261,8 +275,16 @@ class Check:
                     decision["verdict"], decision["named_in_database"] = NOT_LISTED, False
                 else:
                     target = [c for c in shown if c.name == decision.get("collection")] or shown[:1]
-                    if properties_name(str(decision.get("asks_for", "")), target[0]):
+                    asks_for = str(decision.get("asks_for", ""))
+                    if properties_name(asks_for, target[0]):
                         decision["verdict"], decision["named_by_properties"] = LISTED, True
+                    elif (
+                        decision.get("statistic") in COUNTS
+                        and asked_words(asks_for)
+                        and not beyond_names(asks_for, question, target[0])
+                    ):
+                        # "How many airports does Texas have?": objects and a name, no property to hold
+                        decision["verdict"], decision["objects_and_names"] = LISTED, True
                     else:
                         verdict, more = _verdict(model, _verdict_prompt(target[0], asked))
                         decision["verdict"], usage = verdict, usage + more

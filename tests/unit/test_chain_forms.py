@@ -119,3 +119,38 @@ def test_a_group_by_no_word_of_the_question_asks_for_is_left_out_of_one_number()
             if gold.get("groupby_property"):
                 groupable = [gold["groupby_property"]]
                 assert amend_to_question(case.query, gold, groupable)[0].get("groupby_property"), (split, case.id)
+
+
+def test_a_count_of_the_objects_and_a_name_needs_no_verdict() -> None:
+    from agent._words import content_stems
+    from agent.strategies.check import LISTED, NOT_LISTED, beyond_names
+    from executors.schema import CollectionSchema
+
+    def model(asks_for: str, statistic: str) -> FunctionModel:
+        def reply(messages: list[ModelMessage], _tools: Any) -> ModelReply:
+            name = (model.calls[-1]["response_format"] or None) and model.calls[-1]["response_format"].name
+            if name == "QuestionCheck":
+                return ModelReply(
+                    content=json.dumps({"collection": NAME, "asks_for": asks_for, "statistic": statistic})
+                )
+            if name == "CheckVerdict":
+                return ModelReply(content=json.dumps({"verdict": NOT_LISTED}))
+            if name is not None:
+                return ModelReply(content=json.dumps({"numbers": [3]}))
+            call = {"collection_name": NAME}
+            return tool_reply("query_database", call) if not tool_returns(messages) else ModelReply(content="3")
+
+        model = FunctionModel(reply)
+        return model
+
+    asked = model("number of places in Oaxaca", "count")
+    run = build_strategy("check").run(asked, executor(), tools(), AgentConfig(), "How many places are in Oaxaca?")
+    assert run.strategy_notes["check"]["decision"]["verdict"] == LISTED and run.calls()
+    assert "CheckVerdict" not in [c["response_format"].name for c in asked.calls if c["response_format"]]
+    lacking = model("places with a rooftop terrace", "count")  # a thing no property holds: the verdict decides
+    run = build_strategy("check").run(
+        lacking, executor(), tools(), AgentConfig(), "How many places have a rooftop terrace?"
+    )
+    assert run.answer is not None and run.answer.refuses and not run.calls()
+    kept = beyond_names("average price in Oaxaca", "What is the average price in Oaxaca?", CollectionSchema(name=NAME))
+    assert kept == content_stems("price")
