@@ -32,6 +32,7 @@ from agent.loop import AgentConfig, AgentRun, Executor
 from agent.models import CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME, ModelError
 from agent.strategies.decompose import offered_collections
 from agent.strategies.openings import openings_of
+from agent.strategies.wording import DIMENSIONS
 from agent.tooldef import ToolSet
 from executors.schema import CollectionSchema
 from llm import ChatRequest, ModelRequest, ResponseFormat, Usage
@@ -125,16 +126,36 @@ def properties_name(asks_for: str, collection: CollectionSchema) -> bool:
     return bool(words) and all(any(meets(word, name) for name in names) for word in words)
 
 
+#: The stem of a word of size -> the stem of the measure it names ("heaviest" -> weight).
+DIMENSION_STEMS = {content_stems(word)[0]: content_stems(measure)[0] for word, measure in DIMENSIONS.items()}
+#: Words that join, point or ask, never what a property holds (the stopword list keeps them).
+FUNCTION_WORDS = frozenset(
+    content_stems(
+        "from than any all each every do does did have has had get gets got out over under about across "
+        "whose who whom where when there here its it's one ones some"
+    )
+)
 #: A capitalized word inside a sentence: a name the question gives ("airports in Texas"), a value.
 _NAME = re.compile(r"(?<=[\w,;:'’)] )[A-Z][\w'’&.-]*")
 
 
 def beyond_names(asks_for: str, question: str, collection: CollectionSchema) -> list[str]:
     """The words of what the question asks for that are neither names it gives (capitalized inside it: a
-    value, "Texas") nor the collection's own name ("airports"): what a property would have to hold."""
+    value, "Texas") nor the collection's own name ("airports"): what a property would have to hold. A word
+    of size stands for the measure it names ("heaviest" for weight)."""
     names = {w for m in _NAME.finditer(question) for w in content_stems(m.group())}
     objects = content_stems(split_name(collection.name))
-    return [w for w in asked_words(asks_for) if w not in names and not any(meets(w, o) for o in objects)]
+    sized = {w for w in content_stems(asks_for) if w in DIMENSION_STEMS}
+    words = [DIMENSION_STEMS.get(w, w) for w in asked_words(asks_for) if w not in names and w not in FUNCTION_WORDS]
+    return [w for w in words if not any(meets(w, o) for o in objects) or w in sized]
+
+
+def named_by_properties(asks_for: str, question: str, collection: CollectionSchema) -> bool:
+    """Whether what the question asks for, past the names it gives and the collection's own name, is all
+    words of the collection's property names ("the heaviest car from Japan in lbs": weight, lbs)."""
+    words = beyond_names(asks_for, question, collection)
+    names = {w for p in collection.properties for w in content_stems(split_name(p.name))}
+    return bool(words) and all(any(meets(word, name) for name in names) for word in words)
 
 
 def about_schema(collections: list[str]) -> dict[str, Any]:
@@ -276,7 +297,7 @@ class Check:
                 else:
                     target = [c for c in shown if c.name == decision.get("collection")] or shown[:1]
                     asks_for = str(decision.get("asks_for", ""))
-                    if properties_name(asks_for, target[0]):
+                    if properties_name(asks_for, target[0]) or named_by_properties(asks_for, question, target[0]):
                         decision["verdict"], decision["named_by_properties"] = LISTED, True
                     elif (
                         decision.get("statistic") in COUNTS

@@ -154,3 +154,15 @@ def test_a_count_of_the_objects_and_a_name_needs_no_verdict() -> None:
     assert run.answer is not None and run.answer.refuses and not run.calls()
     kept = beyond_names("average price in Oaxaca", "What is the average price in Oaxaca?", CollectionSchema(name=NAME))
     assert kept == content_stems("price")
+
+
+def test_words_of_size_and_names_past_which_every_word_is_a_property_s_need_no_verdict() -> None:
+    from agent.strategies.check import named_by_properties
+    from executors.schema import CollectionSchema, PropertySchema
+
+    cars = CollectionSchema(
+        name="Cars", properties=tuple(PropertySchema(name=n, data_type="number") for n in ("weight_in_lbs", "year"))
+    )
+    assert named_by_properties("heaviest car from Japan in lbs", "What's the heaviest car from Japan in lbs?", cars)
+    assert not named_by_properties("cars with a sunroof", "How many cars have a sunroof?", cars)
+    assert not named_by_properties("number of cars", "How many cars are there?", cars)  # nothing a property holds
