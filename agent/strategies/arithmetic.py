@@ -419,5 +419,6 @@ class Answering:
         else:
             found = schema.get(str(arguments.get("collection_name"))) if schema is not None else None
             pair = pair or pair_of(question, arguments, {}, found)
-            computed = difference(variants, arguments, asked, pair, self.parts > 1) if pair else None
+            both = self.parts > 1 and not asked.which  # "how many for A, how many for B, and how many fewer"
+            computed = difference(variants, arguments, asked, pair, both) if pair else None
         return with_computed(run, computed, asked) if computed is not None else run

@@ -28,7 +28,7 @@ import re
 from itertools import pairwise
 from typing import Any
 
-from agent._words import content_stems
+from agent._words import EN_STOPWORDS, content_stems
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.conditions import (
     alternatives,
@@ -110,6 +110,8 @@ def mentions(question: str, values: dict[str, list[str]]) -> list[tuple[str, str
         if any(start < e and s < end for _, _, s, e in found):
             continue
         text = question[start:end]
+        if text.lower() in EN_STOPWORDS:  # "it" abbreviates no `Italian`, "or" no `Oregon`
+            continue
         for prop, stored in values.items():
             # a short code in capitals is named in capitals: "or" is no `OR`, "in" no `IN`
             same = [v for v in stored if _letters(v) == _letters(text) and (text.isupper() or not _code(v))]

@@ -200,3 +200,12 @@ def test_two_years_compare_the_year_property_or_the_one_date_property() -> None:
     assert pair is not None and (pair.prop, pair.values, pair.kind) == ("year", (1931, 1932), "number")
     pair = pair_of("What did it close at in January 2000, and in January 2010?", {}, {}, dated)
     assert pair is not None and (pair.prop, pair.values, pair.kind) == ("date", ("2000-01", "2010-01"), "date")
+
+
+def test_each_value_is_committed_where_the_parts_ask_for_each_and_not_where_they_ask_which() -> None:
+    call = {"collection_name": NAME, "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"}}
+    thai, greek = mean(prices(cuisine="Thai")), mean(prices(cuisine="Greek"))
+    done = run("Thai or Greek: which is cheaper on average? By how much?", call)
+    assert done.answer.numbers == pytest.approx([abs(thai - greek)]) and len(done.answer.names) == 1
+    done = run("What is the average price of Thai places, what of Greek ones, and how much higher is it?", call)
+    assert done.answer.numbers == pytest.approx([thai, greek, abs(thai - greek)]) and done.answer.names == []

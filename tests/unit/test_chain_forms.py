@@ -166,3 +166,10 @@ def test_words_of_size_and_names_past_which_every_word_is_a_property_s_need_no_v
     assert named_by_properties("heaviest car from Japan in lbs", "What's the heaviest car from Japan in lbs?", cars)
     assert not named_by_properties("cars with a sunroof", "How many cars have a sunroof?", cars)
     assert not named_by_properties("number of cars", "How many cars are there?", cars)  # nothing a property holds
+
+
+def test_a_stopword_names_no_stored_value() -> None:
+    from agent.strategies.values import mentions
+
+    cuisines = {"cuisine": ["Italian", "Thai", "Oregon"]}
+    assert [m[1] for m in mentions("Is it Thai or not?", cuisines)] == ["Thai"]
