@@ -167,7 +167,8 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
     grouped = amended.get(GROUPBY_FIELD)
     numeric = any(isinstance(amended.get(slot), dict) for slot in (NUMBER_AGGREGATION, BOOLEAN_AGGREGATION))
     asks_groups = GROUP_WORDS.search(question) or ASKS_PER_GROUP.search(question)  # "per" a unit is no group
-    if grouped and numeric and ONE_NUMBER.search(question) and not asks_groups:
+    counts = bool(re.match(r"\W*how\s+many\b", question, re.I))  # a count is one number too
+    if grouped and (numeric or counts) and ONE_NUMBER.search(question) and not asks_groups:
         # "What was the average mpg for 1982?" grouped by origin: one number asked, its groups' are not
         del amended[GROUPBY_FIELD]
         why.append(f"the question asks for one number, not one per {grouped}: the group-by left out")

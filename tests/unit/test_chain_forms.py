@@ -107,6 +107,8 @@ def test_a_group_by_no_word_of_the_question_asks_for_is_left_out_of_one_number()
     grouped = {**mean, "groupby_property": "origin"}
     assert amend_to_question("What was the average mpg for 1982?", grouped, ["origin"])[0] == mean
     assert amend_to_question("What was the mean miles per gallon in 1982?", grouped, ["origin"])[0] == mean
+    listed = {"collection_name": "Cars", "groupby_property": "origin"}
+    assert amend_to_question("How many cars are over 3000 lbs?", listed, ["origin"])[0] == {"collection_name": "Cars"}
     for asked in (
         "What was the average mpg for each origin?",
         "Which origin has the best mpg on average?",
