@@ -168,6 +168,7 @@ def nearest_value(value: str, stored: list[str]) -> str | None:
         lambda v: bool(words) and set(content_stems(v)) == words,
         lambda v: min(len(_letters(v)), len(letters)) >= 2 and _abbreviates(letters, v, core.isupper()),
         lambda v: _close(letters, _letters(v)),
+        lambda v: _code_for(core, v),
     )
     for fits in tests:
         found = [v for v in stored if fits(v)]
@@ -195,6 +196,19 @@ def _abbreviates(letters: str, stored: str, capitals: bool = False) -> bool:
     # too: "GOOG" ~ google, "US" ~ USA, never "ME" ~ mean
     acronym = stored.isupper() and (len(held) >= 3 or capitals)
     return acronym or (len(held) >= 4 and letters[len(held) :] in _DERIVED_ENDINGS)
+
+
+def _code_for(written: str, stored: str) -> bool:
+    """A stored code in capitals (2 or 3 letters) shortens a name written out: the name's initials ("Puerto
+    Rico" ~ `PR`), or its first letter then letters of it in order ("Texas" ~ `TX`, "Florida" ~ `FL`). Tried
+    last, and kept only where one stored code fits: "Alaska" fits `AK`, `AL` and `AS`, and names none."""
+    code, name = _letters(stored), _letters(written)
+    if not (stored.isupper() and 2 <= len(code) <= 3 and len(name) >= 4 and written[:1].isupper()):
+        return False
+    if _initials(written) == code:
+        return True
+    rest = iter(name[1:])
+    return name[0] == code[0] and all(letter in rest for letter in code[1:])
 
 
 def _close(a: str, b: str) -> bool:

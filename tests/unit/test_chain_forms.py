@@ -175,3 +175,14 @@ def test_a_stopword_names_no_stored_value() -> None:
 
     cuisines = {"cuisine": ["Italian", "Thai", "Oregon"]}
     assert [m[1] for m in mentions("Is it Thai or not?", cuisines)] == ["Thai"]
+
+
+def test_a_stored_code_shortens_a_name_written_out_only_where_one_code_fits() -> None:
+    from agent.strategies.values import mentions, nearest_value
+
+    codes = ["AK", "AL", "AS", "TX", "TN", "FL", "PR", "PA", "CA", "CO"]
+    assert nearest_value("Texas", codes) == "TX" and nearest_value("Florida", codes) == "FL"
+    assert nearest_value("Puerto Rico", codes) == "PR"  # its initials
+    assert nearest_value("Alaska", codes) is None and nearest_value("California", codes) is None  # several fit
+    assert nearest_value("texas", codes) is None  # a name is written with its capital
+    assert mentions("How many are in Texas?", {"state": codes}) == []  # in the question: a code only as written
