@@ -21,9 +21,8 @@ import re
 from itertools import pairwise
 
 from agent.answer import FinalAnswer
-from agent.strategies.typed import ASKS_PER_GROUP
 from agent.strategies.values import nearest_value
-from agent.strategies.wording import ASKS_HOW_MANY_DIFFERENT
+from agent.strategies.wording import ASKS_HOW_MANY_DIFFERENT, ASKS_PER_GROUP
 from executors import QueryResult
 from executors.vocabulary import NumberMetric
 

@@ -38,6 +38,7 @@ from agent.sentence import condition_text, measure, rounded, scope_of
 from agent.strategies.conditions import spans
 from agent.strategies.decompose import offered_collections
 from agent.strategies.values import mentions
+from agent.strategies.wording import NUMBER_AGGREGATION, statistic_asked
 from agent.tooldef import TOOL_NAME, ToolSet
 from executors import ExecutorError, QueryResult
 from executors.vocabulary import (
@@ -265,10 +266,20 @@ def _things(arguments: dict[str, Any]) -> str:
     return split_name(str(arguments.get("collection_name") or "objects")).lower()
 
 
-def difference(variants: Variants, arguments: dict[str, Any], asked: Asked, pair: Pair, both: bool) -> Computed | None:
-    """The call run once for each of the pair's values; the two values and their difference."""
+def difference(
+    variants: Variants, arguments: dict[str, Any], asked: Asked, pair: Pair, both: bool, said: tuple[str, str] | None
+) -> Computed | None:
+    """The call run once for each of the pair's values; the two values and their difference. The statistic is
+    the call's; else the one the question's words `said` ("the average yield"); a count where it asks how
+    many more (nothing computed where it asks for a statistic no call or word gives)."""
     slot, prop, metric = _aggregated(arguments)
-    if asked.counting or not slot:
+    if not slot and said is not None and not asked.counting:
+        slot, (prop, metric) = NUMBER_AGGREGATION, said
+        arguments = {k: v for k, v in arguments.items() if k not in AGGREGATION_FIELDS}
+        arguments[slot] = {"property_name": prop, "metrics": metric}
+    elif not slot and not asked.counting:
+        return None
+    if asked.counting:
         slot, prop, metric = "", "", ""
     base = keeping(_bare(arguments), lambda c: c.get("property_name") != pair.prop)
     values: list[float] = []
@@ -419,6 +430,8 @@ class Answering:
         else:
             found = schema.get(str(arguments.get("collection_name"))) if schema is not None else None
             pair = pair or pair_of(question, arguments, {}, found)
+            numbers = [p.name for p in found.properties if p.kind is PropertyKind.NUMBER] if found else []
+            said = statistic_asked(question, numbers)
             both = self.parts > 1 and not asked.which  # "how many for A, how many for B, and how many fewer"
-            computed = difference(variants, arguments, asked, pair, both) if pair else None
+            computed = difference(variants, arguments, asked, pair, both, said) if pair else None
         return with_computed(run, computed, asked) if computed is not None else run

@@ -46,12 +46,14 @@ from agent.strategies.conditions import filtered_properties, put_back, shown
 from agent.strategies.openings import openings_of
 from agent.strategies.wording import (
     ASKS_HOW_MANY_DIFFERENT,
+    ASKS_PER_GROUP,
     NUMBER_AGGREGATION,
     NUMBER_FILTER,
     TEXT_AGGREGATION,
     amend_wording,
     extreme_asked,
     number_condition,
+    one_number_asked,
 )
 from agent.tooldef import ToolSet, typed_tools
 from executors.vocabulary import (
@@ -69,28 +71,12 @@ from llm import ChatRequest
 
 BOOLEAN_FILTER, BOOLEAN_AGGREGATION = FILTER_SLOT[PropertyKind.BOOLEAN], AGGREGATION_SLOT[PropertyKind.BOOLEAN]
 TEXT_FILTER = FILTER_SLOT[PropertyKind.TEXT]
-#: A question of one number ("what was the average ...", "how many ...") and the words that would ask for
-#: one per group instead (which value, each, per, by, grouped, split, broken down, among the groups).
-ONE_NUMBER = re.compile(r"^\W*(?:what(?:'s|\s+is|\s+was|\s+were|\s+are)?|how\s+(?:many|much))\b", re.I)
-GROUP_WORDS = re.compile(
-    r"\b(?:which|who|whose|each|every|by|group\w*|split|break\w*|among|across|respectively|distribution)\b",
-    re.I,
-)
 #: Text metrics that tally values, not name them; "type" in a question asks for a property's data type.
 _TALLY = {NumberMetric.COUNT.value, NumberMetric.TYPE.value}
 _TYPE = re.compile(r"\b(?:type|kind)\b", re.I)
 #: A question that asks what share of the objects are something: a boolean's percentage or its trues.
 ASKS_A_PERCENTAGE = re.compile(r"\b(?:percentages?|percent|proportion|fraction)\b", re.I)
 ASKS_A_SHARE = re.compile(rf"{ASKS_A_PERCENTAGE.pattern}|\bhow many of (?:the|these|those)\b", re.I)
-#: A question that asks for its answer per group ("per night" and the like are units, not groups); the
-#: words after the marker, up to a comma or the end, name the property.
-ASKS_PER_GROUP = re.compile(
-    r"\b(?:for (?:each|every)|(?:of|in) (?:each|every) (?:type|kind|category) of|grouped by|split by|broken down by|"
-    r"break(?:s|ing)? (?:it |this |that )?down (?:[^,?.;]*? )?by|"
-    r"per (?!(?:night|day|hour|minute|week|month|year|person|guest|head|cent|gallon|liter|litre|acre|hectare|mile|"
-    r"kilometer|km|unit|capita|annum|share)\b)(?=\w))\s*(?P<words>[^,?.;]*)",
-    re.I,
-)
 
 
 def asked_slots(question: str) -> tuple[str, ...]:
@@ -166,9 +152,8 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
         why.append(f"a {beside.get('metrics')} of {beside.get('property_name')} beside the aggregation asked: left out")
     grouped = amended.get(GROUPBY_FIELD)
     numeric = any(isinstance(amended.get(slot), dict) for slot in (NUMBER_AGGREGATION, BOOLEAN_AGGREGATION))
-    asks_groups = GROUP_WORDS.search(question) or ASKS_PER_GROUP.search(question)  # "per" a unit is no group
     counts = bool(re.match(r"\W*how\s+many\b", question, re.I))  # a count is one number too
-    if grouped and (numeric or counts) and ONE_NUMBER.search(question) and not asks_groups:
+    if grouped and (numeric or counts) and one_number_asked(question):
         # "What was the average mpg for 1982?" grouped by origin: one number asked, its groups' are not
         del amended[GROUPBY_FIELD]
         why.append(f"the question asks for one number, not one per {grouped}: the group-by left out")

@@ -40,7 +40,7 @@ from agent.strategies.conditions import (
     with_condition,
 )
 from agent.strategies.decompose import offered_collections
-from agent.strategies.wording import restates
+from agent.strategies.wording import one_number_asked, restates
 from agent.tooldef import ToolSet
 from executors.errors import ExecutorError
 from executors.schema import CollectionSchema
@@ -352,7 +352,10 @@ class Values:
         top = arguments.get(TEXT_AGGREGATION)
         # a property's top values name it; a COUNT or TYPE of it only tallies: its value is still to put back
         named_top = isinstance(top, dict) and top.get("metrics") not in ("COUNT", "TYPE")
-        summarized = {arguments.get(GROUPBY_FIELD), top.get("property_name") if named_top else None}
+        # a group-by the question does not ask for ("the average yield of Waseca", grouped by site) is left
+        # out by `typed`: the value it names is put back all the same
+        grouping = None if one_number_asked(question) else arguments.get(GROUPBY_FIELD)
+        summarized = {grouping, top.get("property_name") if named_top else None}
         by_property: dict[str, list[str]] = {}
         for prop, value in named:
             by_property.setdefault(prop, []).append(value)

@@ -418,3 +418,52 @@ def extreme_asked(question: str, numbers: list[str]) -> tuple[str, str] | None:
     if len(props) != 1:
         props = [p for p in numbers if any(meets(w, n) for w in named for n in content_stems(split_name(p)))]
     return (props[0], metric) if len(props) == 1 else None
+
+
+#: A question that asks for its answer per group ("per night" and the like are units, not groups); the
+#: words after the marker, up to a comma or the end, name the property.
+ASKS_PER_GROUP = re.compile(
+    r"\b(?:for (?:each|every)|(?:of|in) (?:each|every) (?:type|kind|category) of|grouped by|split by|broken down by|"
+    r"break(?:s|ing)? (?:it |this |that )?down (?:[^,?.;]*? )?by|"
+    r"per (?!(?:night|day|hour|minute|week|month|year|person|guest|head|cent|gallon|liter|litre|acre|hectare|mile|"
+    r"kilometer|km|unit|capita|annum|share)\b)(?=\w))\s*(?P<words>[^,?.;]*)",
+    re.I,
+)
+
+#: A question of one number ("what was the average ...", "how many ...") and the words that would ask for
+#: one per group instead (which value, each, per, by, grouped, split, broken down, among the groups).
+ONE_NUMBER = re.compile(r"^\W*(?:what(?:'s|\s+is|\s+was|\s+were|\s+are)?|how\s+(?:many|much))\b", re.I)
+GROUP_WORDS = re.compile(
+    r"\b(?:which|who|whose|each|every|by|group\w*|split|break\w*|among|across|respectively|distribution)\b",
+    re.I,
+)
+
+
+def asks_for_groups(question: str) -> bool:
+    """Whether the question asks for one value per group, or which group ("per" a unit of measure is none)."""
+    return bool(GROUP_WORDS.search(question) or ASKS_PER_GROUP.search(question))
+
+
+def one_number_asked(question: str) -> bool:
+    """The question asks for one number ("What was the average mpg for 1982?", "How many cars ...?"): no group
+    asked, and not how many different values (the number of groups)."""
+    asked = ONE_NUMBER.search(question) and not ASKS_HOW_MANY_DIFFERENT.search(question)
+    return bool(asked) and not asks_for_groups(question)
+
+
+_MEAN_WORDS = re.compile(r"\b(?:average|mean|avg|on average)\b", re.I)
+_SUM_WORDS = re.compile(r"\b(?:total|sum|combined|altogether)\b", re.I)
+
+
+def statistic_asked(question: str, numbers: list[str]) -> tuple[str, str] | None:
+    """The mean (sum) of the one number property the question's words name, where it says "average" ("on
+    average", "mean") or "total": "How much longer are virginica petals on average" -> petal_length, MEAN.
+    None where it names no statistic or not one property."""
+    metric = "MEAN" if _MEAN_WORDS.search(question) else "SUM" if _SUM_WORDS.search(question) else ""
+    if not metric:
+        return None
+    words = measure_words(question)
+    whole = [p for p in numbers if all(any(meets(w, n) for w in words) for n in content_stems(split_name(p)))]
+    some = [p for p in numbers if any(meets(w, n) for w in words for n in content_stems(split_name(p)))]
+    named = whole if len(whole) == 1 else some
+    return (named[0], metric) if len(named) == 1 else None

@@ -209,3 +209,15 @@ def test_each_value_is_committed_where_the_parts_ask_for_each_and_not_where_they
     assert done.answer.numbers == pytest.approx([abs(thai - greek)]) and len(done.answer.names) == 1
     done = run("What is the average price of Thai places, what of Greek ones, and how much higher is it?", call)
     assert done.answer.numbers == pytest.approx([thai, greek, abs(thai - greek)]) and done.answer.names == []
+
+
+def test_a_call_with_no_statistic_takes_the_one_the_question_names_and_else_computes_nothing() -> None:
+    listing = {
+        "collection_name": NAME,
+        "text_property_filter": {"property_name": "cuisine", "operator": "=", "value": "Thai"},
+    }
+    done = run("How much higher is the average price of Thai places than of Greek places?", listing)
+    expected = abs(mean(prices(cuisine="Thai")) - mean(prices(cuisine="Greek")))
+    assert done.answer.numbers == pytest.approx([expected])
+    done = run("How much better are Thai places than Greek ones?", listing)  # no statistic said: not a count
+    assert "arithmetic" not in done.strategy_notes
