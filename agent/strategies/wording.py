@@ -434,7 +434,7 @@ ASKS_PER_GROUP = re.compile(
 #: one per group instead (which value, each, per, by, grouped, split, broken down, among the groups).
 ONE_NUMBER = re.compile(r"^\W*(?:what(?:'s|\s+is|\s+was|\s+were|\s+are)?|how\s+(?:many|much))\b", re.I)
 GROUP_WORDS = re.compile(
-    r"\b(?:which|who|whose|each|every|by|group\w*|split|break\w*|among|across|respectively|distribution)\b",
+    r"\b(?:which|who|whose|each|every|by|group\w*|split|break\w*|among|respectively|distribution)\b",
     re.I,
 )
 
