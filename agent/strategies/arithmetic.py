@@ -14,8 +14,8 @@ agent runs that call's variants through the same executor and computes the answe
   property set to each value, the two results' statistic (or count) subtracted; "which" names the
   one with the more (less) as the question's words ask;
 - a **share** ("what share / fraction / percentage of ..."): the call counted with its conditions, and
-  again with only those the population names ("of the French wines": the country; "of its months
-  did Apple close above $50": Apple), divided;
+  again without the one the question states last, the part it asks about ("of the Thai places, which
+  have a price over 30": the price; "of its months did Apple close above $50": the close), divided;
 - a **spread** between the highest and the lowest ("difference between the longest and shortest
   sepal"): the call's number property, its maximum and minimum over the call's conditions.
 
@@ -80,10 +80,6 @@ _LESS = re.compile(
 _COUNTING = re.compile(r"\bhow\s+many\s+(?:more|fewer|less)\b|\bmore\s+\w+\s*,|\bfewer\s+\w+\s*,", re.I)
 NUMBERS = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 _YEAR = re.compile(r"(?<![\w.$])(?:1[89]|20)\d\d(?![\w.])")
-#: Words that end the population a share is of ("of the trials *yielded* over 35").
-_VERB = re.compile(
-    r"\b(?:is|are|was|were|has|have|had|do|does|did|come|came|get|got|can|will|would|close[ds]?|\w+ed)\b", re.I
-)
 STATISTICS = {m.value for m in NumberMetric} - {NumberMetric.COUNT.value, NumberMetric.TYPE.value}
 
 
@@ -92,7 +88,7 @@ class Asked:
     """The arithmetic a question asks for, read from its words."""
 
     form: Form
-    #: The population a share is of, in the question's words.
+    #: The words after "what share of": the population, then the part the share asks about.
     population: str = ""
     #: The question asks which of the two (a difference) it is.
     which: bool = False
@@ -305,36 +301,47 @@ def difference(
     return Computed(variants.calls, answer, text)
 
 
-def _in_population(condition: Condition, population: str) -> bool:
-    """Whether the population a share is of names the condition's value ("of the French wines": France
-    only by its stored form; "of its months": any "=" of the subject the sentence names)."""
-    words = _VERB.split(population, maxsplit=1)[0].lower()
-    value = str(condition.get("value", "")).lower()
-    if re.search(r"\b(?:its|their|his|her)\b", words) and condition.get("operator") == "=":
-        return isinstance(condition.get("value"), str)
-    return bool(value) and value in words
+def _where(condition: Condition, question: str) -> int:
+    """Where the question states a condition: its value, else a word of its property's name (-1: nowhere)."""
+    lowered, value = question.lower(), condition.get("value")
+    if isinstance(value, bool) or value is None:
+        words = [w for w in split_name(str(condition.get("property_name", ""))).lower().split() if len(w) > 2]
+        found = [lowered.find(w) for w in words if w in lowered]
+        return max(found, default=-1)
+    if isinstance(value, int | float):
+        numbers = [m.start() for m in NUMBERS.finditer(question) if float(m.group()) == float(value)]
+        return max(numbers, default=-1)
+    return lowered.find(str(value).lower())
+
+
+def subset_of(conditions: list[Condition], question: str) -> Condition | None:
+    """The condition a share asks about: the one the question states last ("of the Thai places, which have a
+    price over 30"; "of its months did Apple close above $50"); the others are its population's."""
+    placed = [(_where(c, question), i) for i, c in enumerate(conditions)]
+    at, index = max(placed, default=(-1, -1))
+    return conditions[index] if at >= 0 or len(conditions) == 1 else None
 
 
 def share(variants: Variants, arguments: dict[str, Any], asked: Asked) -> Computed | None:
-    """The call counted, then counted over the population its share is of; their ratio."""
+    """The call counted, then counted without the condition the share asks about (`subset_of`); their ratio."""
     if any(
         isinstance(a := arguments.get(slot), dict) and a.get("metrics") in PERCENT_METRICS
         for slot in AGGREGATION_FIELDS
     ):
         return None  # the call computes the share itself (a boolean's percentage)
     counted = {k: v for k, v in _bare(arguments).items() if k not in AGGREGATION_FIELDS}
+    subset = subset_of(held(counted), asked.population)
+    if subset is None:
+        return None  # no condition for the part to add to its population: no share to compute
     part = variants.statistic(counted, "", "", "", "the share's part: every condition of the call")
-    whole_call = keeping(counted, lambda c: _in_population(c, asked.population))
-    if whole_call == counted:
-        return None  # nothing the part adds to its population: no share to compute
-    whole = variants.statistic(whole_call, "", "", "", "the share's whole: the conditions its population names")
+    whole_call = keeping(counted, lambda c: c is not subset)
+    whole = variants.statistic(whole_call, "", "", "", "the share's whole: the call without the part asked about")
     if part is None or not whole:
         return None
     ratio = part / whole
-    extra = [condition_text(c) for c in held(counted) if not _in_population(c, asked.population)]
     text = (
         f"{rounded(part)} of the {rounded(whole)} {_things(counted)}{scope_of(whole_call)} have "
-        f"{' and '.join(extra)}: {rounded(ratio * 100)}%."
+        f"{condition_text(subset)}: {rounded(ratio * 100)}%."
     )
     return Computed(variants.calls, FinalAnswer(numbers=[ratio]), text)
 

@@ -221,3 +221,17 @@ def test_a_call_with_no_statistic_takes_the_one_the_question_names_and_else_comp
     assert done.answer.numbers == pytest.approx([expected])
     done = run("How much better are Thai places than Greek ones?", listing)  # no statistic said: not a count
     assert "arithmetic" not in done.strategy_notes
+
+
+def test_the_population_of_a_share_is_read_up_to_the_sentence_s_own_verb() -> None:
+    call = {
+        "collection_name": NAME,
+        "conditions": [
+            {"property_name": "price", "operator": "<=", "value": 30},
+            {"property_name": "open_late", "operator": "=", "value": True},
+        ],
+    }
+    done = run("What share of places whose price is at most 30 stay open late?", call)
+    cheap = [o for o in OBJECTS if (o.properties.get("price") or 99) <= 30]
+    late = [o for o in cheap if o.properties.get("open_late") is True]
+    assert done.answer.numbers == pytest.approx([len(late) / len(cheap)])
