@@ -63,6 +63,7 @@ from executors.vocabulary import (
     GROUPBY_FIELD,
     RELATED_FIELDS,
     SEARCH_FIELD,
+    SORT_FIELD,
     NumberMetric,
     PropertyKind,
     ToolOperations,
@@ -178,7 +179,7 @@ def to_extreme(question: str, arguments: dict[str, Any], numbers: list[str]) -> 
     if asked is None or (isinstance(held, dict) and (held.get("property_name"), held.get("metrics")) == asked):
         return arguments, ""
     prop, metric = asked
-    drop = {TEXT_AGGREGATION, *(() if ASKS_PER_GROUP.search(question) else (GROUPBY_FIELD,))}
+    drop = {TEXT_AGGREGATION, SORT_FIELD, *(() if ASKS_PER_GROUP.search(question) else (GROUPBY_FIELD,))}
     amended = {k: v for k, v in arguments.items() if k not in drop}
     amended[NUMBER_AGGREGATION] = {"property_name": prop, "metrics": metric}
     return amended, f"the question asks for the {metric} of {prop}: computed."

@@ -168,7 +168,6 @@ def nearest_value(value: str, stored: list[str]) -> str | None:
         lambda v: bool(words) and set(content_stems(v)) == words,
         lambda v: min(len(_letters(v)), len(letters)) >= 2 and _abbreviates(letters, v, core.isupper()),
         lambda v: _close(letters, _letters(v)),
-        lambda v: _code_for(core, v),
     )
     for fits in tests:
         found = [v for v in stored if fits(v)]
@@ -200,8 +199,8 @@ def _abbreviates(letters: str, stored: str, capitals: bool = False) -> bool:
 
 def _code_for(written: str, stored: str) -> bool:
     """A stored code in capitals (2 or 3 letters) shortens a name written out: the name's initials ("Puerto
-    Rico" ~ `PR`), or its first letter then letters of it in order ("Texas" ~ `TX`, "Florida" ~ `FL`). Tried
-    last, and kept only where one stored code fits: "Alaska" fits `AK`, `AL` and `AS`, and names none."""
+    Rico" ~ `PR`), or its first letter then letters of it in order ("Texas" ~ `TX`, "Florida" ~ `FL`). Used
+    on a filter value the model wrote, where one stored code fits ("Alaska" fits AK, AL and AS: none)."""
     code, name = _letters(stored), _letters(written)
     if not (stored.isupper() and 2 <= len(code) <= 3 and len(name) >= 4 and written[:1].isupper()):
         return False
@@ -285,6 +284,9 @@ class Values:
         if prop not in complete or not stored:
             return arguments, ""
         meant = nearest_value(value, stored) if not any(_letters(v) == _letters(value) for v in stored) else None
+        if meant is None:  # a name the model wrote out for a stored code: only here, never read off a question
+            codes = [v for v in stored if _code_for(value, v)]  # ("Which" has the letters of `WI`)
+            meant = codes[0] if len(codes) == 1 and not any(_letters(v) == _letters(value) for v in stored) else None
         if meant is not None:  # a value the data does not hold, as written, is sent as the stored one it names
             shown = meant if where.get("operator") != "LIKE" else value.replace(value.strip("*?"), meant)
             mapped = {**arguments, TEXT_FILTER: {**where, "value": shown}}

@@ -181,8 +181,51 @@ def test_a_stored_code_shortens_a_name_written_out_only_where_one_code_fits() ->
     from agent.strategies.values import mentions, nearest_value
 
     codes = ["AK", "AL", "AS", "TX", "TN", "FL", "PR", "PA", "CA", "CO"]
-    assert nearest_value("Texas", codes) == "TX" and nearest_value("Florida", codes) == "FL"
-    assert nearest_value("Puerto Rico", codes) == "PR"  # its initials
-    assert nearest_value("Alaska", codes) is None and nearest_value("California", codes) is None  # several fit
-    assert nearest_value("texas", codes) is None  # a name is written with its capital
+    from agent.strategies.values import _code_for
+
+    assert [c for c in codes if _code_for("Texas", c)] == ["TX"] and [c for c in codes if _code_for("Florida", c)] == [
+        "FL"
+    ]
+    assert [c for c in codes if _code_for("Puerto Rico", c)] == ["PR"]  # its initials
+    assert len([c for c in codes if _code_for("Alaska", c)]) == 3  # AK, AL, AS: names none
+    assert not _code_for("texas", "TX")  # a name is written with its capital
+    assert nearest_value("Which", [*codes, "WI"]) is None  # a question's word is never read as a code
     assert mentions("How many are in Texas?", {"state": codes}) == []  # in the question: a code only as written
+
+
+def test_a_name_the_model_wrote_runs_as_the_one_stored_code_it_shortens() -> None:
+    from agent.strategies.values import Values
+    from executors import DatabaseSchema, ReferenceExecutor
+    from executors.schema import CollectionSchema, PropertySchema
+    from executors.testing import DataObject
+
+    state = PropertySchema(name="state", data_type="text", tokenization="field")
+    schema = DatabaseSchema(collections=(CollectionSchema(name="Ports", properties=(state,)),))
+    codes = ["TX", "AK", "AL", "AS", "FL"] * 3
+    objects = [
+        DataObject(uuid=f"00000000-0000-0000-0000-{i:012d}", properties={"state": c}) for i, c in enumerate(codes)
+    ]
+    executor = ReferenceExecutor(schema, {"Ports": objects})
+    texas = {
+        "collection_name": "Ports",
+        "text_property_filter": {"property_name": "state", "operator": "=", "value": "Texas"},
+    }
+    moved, why = Values(None).amend(executor, texas)
+    assert moved["text_property_filter"]["value"] == "TX" and why
+    alaska = {**texas, "text_property_filter": {**texas["text_property_filter"], "value": "Alaska"}}
+    assert Values(None).amend(executor, alaska)[0]["text_property_filter"]["value"] != "AK"  # AK, AL, AS all fit
+
+
+def test_an_extreme_computed_needs_no_sort() -> None:
+    from agent.strategies.typed import to_extreme
+
+    sorted_call = {
+        "collection_name": "Cars",
+        "sort": {"property_name": "weight_in_lbs", "order": "descending", "limit": 1},
+        "integer_property_aggregation": {"property_name": "weight_in_lbs", "metrics": "MODE"},
+    }
+    amended, _ = to_extreme("What is the heaviest weight of any car?", sorted_call, ["weight_in_lbs"])
+    assert amended == {
+        "collection_name": "Cars",
+        "integer_property_aggregation": {"property_name": "weight_in_lbs", "metrics": "MAX"},
+    }
