@@ -22,7 +22,7 @@ from itertools import pairwise
 
 from agent.answer import FinalAnswer
 from agent.strategies.values import nearest_value
-from agent.strategies.wording import ASKS_HOW_MANY_DIFFERENT, ASKS_PER_GROUP
+from agent.strategies.wording import ASKS_HOW_MANY_DIFFERENT, ASKS_PER_GROUP, LEAST_WORDS
 from executors import QueryResult
 from executors.vocabulary import NumberMetric
 
@@ -43,11 +43,6 @@ ASKS_WHICH = re.compile(
 _TOP = re.compile(
     r"\b(?:most|highest|best|largest|biggest|greatest|heaviest|longest|widest|tallest|fastest|strongest|"
     r"top|max(?:imum)?|more|higher|larger|bigger|greater)\b",
-    re.I,
-)
-_BOTTOM = re.compile(
-    r"\b(?:least|lowest|worst|smallest|fewest|lightest|shortest|narrowest|slowest|weakest|cheapest|"
-    r"min(?:imum)?|less|lower|smaller|fewer)\b",
     re.I,
 )
 _COUNTED_TOP = re.compile(r"\b(?:\d+|two|three|four|five)\s+(?:most|least|top|\w+est)\b", re.I)
@@ -98,7 +93,7 @@ def shaped(answer: FinalAnswer, result: QueryResult, question: str) -> tuple[Fin
     if asks_per_group(question):
         return answer, ""
     if ASKS_WHICH.search(question) and not _COUNTED_TOP.search(question):
-        low, high = bool(_BOTTOM.search(question)), bool(_TOP.search(question))
+        low, high = bool(LEAST_WORDS.search(question)), bool(_TOP.search(question))
         if low != high:
             pick = (min if low else max)(groups, key=lambda name: answer.groups[name])
             return FinalAnswer(names=[pick]), "which"

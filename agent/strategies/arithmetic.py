@@ -38,7 +38,7 @@ from agent.sentence import condition_text, measure, rounded, scope_of
 from agent.strategies.conditions import spans
 from agent.strategies.decompose import offered_collections
 from agent.strategies.values import mentions
-from agent.strategies.wording import NUMBER_AGGREGATION, statistic_asked
+from agent.strategies.wording import LEAST_WORDS, NUMBER_AGGREGATION, statistic_asked
 from agent.tooldef import TOOL_NAME, ToolSet
 from executors import ExecutorError, QueryResult
 from executors.vocabulary import (
@@ -74,9 +74,6 @@ _DIFFERENCE = re.compile(
     re.I,
 )
 _WHICH = re.compile(r"\b(?:which|who)\b", re.I)
-_LESS = re.compile(
-    r"\b(?:less|lower|fewer|smaller|shorter|lighter|cheaper|narrower|worse|weaker|slower|younger|older)\b", re.I
-)
 _COUNTING = re.compile(r"\bhow\s+many\s+(?:more|fewer|less)\b|\bmore\s+\w+\s*,|\bfewer\s+\w+\s*,", re.I)
 NUMBERS = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 _YEAR = re.compile(r"(?<![\w.$])(?:1[89]|20)\d\d(?![\w.])")
@@ -108,7 +105,7 @@ def asked_of(question: str) -> Asked | None:
         return Asked(
             "difference",
             which=bool(_WHICH.search(question)),
-            less=bool(_LESS.search(question)),
+            less=bool(LEAST_WORDS.search(question)),
             counting=bool(_COUNTING.search(question)),
         )
     return None

@@ -37,7 +37,7 @@ from agent.models import FOLLOW_UP_MARK, FOLLOW_UP_SCHEMA_NAME, ModelError
 from agent.strategies import arithmetic
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
 from agent.strategies.values import Values
-from agent.strategies.wording import DIMENSIONS
+from agent.strategies.wording import DIMENSIONS, LEAST_WORDS
 from agent.tooldef import ToolSet
 from executors import QueryResult
 from executors.vocabulary import GROUPBY_FIELD
@@ -47,10 +47,6 @@ from llm import ChatRequest, ModelRequest, ResponseFormat, Usage
 MAX_PARTS = 3
 _PART = re.compile(r"[^?]+\?")
 _NUMBER = re.compile(r"-?[\d.,]+")
-_LOW = re.compile(
-    r"\b(lowest|least|fewest|smallest|shortest|minimum|cheapest|bottom|lightest|narrowest|youngest|earliest|slowest)\b",
-    re.IGNORECASE,
-)
 REWRITE_SYSTEM = "You rewrite a follow-up question so that it stands alone."
 REWRITE_PROMPT = (
     "Earlier question: {earlier}\nIts answer: {answer}\n"
@@ -242,7 +238,7 @@ def parts_of(question: str) -> list[str]:
 def pick(answer: FinalAnswer, part: str) -> str | None:
     """The one value a part's answer names for the next part: its first top value, else the group with
     the highest value (the lowest where the part asks for the lowest, least, fewest...), else its number."""
-    low = bool(_LOW.search(part))
+    low = bool(LEAST_WORDS.search(part))
     if answer.names:
         return answer.names[-1 if low else 0]  # top values come most common first
     if answer.groups:

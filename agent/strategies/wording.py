@@ -467,3 +467,13 @@ def statistic_asked(question: str, numbers: list[str]) -> tuple[str, str] | None
     some = [p for p in numbers if any(meets(w, n) for w in words for n in content_stems(split_name(p)))]
     named = whole if len(whole) == 1 else some
     return (named[0], metric) if len(named) == 1 else None
+
+
+#: Words that ask for the least of something (a superlative or a comparative): which group a pick takes,
+#: which of two a difference names. Read by `chain`, `answer_form` and `arithmetic`.
+LEAST_WORDS = re.compile(
+    r"\b(?:least|lowest|worst|smallest|fewest|lightest|shortest|narrowest|slowest|weakest|cheapest|youngest|"
+    r"earliest|bottom|min(?:imum)?|less|lower|smaller|fewer|shorter|lighter|cheaper|narrower|worse|weaker|"
+    r"slower|younger|earlier)\b",
+    re.I,
+)
