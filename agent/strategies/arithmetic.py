@@ -58,7 +58,7 @@ from llm import Usage
 Form = Literal["difference", "share", "spread"]
 
 _SHARE = re.compile(
-    r"\b(?:what|which)\s+(?:share|fraction|percentage|percent|proportion|portion|part)\s+of\s+(?P<population>.*)",
+    r"\b(?:(?:what|which)\s+(?:share|fraction|percentage|percent|proportion)|what\s+portion)\s+of\s+(?P<population>.*)",
     re.I,
 )
 #: Two extremes joined by "and": "the highest and lowest", "the northernmost and southernmost".
@@ -69,7 +69,8 @@ _EXTREMES = re.compile(
 _SPREAD_WORD = re.compile(r"\b(?:difference|gap|spread|range|separate[sd]?|apart|distance)\b", re.I)
 #: Words that ask how far apart two things are.
 _DIFFERENCE = re.compile(
-    r"\bhow\s+(?:much|many)\s+(?:more|less|fewer|\w+er)\b|\bby\s+how\s+(?:much|many)\b|\b(?:difference|gap)\b"
+    r"\bhow\s+(?:much|many)\s+(?:more|less|fewer|(?!other\b|water\b|power\b|paper\b|after\b)\w+er)\b"
+    r"|\bby\s+how\s+(?:much|many)\b|\b(?:difference|gap)\b"
     r"|\bhow\s+(?:much|many)\s+\w*\s*(?:did|does|do|has|have|had)\b.*\b(?:change|rise|fall|drop|grow|increase|decrease)\b",
     re.I,
 )

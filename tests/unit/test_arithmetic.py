@@ -73,6 +73,8 @@ def run(question: str, arguments: dict[str, Any]) -> Any:
         ("How far apart are the cheapest and the dearest price among the Greek places? Give the range.", "spread"),
         ("Which cuisine has the highest average price?", None),
         ("How many places stay open late?", None),
+        ("Which part of the menu has the most dishes?", None),
+        ("How many other places stay open late?", None),
     ],
 )
 def test_the_form_is_read_from_the_question_s_words(question: str, form: str | None) -> None:
