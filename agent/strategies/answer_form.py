@@ -21,8 +21,9 @@ import re
 from itertools import pairwise
 
 from agent.answer import FinalAnswer
+from agent.strategies.asked import ASKS_PER_GROUP, LEAST_WORDS
 from agent.strategies.values import nearest_value
-from agent.strategies.wording import ASKS_HOW_MANY_DIFFERENT, ASKS_PER_GROUP, LEAST_WORDS
+from agent.strategies.wording import ASKS_HOW_MANY_DIFFERENT
 from executors import QueryResult
 from executors.vocabulary import NumberMetric
 

@@ -35,10 +35,11 @@ from agent._words import split_name
 from agent.answer import Commit, FinalAnswer
 from agent.loop import AgentConfig, AgentRun, ExecutedCall, Executor, Step
 from agent.sentence import condition_text, measure, rounded, scope_of
+from agent.strategies.asked import LEAST_WORDS, statistic_asked
 from agent.strategies.conditions import spans
 from agent.strategies.decompose import offered_collections
 from agent.strategies.values import mentions
-from agent.strategies.wording import LEAST_WORDS, NUMBER_AGGREGATION, statistic_asked
+from agent.strategies.wording import NUMBER_AGGREGATION
 from agent.tooldef import TOOL_NAME, ToolSet
 from executors import ExecutorError, QueryResult
 from executors.vocabulary import (

@@ -35,9 +35,10 @@ from agent.answer import Commit, FinalAnswer
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.models import FOLLOW_UP_MARK, FOLLOW_UP_SCHEMA_NAME, ModelError
 from agent.strategies import arithmetic
+from agent.strategies.asked import LEAST_WORDS
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
 from agent.strategies.values import Values
-from agent.strategies.wording import DIMENSIONS, LEAST_WORDS
+from agent.strategies.wording import DIMENSIONS
 from agent.tooldef import ToolSet
 from executors import QueryResult
 from executors.vocabulary import GROUPBY_FIELD

@@ -42,18 +42,16 @@ from typing import Any
 
 from agent._words import content_stems, meets, split_name
 from agent.loop import AgentConfig, AgentRun, Executor
+from agent.strategies.asked import ASKS_PER_GROUP, extreme_asked, one_number_asked
 from agent.strategies.conditions import filtered_properties, put_back, shown
 from agent.strategies.openings import openings_of
 from agent.strategies.wording import (
     ASKS_HOW_MANY_DIFFERENT,
-    ASKS_PER_GROUP,
     NUMBER_AGGREGATION,
     NUMBER_FILTER,
     TEXT_AGGREGATION,
     amend_wording,
-    extreme_asked,
     number_condition,
-    one_number_asked,
 )
 from agent.tooldef import ToolSet, typed_tools
 from executors.vocabulary import (

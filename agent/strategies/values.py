@@ -30,6 +30,7 @@ from typing import Any
 
 from agent._words import EN_STOPWORDS, content_stems
 from agent.loop import AgentConfig, AgentRun, Executor
+from agent.strategies.asked import one_number_asked
 from agent.strategies.conditions import (
     alternatives,
     either,
@@ -40,7 +41,7 @@ from agent.strategies.conditions import (
     with_condition,
 )
 from agent.strategies.decompose import offered_collections
-from agent.strategies.wording import one_number_asked, restates
+from agent.strategies.wording import restates
 from agent.tooldef import ToolSet
 from executors.errors import ExecutorError
 from executors.schema import CollectionSchema

@@ -115,7 +115,7 @@ def test_each_opening_is_the_prefix_a_question_about_that_collection_sends(about
 @pytest.mark.parametrize("about", [NAME, "Other"])
 def test_a_verdict_starts_with_the_opening_of_the_collection_it_is_about(about: str) -> None:
     """The verdict's prompt, up to the question, is its collection's opening: a warm server loads it."""
-    model = Recording(about, asks_for="offline seats")  # named by the database, not by properties alone
+    model = Recording(about, asks_for="cozy seats")  # named by the database, not by properties alone
     openings = session(model).openings()
     session(model).run("How full is it?")
     verdicts = [r for r in model.requests if r.response_format and r.response_format.name == VERDICT_SCHEMA_NAME]

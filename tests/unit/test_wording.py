@@ -335,8 +335,8 @@ def test_a_year_compared_goes_to_the_year_property_and_never_to_a_price() -> Non
 
 
 def test_a_superlative_of_a_number_asks_for_its_extreme_and_agrees_with_every_gold_call_of_our_splits() -> None:
+    from agent.strategies.asked import extreme_asked
     from agent.strategies.typed import to_extreme
-    from agent.strategies.wording import extreme_asked
     from executors.vocabulary import PropertyKind
     from fixtures.datasets import load_split, split_path
     from fixtures.use_cases import get_use_case

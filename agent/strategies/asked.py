@@ -1,0 +1,111 @@
+"""What a question's words ask for, read before or beside the model's call: one number or one per group,
+the extreme or the mean of a number, the least of something. One owner for these readings; `typed`,
+`values`, `answer_form`, `chain` and `arithmetic` read them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agent._words import content_stems, meets, split_name
+from agent.strategies.wording import ASKS_HOW_MANY_DIFFERENT, measure_words
+
+#: A question that asks for its answer per group ("per night" and the like are units, not groups); the
+#: words after the marker, up to a comma or the end, name the property.
+ASKS_PER_GROUP = re.compile(
+    r"\b(?:for (?:each|every)|(?:of|in) (?:each|every) (?:type|kind|category) of|grouped by|split by|broken down by|"
+    r"break(?:s|ing)? (?:it |this |that )?down (?:[^,?.;]*? )?by|"
+    r"per (?!(?:night|day|hour|minute|week|month|year|person|guest|head|cent|gallon|liter|litre|acre|hectare|mile|"
+    r"kilometer|km|unit|capita|annum|share)\b)(?=\w))\s*(?P<words>[^,?.;]*)",
+    re.I,
+)
+
+#: A question of one number ("what was the average ...", "how many ...") and the words that would ask for
+#: one per group instead (which value, each, per, by, grouped, split, broken down, among the groups).
+ONE_NUMBER = re.compile(r"^\W*(?:what(?:'s|\s+is|\s+was|\s+were|\s+are)?|how\s+(?:many|much))\b", re.I)
+GROUP_WORDS = re.compile(
+    r"\b(?:which|who|whose|each|every|by|group\w*|split|break\w*|among|respectively|distribution)\b",
+    re.I,
+)
+
+
+def asks_for_groups(question: str) -> bool:
+    """Whether the question asks for one value per group, or which group ("per" a unit of measure is none)."""
+    return bool(GROUP_WORDS.search(question) or ASKS_PER_GROUP.search(question))
+
+
+def one_number_asked(question: str) -> bool:
+    """The question asks for one number ("What was the average mpg for 1982?", "How many cars ...?"): no group
+    asked, and not how many different values (the number of groups)."""
+    asked = ONE_NUMBER.search(question) and not ASKS_HOW_MANY_DIFFERENT.search(question)
+    return bool(asked) and not asks_for_groups(question)
+
+
+#: "What's the northernmost latitude ...", "what was the lowest yield of any trial ...": one extreme value
+#: of a number, asked by its superlative; the words after it name the number.
+_EXTREME = re.compile(
+    r"\bwhat(?:'s|\s+is|\s+was|\s+were)?\s+the\s+(?P<sup>[a-z]+)\s+(?P<words>[a-z][a-z -]*?)"
+    r"(?=\s+(?:of|for|among|in|at|by|reached|across|recorded|ever|on|any|from|that|with)\b|\s*[?,.;]|$)",
+    re.I,
+)
+_MOST = {"highest", "largest", "biggest", "greatest", "maximum", "max", "longest", "heaviest", "widest", "tallest"}
+_LEAST = {"lowest", "smallest", "minimum", "min", "shortest", "lightest", "narrowest"}
+#: The compass superlatives: the extreme of a coordinate (west and south are the smaller numbers).
+_COMPASS = {
+    "northernmost": ("latitude", "MAX"),
+    "southernmost": ("latitude", "MIN"),
+    "easternmost": ("longitude", "MAX"),
+    "westernmost": ("longitude", "MIN"),
+}
+#: Words after a superlative that make it a statistic's, not one value's ("the highest average rating").
+_OF_STATISTIC = {"average", "mean", "median", "total", "number", "count", "sum", "share", "percentage", "combined"}
+
+
+def extreme_asked(question: str, numbers: list[str]) -> tuple[str, str] | None:
+    """The number property and MAX or MIN a question asks for by a superlative ("the lowest yield of any
+    trial": yield, MIN; "the northernmost latitude": latitude, MAX); None for any other question, a
+    superlative of a statistic ("the highest average rating"), or words naming no one number property."""
+    found = _EXTREME.search(question)
+    if found is None or found["words"].split()[0].lower() in _OF_STATISTIC:
+        return None
+    sup = found["sup"].lower()
+    if sup in _COMPASS:
+        coordinate, metric = _COMPASS[sup]
+        words = f"{coordinate} {found['words']}"
+    elif sup in _MOST or sup in _LEAST:
+        metric, words = ("MAX" if sup in _MOST else "MIN"), f"{sup} {found['words']}"
+    else:
+        return None
+    named = measure_words(words)
+    props = [p for p in numbers if all(any(meets(w, n) for w in named) for n in content_stems(split_name(p)))]
+    if len(props) != 1:
+        props = [p for p in numbers if any(meets(w, n) for w in named for n in content_stems(split_name(p)))]
+    return (props[0], metric) if len(props) == 1 else None
+
+
+_MEAN_WORDS = re.compile(r"\b(?:average|mean|avg|on average)\b", re.I)
+_SUM_WORDS = re.compile(r"\b(?:total|sum|combined|altogether)\b", re.I)
+
+
+def statistic_asked(question: str, numbers: list[str]) -> tuple[str, str] | None:
+    """The mean (sum) of the one number property the question's words name, where it says "average" ("on
+    average", "mean") or "total": "How much longer are virginica petals on average" -> petal_length, MEAN.
+    None where it names no statistic or not one property."""
+    metric = "MEAN" if _MEAN_WORDS.search(question) else "SUM" if _SUM_WORDS.search(question) else ""
+    if not metric:
+        return None
+    words = measure_words(question)
+    whole = [p for p in numbers if all(any(meets(w, n) for w in words) for n in content_stems(split_name(p)))]
+    some = [p for p in numbers if any(meets(w, n) for w in words for n in content_stems(split_name(p)))]
+    named = whole if len(whole) == 1 else some
+    return (named[0], metric) if len(named) == 1 else None
+
+
+#: Words that ask for the least of something (a superlative or a comparative): which group a pick takes,
+#: which of two a difference names. Read by `chain`, `answer_form` and `arithmetic`.
+LEAST_WORDS = re.compile(
+    r"\b(?:least|lowest|worst|smallest|fewest|lightest|shortest|narrowest|slowest|weakest|cheapest|youngest|"
+    r"earliest|bottom|min(?:imum)?|less|lower|smaller|fewer|shorter|lighter|cheaper|narrower|worse|weaker|"
+    r"slower|younger|earlier)\b",
+    re.I,
+)
