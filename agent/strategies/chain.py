@@ -307,10 +307,10 @@ class Chain:
         if comparison is not None:
             return self._compare(model, executor, tools, config, question, comparison, on_call)
         parts = parts_of(question)
-        asked = arithmetic.asked_of(question)
-        if asked is not None:
+        form = arithmetic.asked_of(question)
+        if form is not None:
             answering = arithmetic.Answering(self.inner, self._values, executor, len(parts))
-            computed = answering.run(model, tools, config, question, asked, on_call)
+            computed = answering.run(model, tools, config, question, form, on_call)
             if computed is not None:
                 return computed
         if len(parts) == 1:  # one thing asked: the loop may end at the first result that holds it
