@@ -36,7 +36,7 @@ from agent.answer import Commit, FinalAnswer
 from agent.loop import AgentConfig, AgentRun, ExecutedCall, Executor, Step
 from agent.sentence import condition_text, measure, rounded, scope_of
 from agent.strategies.asked import LEAST_WORDS, statistic_asked
-from agent.strategies.conditions import spans
+from agent.strategies.conditions import spans, with_condition
 from agent.strategies.decompose import offered_collections
 from agent.strategies.values import mentions
 from agent.strategies.wording import NUMBER_AGGREGATION
@@ -279,8 +279,9 @@ def difference(
     base = keeping(_bare(arguments), lambda c: c.get("property_name") != pair.prop)
     values: list[float] = []
     for value in pair.values:
-        varied = {**base, CONDITIONS_FIELD: [*(base.get(CONDITIONS_FIELD) or []), pair.condition(value)]}
-        varied.pop(MATCH_FIELD, None) if len(varied[CONDITIONS_FIELD]) == 1 else None
+        varied = with_condition(base, pair.condition(value), again=True)
+        if varied is None:  # alternatives ("a or b") or a full list: the value cannot be ANDed on
+            return None
         found = variants.statistic(varied, slot, prop, metric, f"the question compares {pair.label(value)}")
         if found is None:
             return None
