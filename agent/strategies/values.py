@@ -284,10 +284,11 @@ class Values:
         complete = self._complete.get(collection, set())
         if prop not in complete or not stored:
             return arguments, ""
-        meant = nearest_value(value, stored) if not any(_letters(v) == _letters(value) for v in stored) else None
-        if meant is None:  # a name the model wrote out for a stored code: only here, never read off a question
+        exact = any(_letters(v) == _letters(value) for v in stored)
+        meant = nearest_value(value, stored) if not exact else None
+        if meant is None and not exact:  # a name the model wrote for a stored code: here only, never off a question
             codes = [v for v in stored if _code_for(value, v)]  # ("Which" has the letters of `WI`)
-            meant = codes[0] if len(codes) == 1 and not any(_letters(v) == _letters(value) for v in stored) else None
+            meant = codes[0] if len(codes) == 1 else None
         if meant is not None:  # a value the data does not hold, as written, is sent as the stored one it names
             shown = meant if where.get("operator") != "LIKE" else value.replace(value.strip("*?"), meant)
             mapped = {**arguments, TEXT_FILTER: {**where, "value": shown}}
