@@ -84,3 +84,21 @@ def meets(word: str, other: str) -> bool:
     """Two stems are one word, or one is a prefix of at least four letters of the other ("temp" names
     "temperature"; "fee" does not name "feedback")."""
     return word == other or (len(other) >= 4 and word.startswith(other)) or (len(word) >= 4 and other.startswith(word))
+
+
+def close_spelling(a: str, b: str) -> bool:
+    """A typo: at most one edit in five letters, for words of four letters or more, a swap of two letters
+    one edit ("airprot" ~ airport, "japna" ~ japan; optimal string alignment distance)."""
+    if min(len(a), len(b)) < 4 or abs(len(a) - len(b)) > max(len(a), len(b)) // 5:
+        return False
+    before: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        current = [i]
+        for j, y in enumerate(b, start=1):
+            cost = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y))
+            if i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
+                cost = min(cost, before[j - 2] + 1)
+            current.append(cost)
+        before, previous = previous, current
+    return previous[-1] <= max(len(a), len(b)) // 5

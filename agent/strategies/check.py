@@ -26,7 +26,7 @@ import re
 import time
 from typing import Any
 
-from agent._words import content_stems, meets, split_name
+from agent._words import close_spelling, content_stems, meets, split_name
 from agent.answer import Commit, FinalAnswer
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.models import CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME, ModelError
@@ -45,6 +45,13 @@ VERDICTS = (NOT_LISTED, LISTED)
 #: common statistics it cannot compute; choosing or naming one of those is a refusal.
 SUPPORTED = ("none", "count", "average", "median", "minimum", "maximum", "sum", "most common", "percentage")
 UNSUPPORTED = ("standard deviation", "variance", "correlation", "percentile")
+#: How people write them, in the model's words or the question's: "std dev", "stdev", "correlated", "quartile".
+UNSUPPORTED_WRITTEN = {
+    "standard deviation": re.compile(r"\bstandard deviation|\bstd\.? ?dev|\bstdev|\bstddev"),
+    "variance": re.compile(r"variance"),
+    "correlation": re.compile(r"\bcorrelat"),
+    "percentile": re.compile(r"\bpercentile|\bquartile"),
+}
 STATISTICS = (*SUPPORTED, *UNSUPPORTED)
 #: Statistics of the objects themselves: a count, or a listing.
 COUNTS = ("none", "count")
@@ -92,6 +99,10 @@ def asked_words(asks_for: str) -> list[str]:
     return [w for w in content_stems(split_name(asks_for)) if w not in ASKING_WORDS]
 
 
+#: The shortest word `named_in` reads as a typo of another.
+TYPO_LETTERS = 6
+
+
 def named_in(asks_for: str, collections: list[CollectionSchema]) -> bool:
     """Whether a word of what the question asks for names something in the database: a collection, a
     property or a description (forms of a word meet, "temp" names "temperature"). True when it asks for
@@ -112,7 +123,13 @@ def named_in(asks_for: str, collections: list[CollectionSchema]) -> bool:
         )
     ]
     vocabulary = {w for text in texts for w in content_stems(split_name(text))}
-    return any(meets(word, known) for word in words for known in vocabulary)
+    return any(meets(word, known) or typed_for(word, known) for word in words for known in vocabulary)
+
+
+def typed_for(word: str, known: str) -> bool:
+    """A typo of a word of six letters or more ("airprots" for airports): shorter words are too often
+    other words a letter apart ("price", "prime")."""
+    return min(len(word), len(known)) >= TYPO_LETTERS and close_spelling(word, known)
 
 
 def properties_name(asks_for: str, collection: CollectionSchema) -> bool:
@@ -158,6 +175,15 @@ def named_by_properties(asks_for: str, question: str, collection: CollectionSche
     return bool(words) and all(any(meets(word, name) for name in names) for word in words)
 
 
+def written_in(asks_for: str, question: str) -> bool:
+    """Whether what the model says the question asks for is the question's own words (a word of size
+    for its measure): "yield_bushels" for "How much rain fell?" is the model's own mapping onto a
+    property, and no sign that the property holds what is asked."""
+    said = content_stems(question)
+    measures = {DIMENSION_STEMS[w] for w in said if w in DIMENSION_STEMS}
+    return all(w in measures or any(meets(w, x) for x in said) for w in asked_words(asks_for))
+
+
 def about_schema(collections: list[str]) -> dict[str, Any]:
     return {
         "type": "object",
@@ -184,7 +210,7 @@ def refusal(decision: dict[str, Any], question: str = "") -> str:
     compute counts when chosen, or named in the model's words or the question's own: asked for "the
     standard deviation of the nightly prices", the model chose "none" and wrote "nightly prices"."""
     words = f"{decision.get('asks_for', '')} {question}".lower()
-    named = [s for s in UNSUPPORTED if s == decision.get("statistic") or s in words]
+    named = [s for s in UNSUPPORTED if s == decision.get("statistic") or UNSUPPORTED_WRITTEN[s].search(words)]
     if named:
         return f"the query tool cannot compute a {named[0]}"
     if decision.get("verdict") == NOT_LISTED:
@@ -297,7 +323,11 @@ class Check:
                 else:
                     target = [c for c in shown if c.name == decision.get("collection")] or shown[:1]
                     asks_for = str(decision.get("asks_for", ""))
-                    if properties_name(asks_for, target[0]) or named_by_properties(asks_for, question, target[0]):
+                    collection = target[0]
+                    foregone = properties_name(asks_for, collection) or named_by_properties(
+                        asks_for, question, collection
+                    )
+                    if foregone and written_in(asks_for, question):
                         decision["verdict"], decision["named_by_properties"] = LISTED, True
                     elif (
                         decision.get("statistic") in COUNTS

@@ -28,7 +28,7 @@ import re
 from itertools import pairwise
 from typing import Any
 
-from agent._words import EN_STOPWORDS, content_stems
+from agent._words import EN_STOPWORDS, close_spelling, content_stems
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.asked import one_number_asked
 from agent.strategies.conditions import (
@@ -168,7 +168,7 @@ def nearest_value(value: str, stored: list[str]) -> str | None:
         lambda v: _letters(v) == letters,
         lambda v: bool(words) and set(content_stems(v)) == words,
         lambda v: min(len(_letters(v)), len(letters)) >= 2 and _abbreviates(letters, v, core.isupper()),
-        lambda v: _close(letters, _letters(v)),
+        lambda v: close_spelling(letters, _letters(v)),
     )
     for fits in tests:
         found = [v for v in stored if fits(v)]
@@ -209,19 +209,6 @@ def _code_for(written: str, stored: str) -> bool:
         return True
     rest = iter(name[1:])
     return name[0] == code[0] and all(letter in rest for letter in code[1:])
-
-
-def _close(a: str, b: str) -> bool:
-    """At most one letter in five differs (an edit distance), for words of four letters or more."""
-    if min(len(a), len(b)) < 4 or abs(len(a) - len(b)) > max(len(a), len(b)) // 5:
-        return False
-    previous = list(range(len(b) + 1))
-    for i, x in enumerate(a, start=1):
-        current = [i]
-        for j, y in enumerate(b, start=1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
-        previous = current
-    return previous[-1] <= max(len(a), len(b)) // 5
 
 
 class Values:

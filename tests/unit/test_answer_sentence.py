@@ -90,6 +90,11 @@ def test_a_filter_value_the_data_does_not_hold_meets_the_one_stored_value_it_nam
     # a two-letter code shortens no ordinary word: "mean" is not Maine, "most" not Missouri
     assert nearest_value("mean", ["AK", "ME", "MO"]) is None and nearest_value("most", ["AK", "ME", "MO"]) is None
     assert nearest_value("google", ["GOOG", "IBM"]) == "GOOG"
+    # a typo: two letters swapped are one edit, a fifth of the letters at most
+    assert nearest_value("Japna", ["Japan", "Europe", "USA"]) == "Japan"
+    assert nearest_value("virginca", ["setosa", "versicolor", "virginica"]) == "virginica"
+    assert nearest_value("Jpaan", ["Japan", "Europe", "USA"]) == "Japan"
+    assert nearest_value("Jpnaa", ["Japan", "Europe", "USA"]) is None  # two edits in five letters
 
 
 def grouped_result(values: dict[str, float]) -> QueryResult:

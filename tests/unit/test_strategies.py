@@ -27,7 +27,7 @@ from agent.strategies import (
     parse_strategy,
 )
 from agent.strategies.chain import comparison_of, parts_of, per_group_part, pick
-from agent.strategies.check import LISTED, NOT_LISTED, listing, named_in, properties_name, refusal
+from agent.strategies.check import LISTED, NOT_LISTED, listing, named_in, properties_name, refusal, written_in
 from agent.strategies.examples import in_schema_order
 from agent.strategies.grounded import answer_from, answer_text, derived_answer, facts_of, text_agrees
 from agent.strategies.refine import conditions_in
@@ -739,6 +739,9 @@ def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_r
     assert "no property" in refusal({**fine, "verdict": NOT_LISTED})
     assert "variance" in refusal(fine, "What is the variance of the ticket prices?"), "in the question's words"
     assert not refusal(fine, "What is the average ticket price?")
+    for written in ("whats the std dev of prices", "the stdev of the prices", "are price and rating correlated"):
+        assert "the query tool cannot compute" in refusal(fine, written), written
+    assert not refusal(fine, "which standard rooms cost most?"), "a word that only begins like one"
 
 
 @pytest.mark.parametrize(
@@ -752,6 +755,8 @@ def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_r
         ("how many", True),  # a statistic alone asks for nothing the database must name
         ("maximum temperature", True),  # "temp" names it
         ("the 3 most common media", True),  # the Latin plural of `medium`
+        ("the most common meduims", True),  # a typo of six letters or more: two letters swapped
+        ("the cheapest prcie", False),  # a shorter word a letter apart is another word
         ("what it asks for, in a few words.", True),  # the prompt's hint written back says nothing: the verdict decides
     ],
 )
@@ -776,7 +781,7 @@ def test_check_refuses_without_a_verdict_what_no_word_of_the_database_names(asks
         return tool_reply("query_database", MEAN_PRICE) if not tool_returns(messages) else ModelReply(content="5")
 
     model = FunctionModel(reply)
-    run = build_strategy("check").run(model, executor(), tools(), AgentConfig(), "What is it?")
+    run = build_strategy("check").run(model, executor(), tools(), AgentConfig(), f"Tell me the {asks_for}.")
     asked = [schema_name(c["response_format"]) for c in model.calls]
     if properties_name(asks_for, SCHEMA.collections[0]):  # a property names each word: no verdict, the query runs
         assert asked[0] == "QuestionCheck" and "CheckVerdict" not in asked
@@ -789,6 +794,13 @@ def test_check_refuses_without_a_verdict_what_no_word_of_the_database_names(asks
     else:  # refused at once: no verdict asked, no query run
         assert asked == ["QuestionCheck"] and run.answer is not None and run.answer.refuses and not run.calls()
         assert run.strategy_notes["check"]["decision"]["named_in_database"] is False
+
+
+def test_a_property_the_model_names_for_words_the_question_does_not_write_is_left_to_the_verdict() -> None:
+    assert written_in("average price", "What is the mean ticket price?")
+    assert written_in("weight", "Which is the heaviest?"), "a word of size writes its measure"
+    assert not written_in("yield_bushels", "How much rain fell at Waseca in 1931?"), "the model's own mapping"
+    assert not written_in("name, state", "Which airport in Texas has the most runways?")
 
 
 def test_refine_turns_back_a_search_holding_conditions_and_the_corrected_call_runs() -> None:
