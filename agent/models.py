@@ -43,6 +43,7 @@ __all__ = [
     "ORACLE",
     "PLAN_SCHEMA_NAME",
     "RESULT_OF",
+    "VALUE_SCHEMA_NAME",
     "VERDICT_SCHEMA_NAME",
     "ChatModel",
     "ModelError",
@@ -72,6 +73,8 @@ PLAN_SCHEMA_NAME = "QueryPlan"
 CHECK_SCHEMA_NAME = "QuestionCheck"
 #: Its verdict on one collection's properties (`agent.strategies.check`).
 VERDICT_SCHEMA_NAME = "CheckVerdict"
+#: The `values` strategy's choice among the stored codes a name the model wrote fits (`agent.strategies.values`).
+VALUE_SCHEMA_NAME = "StoredValue"
 #: The `chain` strategy's rewrite of a follow-up question, and where its prompt puts the follow-up.
 FOLLOW_UP_SCHEMA_NAME = "FollowUpQuestion"
 FOLLOW_UP_MARK = "Follow-up question: "
@@ -152,6 +155,9 @@ class OracleModel:
         if name == FOLLOW_UP_SCHEMA_NAME:  # the follow-up as asked: the chain then puts the answer after it
             asked = [p.content for p in all_parts(messages) if isinstance(p, UserPromptPart)]
             return ModelReply(content=json.dumps({"question": asked[-1].split(FOLLOW_UP_MARK)[-1] if asked else ""}))
+        if name == VALUE_SCHEMA_NAME and response_format is not None:  # gold values are stored: none is meant
+            choices = response_format.json_schema["properties"]["value"]["enum"]
+            return ModelReply(content=json.dumps({"value": choices[0]}))
         if name in (CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME) and response_format is not None:
             return ModelReply(content=json.dumps(self._check(response_format.json_schema)))
         if is_commit_request(response_format):

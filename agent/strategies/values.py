@@ -31,6 +31,7 @@ from typing import Any
 from agent._words import EN_STOPWORDS, close_spelling, content_stems
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.asked import one_number_asked
+from agent.strategies.codes import Chooser, chosen_code, code_for, initials, letters
 from agent.strategies.conditions import (
     alternatives,
     either,
@@ -103,8 +104,8 @@ def mentions(question: str, values: dict[str, list[str]]) -> list[tuple[str, str
     or two written like it or meeting it through its forms (`nearest_value`)."""
     words = list(_QUESTION_WORDS.finditer(question))
     pairs = [(a.start(), b.end()) for a, b in pairwise(words)]
-    held = {_letters(v) for stored in values.values() for v in stored}
-    whole = [p for p in pairs if _letters(question[p[0] : p[1]]) in held]  # "University Farm" before "University"
+    held = {letters(v) for stored in values.values() for v in stored}
+    whole = [p for p in pairs if letters(question[p[0] : p[1]]) in held]  # "University Farm" before "University"
     phrases = whole + [(m.start(), m.end()) for m in words] + pairs
     found: list[tuple[str, str, int, int]] = []
     for start, end in phrases:  # then single words, then two-word phrases where neither word names one
@@ -115,7 +116,7 @@ def mentions(question: str, values: dict[str, list[str]]) -> list[tuple[str, str
             continue
         for prop, stored in values.items():
             # a short code in capitals is named in capitals: "or" is no `OR`, "in" no `IN`
-            same = [v for v in stored if _letters(v) == _letters(text) and (text.isupper() or not _code(v))]
+            same = [v for v in stored if letters(v) == letters(text) and (text.isupper() or not _code(v))]
             meant = same[0] if len(same) == 1 else nearest_value(text, stored) if len(text) >= 2 else None
             if meant is not None and _code(meant) and not text.isupper():
                 meant = None
@@ -126,7 +127,7 @@ def mentions(question: str, values: dict[str, list[str]]) -> list[tuple[str, str
 
 
 def _code(value: str) -> bool:
-    return value.isupper() and len(_letters(value)) <= 3
+    return value.isupper() and len(letters(value)) <= 3
 
 
 def text_properties(collection: CollectionSchema) -> list[str]:
@@ -144,14 +145,6 @@ def can_match(value: str, stored: list[str]) -> bool:
     return any(all(part in v for part in core) for v in lowered)
 
 
-def _letters(text: str) -> str:
-    return "".join(ch for ch in text.lower() if ch.isalnum())
-
-
-def _initials(text: str) -> str:
-    return "".join(word[0] for word in text.lower().replace("-", " ").split() if word[:1].isalnum())
-
-
 def nearest_value(value: str, stored: list[str]) -> str | None:
     """The one stored value a filter's value means when no stored value is written like it, or None.
 
@@ -161,14 +154,14 @@ def nearest_value(value: str, stored: list[str]) -> str | None:
     `New York`); a typo of at most a fifth of the letters ("Japna" ~ `Japan`). Nothing here knows a
     database: the values are the database's own."""
     core = value.replace("*", " ").replace("?", " ").strip()
-    letters, words = _letters(core), set(content_stems(core))
-    if not letters or any(_letters(v) == letters and v == core for v in stored):
+    typed, words = letters(core), set(content_stems(core))
+    if not typed or any(letters(v) == typed and v == core for v in stored):
         return None
     tests = (
-        lambda v: _letters(v) == letters,
+        lambda v: letters(v) == typed,
         lambda v: bool(words) and set(content_stems(v)) == words,
-        lambda v: min(len(_letters(v)), len(letters)) >= 2 and _abbreviates(letters, v, core.isupper()),
-        lambda v: close_spelling(letters, _letters(v)),
+        lambda v: min(len(letters(v)), len(typed)) >= 2 and _abbreviates(typed, v, core.isupper()),
+        lambda v: close_spelling(typed, letters(v)),
     )
     for fits in tests:
         found = [v for v in stored if fits(v)]
@@ -183,32 +176,19 @@ def nearest_value(value: str, stored: list[str]) -> str | None:
 _DERIVED_ENDINGS = ("ese", "ian", "an", "n", "ish", "i", "s", "es")
 
 
-def _abbreviates(letters: str, stored: str, capitals: bool = False) -> bool:
+def _abbreviates(typed: str, stored: str, capitals: bool = False) -> bool:
     """The typed letters shorten the stored value ("calif" ~ California, "ny" ~ New York), or the stored
     value shortens them: an acronym in capitals ("US" ~ "usa") or a word made of it ("Japan" ~ "japanese"),
     never any word that merely starts alike ("rain" is no value of "rainfall")."""
-    held = _letters(stored)
-    if held.startswith(letters) or _initials(stored) == letters:
+    held = letters(stored)
+    if held.startswith(typed) or initials(stored) == typed:
         return True
-    if not letters.startswith(held):
+    if not typed.startswith(held):
         return False
     # a stored acronym shortens a longer word only when it is 3 letters or more, or the word is in capitals
     # too: "GOOG" ~ google, "US" ~ USA, never "ME" ~ mean
     acronym = stored.isupper() and (len(held) >= 3 or capitals)
-    return acronym or (len(held) >= 4 and letters[len(held) :] in _DERIVED_ENDINGS)
-
-
-def _code_for(written: str, stored: str) -> bool:
-    """A stored code in capitals (2 or 3 letters) shortens a name written out: the name's initials ("Puerto
-    Rico" ~ `PR`), or its first letter then letters of it in order ("Texas" ~ `TX`, "Florida" ~ `FL`). Used
-    on a filter value the model wrote, where one stored code fits ("Alaska" fits AK, AL and AS: none)."""
-    code, name = _letters(stored), _letters(written)
-    if not (stored.isupper() and 2 <= len(code) <= 3 and len(name) >= 4 and written[:1].isupper()):
-        return False
-    if _initials(written) == code:
-        return True
-    rest = iter(name[1:])
-    return name[0] == code[0] and all(letter in rest for letter in code[1:])
+    return acronym or (len(held) >= 4 and typed[len(held) :] in _DERIVED_ENDINGS)
 
 
 class Values:
@@ -257,9 +237,12 @@ class Values:
             self._read[collection] = read
         return self._read[collection]
 
-    def amend(self, executor: Executor, arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    def amend(
+        self, executor: Executor, arguments: dict[str, Any], choose: Chooser | None = None
+    ) -> tuple[dict[str, Any], str]:
         """The call with a text filter no stored value of its category property can match moved to the
-        first other text property where it matches objects, and why ("" and the call as it is otherwise)."""
+        first other text property where it matches objects, and why ("" and the call as it is otherwise).
+        `choose` picks among several stored codes a name fits (none: no code is taken)."""
         collection, where = str(arguments.get("collection_name") or ""), arguments.get(TEXT_FILTER)
         schema = getattr(executor, "schema", None)
         found = schema.get(collection) if schema is not None else None
@@ -271,21 +254,21 @@ class Values:
         complete = self._complete.get(collection, set())
         if prop not in complete or not stored:
             return arguments, ""
-        exact = any(_letters(v) == _letters(value) for v in stored)
+        exact = any(letters(v) == letters(value) for v in stored)
         meant = nearest_value(value, stored) if not exact else None
         if meant is None and not exact:  # a name the model wrote for a stored code: here only, never off a question
-            codes = [v for v in stored if _code_for(value, v)]  # ("Which" has the letters of `WI`)
-            meant = codes[0] if len(codes) == 1 else None
+            codes = [v for v in stored if code_for(value, v)]  # ("Which" has the letters of `WI`)
+            meant = codes[0] if len(codes) == 1 else choose(prop, value, codes) if codes and choose else None
         if meant is not None:  # a value the data does not hold, as written, is sent as the stored one it names
             shown = meant if where.get("operator") != "LIKE" else value.replace(value.strip("*?"), meant)
             mapped = {**arguments, TEXT_FILTER: {**where, "value": shown}}
             return mapped, f"{prop} holds no {value!r}; the filter ran with the stored value {shown!r}."
         if can_match(value, stored):
             return arguments, ""
-        categories, same = self.categories(executor, found), _letters(value)
-        owner = [p for p in complete if p != prop and any(_letters(v) == same for v in categories.get(p, []))]
+        categories, same = self.categories(executor, found), letters(value)
+        owner = [p for p in complete if p != prop and any(letters(v) == same for v in categories.get(p, []))]
         if len(owner) == 1 and where.get("operator") == "=":  # `variety = "Waseca"` where Waseca is a site
-            held = next(v for v in categories[owner[0]] if _letters(v) == same)
+            held = next(v for v in categories[owner[0]] if letters(v) == same)
             moved = {**arguments, TEXT_FILTER: {**where, "property_name": owner[0], "value": held}}
             return moved, f"{prop} holds no {value!r}; {owner[0]} does: the filter ran on {owner[0]}."
         pattern = value if "*" in value or "?" in value else f"*{value}*"
@@ -408,9 +391,12 @@ class Values:
         moved: list[str] = []
         compound = tools.design.operations is ToolOperations.COMPOUND
 
+        def choose(prop: str, value: str, codes: list[str]) -> str | None:
+            return chosen_code(model, question, prop, value, codes)
+
         def amend(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
             arguments, restored = self.restore(executor, arguments, question, compound)
-            arguments, why = self.amend(executor, arguments)
+            arguments, why = self.amend(executor, arguments, choose)
             moved.extend([why] if why else [])
             return arguments, " ".join(w for w in (restored, why) if w)
 

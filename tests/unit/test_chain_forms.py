@@ -181,14 +181,14 @@ def test_a_stored_code_shortens_a_name_written_out_only_where_one_code_fits() ->
     from agent.strategies.values import mentions, nearest_value
 
     codes = ["AK", "AL", "AS", "TX", "TN", "FL", "PR", "PA", "CA", "CO"]
-    from agent.strategies.values import _code_for
+    from agent.strategies.codes import code_for
 
-    assert [c for c in codes if _code_for("Texas", c)] == ["TX"] and [c for c in codes if _code_for("Florida", c)] == [
+    assert [c for c in codes if code_for("Texas", c)] == ["TX"] and [c for c in codes if code_for("Florida", c)] == [
         "FL"
     ]
-    assert [c for c in codes if _code_for("Puerto Rico", c)] == ["PR"]  # its initials
-    assert len([c for c in codes if _code_for("Alaska", c)]) == 3  # AK, AL, AS: names none
-    assert not _code_for("texas", "TX")  # a name is written with its capital
+    assert [c for c in codes if code_for("Puerto Rico", c)] == ["PR"]  # its initials
+    assert len([c for c in codes if code_for("Alaska", c)]) == 3  # AK, AL, AS: the model chooses
+    assert not code_for("texas", "TX")  # a name is written with its capital
     assert nearest_value("Which", [*codes, "WI"]) is None  # a question's word is never read as a code
     assert mentions("How many are in Texas?", {"state": codes}) == []  # in the question: a code only as written
 
@@ -213,7 +213,38 @@ def test_a_name_the_model_wrote_runs_as_the_one_stored_code_it_shortens() -> Non
     moved, why = Values(None).amend(executor, texas)
     assert moved["text_property_filter"]["value"] == "TX" and why
     alaska = {**texas, "text_property_filter": {**texas["text_property_filter"], "value": "Alaska"}}
-    assert Values(None).amend(executor, alaska)[0]["text_property_filter"]["value"] != "AK"  # AK, AL, AS all fit
+    assert Values(None).amend(executor, alaska)[0]["text_property_filter"]["value"] == "Alaska"  # AK, AL, AS fit
+    offered: list[list[str]] = []
+
+    def choose(prop: str, value: str, fitting: list[str]) -> str | None:
+        offered.append(fitting)
+        return "AK"
+
+    chosen, why = Values(None).amend(executor, alaska, choose)
+    assert chosen["text_property_filter"]["value"] == "AK" and "AK" in why
+    assert offered == [["AK", "AL", "AS"]], "only the codes the name's letters fit are offered, each once"
+    assert Values(None).amend(executor, alaska, lambda *_: None)[0] == alaska, "none chosen: the call as written"
+
+
+def test_the_model_chooses_among_the_codes_a_name_fits_and_its_other_replies_take_none() -> None:
+    from agent.models import VALUE_SCHEMA_NAME, ModelError, ModelReply, schema_name
+    from agent.strategies.codes import NO_CODE, chosen_code
+    from agent.testing import FunctionModel
+
+    def model_saying(content: str) -> FunctionModel:
+        return FunctionModel(lambda _messages, _tools: ModelReply(content=content))
+
+    said = model_saying('{"value": "AK"}')
+    assert chosen_code(said, "How many airports in Alaska?", "state", "Alaska", ["AK", "AL", "AS"]) == "AK"
+    wanted = said.calls[0]["response_format"]
+    assert schema_name(wanted) == VALUE_SCHEMA_NAME
+    for reply in (f'{{"value": "{NO_CODE}"}}', '{"value": "TX"}', "not json"):
+        assert chosen_code(model_saying(reply), "q", "state", "Alaska", ["AK", "AL", "AS"]) is None, reply
+
+    def failing(_messages: object, _tools: object) -> ModelReply:
+        raise ModelError("the server is down")
+
+    assert chosen_code(FunctionModel(failing), "q", "state", "Alaska", ["AK", "AL"]) is None
 
 
 def test_an_extreme_computed_needs_no_sort() -> None:

@@ -1,0 +1,70 @@
+"""Stored codes a written name stands for: "Texas" is `TX`, "Puerto Rico" `PR`, and where a name fits
+several ("California": `CA`, `CO`), the one the model chooses. `values` reads them; nothing here knows a
+database: the codes are the database's own."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from agent.models import VALUE_SCHEMA_NAME, ModelError
+from llm import ChatRequest, ModelRequest, ResponseFormat
+
+
+def letters(text: str) -> str:
+    """Letters and digits, lower case: how a value is compared whatever its case and punctuation."""
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def initials(text: str) -> str:
+    """The first letter of each word ("Puerto Rico" -> "pr")."""
+    return "".join(word[0] for word in text.lower().replace("-", " ").split() if word[:1].isalnum())
+
+
+def code_for(written: str, stored: str) -> bool:
+    """A stored code in capitals (2 or 3 letters) shortens a name written out: the name's initials ("Puerto
+    Rico" ~ `PR`), or its first letter then letters of it in order ("Texas" ~ `TX`, "Florida" ~ `FL`). Used
+    on a filter value the model wrote; where several fit ("Alaska": AK, AL and AS), `chosen_code` decides."""
+    code, name = letters(stored), letters(written)
+    if not (stored.isupper() and 2 <= len(code) <= 3 and len(name) >= 4 and written[:1].isupper()):
+        return False
+    if initials(written) == code:
+        return True
+    rest = iter(name[1:])
+    return name[0] == code[0] and all(letter in rest for letter in code[1:])
+
+
+#: (property, the value the model wrote, the stored codes it fits) -> the one meant, or None.
+Chooser = Callable[[str, str, list[str]], str | None]
+#: The choice that takes no code; first, so that a model must choose a code.
+NO_CODE = "none of them"
+#: The system turn of that choice.
+VALUE_SYSTEM = "You match a question's words to the values a database stores."
+
+
+def chosen_code(model: Any, question: str, prop: str, value: str, codes: list[str]) -> str | None:
+    """The stored code the model says a name means, among those its letters fit ("California": `CA` or
+    `CO`), or None. A short constrained turn of its own, only where a written name fits several codes:
+    asked to choose among every stored value, the model named one for names the data does not hold
+    ("Tesla" -> `AAPL`, "Ontario" -> `CA`); among codes of the name's own letters it has no such choice.
+    A model error takes none."""
+    prompt = (
+        f'Question: {question}\n\nThe filter {prop} = "{value}" matches no object. Stored values of {prop} '
+        f'written like it: {", ".join(codes)}.\n\nWhich stored value does the question mean by "{value}"?'
+    )
+    wanted = {
+        "type": "object",
+        "properties": {"value": {"enum": [NO_CODE, *codes]}},
+        "required": ["value"],
+        "additionalProperties": False,
+    }
+    request = ChatRequest(
+        messages=[ModelRequest.prompt(VALUE_SYSTEM, prompt)],
+        response_format=ResponseFormat(name=VALUE_SCHEMA_NAME, json_schema=wanted),
+    )
+    try:
+        picked = json.loads(model.complete(request).content or "{}").get("value")
+    except (ModelError, ValueError, AttributeError):
+        return None
+    return picked if picked in codes else None
