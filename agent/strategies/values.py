@@ -48,6 +48,7 @@ from executors.errors import ExecutorError
 from executors.schema import CollectionSchema
 from executors.vocabulary import (
     AGGREGATION_SLOT,
+    CONDITIONS_FIELD,
     FILTER_SLOT,
     GROUPBY_FIELD,
     REFERENCE_FILTER_FIELD,
@@ -240,20 +241,38 @@ class Values:
     def amend(
         self, executor: Executor, arguments: dict[str, Any], choose: Chooser | None = None
     ) -> tuple[dict[str, Any], str]:
-        """The call with a text filter no stored value of its category property can match moved to the
-        first other text property where it matches objects, and why ("" and the call as it is otherwise).
+        """The call with each text condition (its text filter, and each text condition of its `conditions`)
+        no stored value of its category property can match mapped to the stored value it names, or moved to
+        the first other text property where it matches objects, and why ("" and the call as it is otherwise).
         `choose` picks among several stored codes a name fits (none: no code is taken)."""
-        collection, where = str(arguments.get("collection_name") or ""), arguments.get(TEXT_FILTER)
         schema = getattr(executor, "schema", None)
-        found = schema.get(collection) if schema is not None else None
-        if found is None or not isinstance(where, dict) or not isinstance(where.get("value"), str):
+        found = schema.get(str(arguments.get("collection_name") or "")) if schema is not None else None
+        if found is None:
             return arguments, ""
-        texts = text_properties(found)
-        prop, value = str(where.get("property_name")), where["value"]
+        why: list[str] = []
+        where = arguments.get(TEXT_FILTER)
+        if isinstance(where, dict) and (fixed := self._condition(executor, found, where, choose)) is not None:
+            arguments = {**arguments, TEXT_FILTER: fixed[0]}
+            why.append(fixed[1])
+        listed = arguments.get(CONDITIONS_FIELD)
+        if isinstance(listed, list):
+            conditions = []
+            for condition in listed:
+                fixed = self._condition(executor, found, condition, choose) if isinstance(condition, dict) else None
+                conditions.append(fixed[0] if fixed is not None else condition)
+                why += [fixed[1]] if fixed is not None else []
+            arguments = {**arguments, CONDITIONS_FIELD: conditions}
+        return arguments, " ".join(why)
+
+    def _condition(
+        self, executor: Executor, found: CollectionSchema, where: dict[str, Any], choose: Chooser | None
+    ) -> tuple[dict[str, Any], str] | None:
+        """One text condition as it should run, and why; None where it runs as written."""
+        prop, value = str(where.get("property_name")), where.get("value")
         stored = self.categories(executor, found).get(prop)
-        complete = self._complete.get(collection, set())
-        if prop not in complete or not stored:
-            return arguments, ""
+        complete = self._complete.get(found.name, set())
+        if not isinstance(value, str) or prop not in complete or not stored:
+            return None
         exact = any(letters(v) == letters(value) for v in stored)
         meant = nearest_value(value, stored) if not exact else None
         if meant is None and not exact:  # a name the model wrote for a stored code: here only, never off a question
@@ -261,23 +280,23 @@ class Values:
             meant = codes[0] if len(codes) == 1 else choose(prop, value, codes) if codes and choose else None
         if meant is not None:  # a value the data does not hold, as written, is sent as the stored one it names
             shown = meant if where.get("operator") != "LIKE" else value.replace(value.strip("*?"), meant)
-            mapped = {**arguments, TEXT_FILTER: {**where, "value": shown}}
-            return mapped, f"{prop} holds no {value!r}; the filter ran with the stored value {shown!r}."
+            why = f"{prop} holds no {value!r}; the filter ran with the stored value {shown!r}."
+            return {**where, "value": shown}, why
         if can_match(value, stored):
-            return arguments, ""
+            return None
         categories, same = self.categories(executor, found), letters(value)
         owner = [p for p in complete if p != prop and any(letters(v) == same for v in categories.get(p, []))]
         if len(owner) == 1 and where.get("operator") == "=":  # `variety = "Waseca"` where Waseca is a site
             held = next(v for v in categories[owner[0]] if letters(v) == same)
-            moved = {**arguments, TEXT_FILTER: {**where, "property_name": owner[0], "value": held}}
+            moved = {**where, "property_name": owner[0], "value": held}
             return moved, f"{prop} holds no {value!r}; {owner[0]} does: the filter ran on {owner[0]}."
         pattern = value if "*" in value or "?" in value else f"*{value}*"
-        holding = next((p for p in texts if p not in complete and self._matches(executor, collection, p, pattern)), "")
+        texts = [p for p in text_properties(found) if p not in complete]
+        holding = next((p for p in texts if self._matches(executor, found.name, p, pattern)), "")
         if not holding:
-            return arguments, ""
-        moved = {**arguments, TEXT_FILTER: {"property_name": holding, "operator": "LIKE", "value": pattern}}
+            return None
         shown = ", ".join(repr(v) for v in stored[:VALUES_SHOWN]) + (", ..." if len(stored) > VALUES_SHOWN else "")
-        return moved, (
+        return {"property_name": holding, "operator": "LIKE", "value": pattern}, (
             f"{prop} {where.get('operator')} {value!r} matches no object ({prop} holds only {shown}); "
             f"the filter ran on {holding} LIKE {pattern!r}, which holds it."
         )

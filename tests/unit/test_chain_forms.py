@@ -224,6 +224,16 @@ def test_a_name_the_model_wrote_runs_as_the_one_stored_code_it_shortens() -> Non
     assert chosen["text_property_filter"]["value"] == "AK" and "AK" in why
     assert offered == [["AK", "AL", "AS"]], "only the codes the name's letters fit are offered, each once"
     assert Values(None).amend(executor, alaska, lambda *_: None)[0] == alaska, "none chosen: the call as written"
+    either = {
+        "collection_name": "Ports",
+        "conditions": [
+            {"property_name": "state", "operator": "=", "value": "Florida"},
+            {"property_name": "state", "operator": "=", "value": "TX"},
+        ],
+        "match": "any",
+    }
+    moved, why = Values(None).amend(executor, either)
+    assert [c["value"] for c in moved["conditions"]] == ["FL", "TX"] and "'FL'" in why, "a condition of the list too"
 
 
 def test_the_model_chooses_among_the_codes_a_name_fits_and_its_other_replies_take_none() -> None:
