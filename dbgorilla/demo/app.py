@@ -26,6 +26,7 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 
 from agent.conversation import Turn
 from agent.session import AgentSession
+from agent.strategies import DEFAULT_STRATEGY
 from agent.tooldef import DEFAULT_OPERATIONS
 from dbgorilla.cli.console import exit_code_of
 from dbgorilla.demo.events import Event, ObservedModel, answer_event, call_event, error_event, sse
@@ -52,7 +53,8 @@ class Choice(BaseModel):
     collections: str | None = None
     model: str | None = None
     base_url: str | None = None
-    strategy: str = "check+grounded"
+    #: Every door's default (`agent.strategies.DEFAULT_STRATEGY`) when the page leaves it blank.
+    strategy: str = DEFAULT_STRATEGY
     operations: str = DEFAULT_OPERATIONS.value
     #: The conversation so far on the page, oldest first: each question and the answer it got.
     history: list[dict[str, str]] = Field(default_factory=list)

@@ -149,3 +149,16 @@ def test_a_model_error_while_warming_is_the_local_server_failing_named_with_exit
     with pytest.raises(ModelServerFailed, match="while warming its prompt prefixes: endpoint unreachable") as caught:
         warm(session(Dead()))
     assert exit_code_of(caught.value) == ExitCode.INFRASTRUCTURE
+
+
+def test_the_demo_page_asks_with_every_door_s_default_strategy_when_it_names_none() -> None:
+    from dataclasses import fields
+    from pathlib import Path
+
+    from agent.strategies import strategy_names
+    from dbgorilla.demo.app import Choice
+
+    [session_default] = [f.default for f in fields(AgentSession) if f.name == "strategy"]
+    assert Choice().strategy == session_default == DEFAULT_STRATEGY
+    page = (Path(__file__).parents[2] / "dbgorilla" / "demo" / "static" / "demo.js").read_text()
+    assert not [name for name in strategy_names() if f'"{name}' in page], "the page writes no strategy of its own"

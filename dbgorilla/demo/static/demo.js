@@ -51,7 +51,7 @@ function choice() {
     collections: own ? $("collections").value : null,
     model: $("model").value || null,
     base_url: $("base-url").value || null,
-    strategy: $("strategy").value || "check+grounded",
+    strategy: $("strategy").value || undefined, // blank: the server's default, every door's
     operations: $("operations").value,
     history,
   };
