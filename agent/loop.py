@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from agent._recover import recover_tool_calls
 from agent.answer import Commit, FinalAnswer, commit_answer
-from agent.models import RESULT_OF, ModelError, ModelReply, RawToolCall, Usage
+from agent.models import RESULT_OF, TOOL_TURN_SCHEMA_NAME, ModelError, ModelReply, RawToolCall, Usage
 from agent.tooldef import TOOL_NAME, ToolSet, ToolVariant
 from executors import ErrorPayload, ExecutorError, InvalidArgumentsError, QueryResult, UnknownToolError
 from llm import (
@@ -364,7 +364,7 @@ class ResponseOrToolCall(BaseModel):
 
 
 def _response_format() -> ResponseFormat:
-    return ResponseFormat(name="ResponseOrToolCall", json_schema=ResponseOrToolCall.model_json_schema())
+    return ResponseFormat(name=TOOL_TURN_SCHEMA_NAME, json_schema=ResponseOrToolCall.model_json_schema())
 
 
 def _structured_instructions(tools: ToolSet) -> str:

@@ -8,19 +8,17 @@ subclasses with an `outcome` the evaluation records. The oracle reads the neutra
 from __future__ import annotations
 
 import json
-import math
 import re
+from collections.abc import Callable
 from typing import Any
 
-from agent.tooldef import TOOL_NAME, operation_kind, tool_function_name
+from agent.tooldef import TOOL_NAME, tool_function_name
 from executors import QueryDatabaseArguments
 from llm import (
     ChatModel,
     ChatRequest,
     ModelError,
     ModelReply,
-    ModelRequest,
-    ModelResponse,
     ModelTimeout,
     ModelUnavailable,
     OpenAIChatModel,
@@ -35,16 +33,10 @@ from llm.messages import all_parts
 
 __all__ = [
     "ANSWER_SCHEMA_NAME",
-    "CHECK_SCHEMA_NAME",
-    "DECOMPOSE_SCHEMA_PREFIX",
-    "FOLLOW_UP_MARK",
-    "FOLLOW_UP_SCHEMA_NAME",
-    "GROUNDED_SCHEMA_NAME",
     "ORACLE",
-    "PLAN_SCHEMA_NAME",
+    "ORACLE_REPLIES",
     "RESULT_OF",
-    "VALUE_SCHEMA_NAME",
-    "VERDICT_SCHEMA_NAME",
+    "TOOL_TURN_SCHEMA_NAME",
     "ChatModel",
     "ModelError",
     "ModelReply",
@@ -52,9 +44,11 @@ __all__ = [
     "ModelUnavailable",
     "OpenAIChatModel",
     "OracleModel",
+    "OracleReply",
     "RawToolCall",
     "Usage",
     "is_commit_request",
+    "oracle_replies",
     "schema_name",
 ]
 
@@ -63,21 +57,26 @@ ORACLE = "oracle"
 RESULT_OF = "Result of call "
 #: The name the commit turn's `response_format` carries (`agent.answer`); the oracle answers it by it.
 ANSWER_SCHEMA_NAME = "FinalAnswer"
-#: The name of the `grounded` strategy's commit schema (`agent.strategies.grounded`): ids of values, not values.
-GROUNDED_SCHEMA_NAME = "GroundedAnswer"
-#: The `decompose` strategy's decisions: `Decompose_collection`, `Decompose_kind`, `Decompose_arguments`.
-DECOMPOSE_SCHEMA_PREFIX = "Decompose_"
-#: The `plan` strategy's plan of dependent calls (`agent.strategies.plan`).
-PLAN_SCHEMA_NAME = "QueryPlan"
-#: The `check` strategy's decision on what a question needs (`agent.strategies.check`).
-CHECK_SCHEMA_NAME = "QuestionCheck"
-#: Its verdict on one collection's properties (`agent.strategies.check`).
-VERDICT_SCHEMA_NAME = "CheckVerdict"
-#: The `values` strategy's choice among the stored codes a name the model wrote fits (`agent.strategies.values`).
-VALUE_SCHEMA_NAME = "StoredValue"
-#: The `chain` strategy's rewrite of a follow-up question, and where its prompt puts the follow-up.
-FOLLOW_UP_SCHEMA_NAME = "FollowUpQuestion"
-FOLLOW_UP_MARK = "Follow-up question: "
+
+
+#: The loop's own structured turn (`agent.loop`): a reply or a tool call, which the oracle answers with its calls.
+TOOL_TURN_SCHEMA_NAME = "ResponseOrToolCall"
+#: What the oracle replies to a structured turn of a strategy, by the turn's schema name: (the oracle, the
+#: request) -> the reply's JSON object. The module that defines a turn registers its reply beside its schema
+#: (`oracle_replies`), so a new structured turn touches one file; a turn with none is an error, never a call.
+OracleReply = Callable[["OracleModel", ChatRequest], dict[str, Any]]
+ORACLE_REPLIES: dict[str, OracleReply] = {}
+
+
+def oracle_replies(*names: str) -> Callable[[OracleReply], OracleReply]:
+    """Register the decorated function as the oracle's reply to the structured turns named `names`."""
+
+    def register(reply: OracleReply) -> OracleReply:
+        for name in names:
+            ORACLE_REPLIES[name] = reply
+        return reply
+
+    return register
 
 
 def schema_name(response_format: ResponseFormat | dict[str, Any] | None) -> str | None:
@@ -145,21 +144,11 @@ class OracleModel:
             if isinstance(p, ToolReturnPart) or (isinstance(p, UserPromptPart) and p.content.startswith(RESULT_OF))
         ]
         name = schema_name(response_format)
-        if str(name).startswith(DECOMPOSE_SCHEMA_PREFIX):
-            return ModelReply(content=json.dumps(self._decide(str(name))))
-        if name == PLAN_SCHEMA_NAME:  # the resolved gold chain, nothing to fill
-            chain = [self.ground_truth, *self.later_calls] if self.ground_truth else []
-            return ModelReply(content=json.dumps({"steps": [{"call": c, "pick": "none"} for c in chain]}))
-        if name == GROUNDED_SCHEMA_NAME:
-            return ModelReply(content=json.dumps(_point_at(self.committed, messages)))
-        if name == FOLLOW_UP_SCHEMA_NAME:  # the follow-up as asked: the chain then puts the answer after it
-            asked = [p.content for p in all_parts(messages) if isinstance(p, UserPromptPart)]
-            return ModelReply(content=json.dumps({"question": asked[-1].split(FOLLOW_UP_MARK)[-1] if asked else ""}))
-        if name == VALUE_SCHEMA_NAME and response_format is not None:  # gold values are stored: none is meant
-            choices = response_format.json_schema["properties"]["value"]["enum"]
-            return ModelReply(content=json.dumps({"value": choices[0]}))
-        if name in (CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME) and response_format is not None:
-            return ModelReply(content=json.dumps(self._check(response_format.json_schema)))
+        reply = ORACLE_REPLIES.get(name or "")
+        if reply is not None:
+            return ModelReply(content=json.dumps(reply(self, request)))
+        if name and name not in (TOOL_TURN_SCHEMA_NAME, ANSWER_SCHEMA_NAME):
+            raise ModelError(f"the oracle has no reply to the structured turn {name!r} (see oracle_replies)")
         if is_commit_request(response_format):
             shown = _SHOWN_ID.findall(results[-1]) if results else []
             committed = {"sources": list(dict.fromkeys(shown)), **self.committed}
@@ -180,87 +169,9 @@ class OracleModel:
             tool_calls=[RawToolCall(id=f"oracle-{len(results) + 1}", name=name, arguments=json.dumps(arguments))]
         )
 
-    def _check(self, schema: dict[str, Any]) -> dict[str, Any]:
-        """A `check` step: the gold collection, then answerable when there is a gold call (the verdict's
-        second choice), else not (its first)."""
-        fields = schema["properties"]
-        if "verdict" in fields:
-            return {"verdict": fields["verdict"]["enum"][1 if self.ground_truth else 0]}
-        offered = fields["collection"]["enum"]
-        wanted = self.ground_truth.get("collection_name")
-        return {"collection": wanted if wanted in offered else offered[0], "asks_for": "", "statistic": "none"}
-
-    def _decide(self, schema: str) -> dict[str, Any]:
-        """A `decompose` decision, read off the first gold call."""
-        truth = dict(self.ground_truth)
-        step = schema.removeprefix(DECOMPOSE_SCHEMA_PREFIX)
-        if step == "collection":
-            return {"collection": truth.get("collection_name", "")}
-        if step == "kind":
-            return {"kind": operation_kind(truth)}
-        return {k: v for k, v in truth.items() if k != "collection_name"}
-
 
 #: An object's id as a result shows it to the model (`1. [1a2b3c4d] {...}`).
 _SHOWN_ID = re.compile(r"^\s*\d+\. \[([0-9a-f]{8})\]", re.MULTILINE)
-
-
-#: A value as the grounded commit turn lists it: `c1.price.mean = 23.5`.
-_FACT_LINE = re.compile(r"^(c\d+\.\S+) = (.*)$", re.MULTILINE)
-
-
-def _point_at(committed: dict[str, Any], messages: list[ModelRequest | ModelResponse]) -> dict[str, Any]:
-    """The oracle's grounded commit: for each value it knows, the id of a listed value equal to it
-    (within the precision an answer key commits to)."""
-    texts = [str(getattr(p, "content", "")) for p in all_parts(messages)]
-    prompt = next((text for text in reversed(texts) if _FACT_LINE.search(text)), "")
-    facts = _FACT_LINE.findall(prompt)
-
-    def close(text: str, target: float) -> bool:
-        try:
-            return math.isclose(float(text), target, rel_tol=1e-4, abs_tol=5.1e-5)
-        except ValueError:
-            return False
-
-    numbers, differences = [], []
-    for n in committed.get("numbers", []):
-        found = next((i for i, t in facts if close(t, n)), "")
-        pair = (
-            None
-            if found
-            else next(((a, b) for a, x in facts for b, y in facts if close(str(_float(x) - _float(y)), n)), None)
-        )
-        if found:
-            numbers.append(found)
-        elif pair is not None:  # a derived number: the difference of two listed values
-            differences.append({"of": pair[0], "minus": pair[1]})
-    names = [i for name in committed.get("names", []) for i in [next((i for i, t in facts if t == name), "")] if i]
-    wanted = committed.get("groups") or {}
-    groups = ""
-    for fact_id, text in facts:
-        pairs = dict(_GROUP_PAIR.findall(text)) if text.startswith("per group") else {}
-        shared = [k for k in pairs if k in wanted]
-        if wanted and len(shared) == min(len(pairs), len(wanted)) and all(close(pairs[k], wanted[k]) for k in shared):
-            groups = fact_id
-            break
-    return {
-        "numbers": numbers,
-        "names": names,
-        "groups": groups,
-        "differences": differences,
-        "cannot_answer": str(committed.get("cannot_answer", "")),
-    }
-
-
-def _float(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        return math.nan
-
-
-#: One group of a per-group value as the grounded turn lists it: `Spring: 31`.
-_GROUP_PAIR = re.compile(r"(?:\{|, )([^:{}]+): ([-+0-9.eE]+)")
 
 
 def _oracle_call(ground_truth: dict[str, Any], tools: list[ToolDefinition]) -> tuple[str, dict[str, Any]]:

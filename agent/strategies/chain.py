@@ -25,7 +25,6 @@ committed multi-step sample passed before (2026-11-26).
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import dataclass
@@ -33,35 +32,21 @@ from typing import Any
 
 from agent.answer import Commit, FinalAnswer
 from agent.loop import AgentConfig, AgentRun, Executor
-from agent.models import FOLLOW_UP_MARK, FOLLOW_UP_SCHEMA_NAME, ModelError
 from agent.strategies import arithmetic
 from agent.strategies.asked import LEAST_WORDS
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
+from agent.strategies.rewrite import rewrite
 from agent.strategies.values import Values
 from agent.strategies.wording import DIMENSIONS
 from agent.tooldef import ToolSet
 from executors import QueryResult
 from executors.vocabulary import GROUPBY_FIELD
-from llm import ChatRequest, ModelRequest, ResponseFormat, Usage
+from llm import Usage
 
 #: At most this many parts (a longer question is answered as one).
 MAX_PARTS = 3
 _PART = re.compile(r"[^?]+\?")
 _NUMBER = re.compile(r"-?[\d.,]+")
-REWRITE_SYSTEM = "You rewrite a follow-up question so that it stands alone."
-REWRITE_PROMPT = (
-    "Earlier question: {earlier}\nIts answer: {answer}\n"
-    "Rewrite the follow-up question so that it names the answer where it refers to it, with what it is "
-    '("of that subject" -> "of the subject Biology"). Change nothing else.\n' + FOLLOW_UP_MARK + "{follow_up}"
-)
-REWRITE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"question": {"type": "string", "maxLength": 300}},
-    "required": ["question"],
-    "additionalProperties": False,
-}
-
-
 _COMPARISON = re.compile(
     r"^(?:of|among|between) the (?P<count>two|three|four|2|3|4) (?P<rank>most|least) common (?P<category>[\w -]+?)"
     r"(?: (?:among|of|in) (?:the )?(?P<population>[\w -]+?))?, which (?:one )?(?:has|have|had|gets|is) the "
@@ -272,28 +257,6 @@ class Chain:
         #: Reads each collection's stored category values once, for the values a question compares.
         self._values = Values(None)
 
-    def rewrite(self, model: Any, earlier: str, answer: str, follow_up: str) -> tuple[str, Usage, str]:
-        """The follow-up naming `answer`; the model's rewrite when it names it, else the follow-up with the
-        answer after it. Returns the question, the tokens spent and how it was made."""
-        prompt = REWRITE_PROMPT.format(earlier=earlier, answer=answer, follow_up=follow_up)
-        usage = Usage()
-        try:
-            reply = model.complete(
-                ChatRequest(
-                    messages=[ModelRequest.prompt(REWRITE_SYSTEM, prompt)],
-                    response_format=ResponseFormat(name=FOLLOW_UP_SCHEMA_NAME, json_schema=REWRITE_SCHEMA),
-                )
-            )
-            usage = reply.usage
-            written = str(json.loads(reply.content or "{}").get("question", "")).strip()
-        except (ModelError, ValueError, AttributeError) as error:
-            written, how = "", f"fell back: {type(error).__name__}"
-        else:
-            how = "rewritten"
-        if not written or answer.lower() not in written.lower():
-            return f'{follow_up} (The answer to "{earlier}" is {answer}.)', usage, how if not written else "appended"
-        return written, usage, how
-
     def run(
         self,
         model: Any,
@@ -353,7 +316,7 @@ class Chain:
             # a name goes into the committed answer (a year named as "which year" too); a number only leads on
             if value in answer.names or not _NUMBER.fullmatch(value):
                 picked.append(value)
-            current, spent, how = self.rewrite(model, part, value, parts[index + 1])
+            current, spent, how = rewrite(model, part, value, parts[index + 1])
             usage = usage + spent
             asked[-1].update(picked=value, next=how)
         partial = len(runs) < len(parts)

@@ -29,7 +29,7 @@ from typing import Any
 from agent._words import close_spelling, content_stems, meets, split_name
 from agent.answer import Commit, FinalAnswer
 from agent.loop import AgentConfig, AgentRun, Executor
-from agent.models import CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME, ModelError
+from agent.models import ModelError, OracleModel, oracle_replies
 from agent.strategies.decompose import offered_collections
 from agent.strategies.openings import openings_of
 from agent.strategies.wording import DIMENSIONS
@@ -37,6 +37,9 @@ from agent.tooldef import ToolSet
 from executors.schema import CollectionSchema
 from llm import ChatRequest, ModelRequest, ResponseFormat, Usage
 
+#: The first decision's schema name, and the verdict's.
+CHECK_SCHEMA_NAME = "QuestionCheck"
+VERDICT_SCHEMA_NAME = "CheckVerdict"
 #: The verdict's two choices; the refusal is the first (a small model does not just take the first).
 NOT_LISTED = "no: it needs a property that is not listed"
 LISTED = "yes: the listed properties hold it"
@@ -271,6 +274,18 @@ def _verdict(model: Any, prompt: str) -> tuple[Any, Usage]:
     if verdict is None:
         raise ValueError(f"the verdict reply names no verdict: {(reply.content or '')[:80]!r}")
     return verdict, usage
+
+
+@oracle_replies(CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME)
+def oracle_check(oracle: OracleModel, request: ChatRequest) -> dict[str, Any]:
+    """The oracle's check: the gold collection, then answerable when there is a gold call (the verdict's
+    second choice), else not (its first)."""
+    fields = request.response_format.json_schema["properties"] if request.response_format else {}
+    if "verdict" in fields:
+        return {"verdict": fields["verdict"]["enum"][1 if oracle.ground_truth else 0]}
+    offered = fields["collection"]["enum"]
+    wanted = oracle.ground_truth.get("collection_name")
+    return {"collection": wanted if wanted in offered else offered[0], "asks_for": "", "statistic": "none"}
 
 
 class Check:

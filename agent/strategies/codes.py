@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from agent.models import VALUE_SCHEMA_NAME, ModelError
+from agent.models import ModelError, OracleModel, oracle_replies
 from llm import ChatRequest, ModelRequest, ResponseFormat
 
 
@@ -37,6 +37,8 @@ def code_for(written: str, stored: str) -> bool:
 
 #: (property, the value the model wrote, the stored codes it fits) -> the one meant, or None.
 Chooser = Callable[[str, str, list[str]], str | None]
+#: The schema name of the choice among codes.
+VALUE_SCHEMA_NAME = "StoredValue"
 #: The choice that takes no code; first, so that a model must choose a code.
 NO_CODE = "none of them"
 #: The system turn of that choice.
@@ -68,3 +70,9 @@ def chosen_code(model: Any, question: str, prop: str, value: str, codes: list[st
     except (ModelError, ValueError, AttributeError):
         return None
     return picked if picked in codes else None
+
+
+@oracle_replies(VALUE_SCHEMA_NAME)
+def oracle_code(oracle: OracleModel, request: ChatRequest) -> dict[str, Any]:
+    """The oracle takes no code: gold values are stored values, so no gold call asks for one."""
+    return {"value": NO_CODE}

@@ -14,12 +14,13 @@ import json
 from typing import Any
 
 from agent.loop import AgentConfig, AgentRun, Executor
-from agent.models import DECOMPOSE_SCHEMA_PREFIX, ModelError, ModelReply, RawToolCall, Usage
+from agent.models import ModelError, ModelReply, OracleModel, RawToolCall, Usage, oracle_replies, schema_name
 from agent.tooldef import (
     OPERATION_KINDS,
     TOOL_NAME,
     ToolSet,
     ToolVariant,
+    operation_kind,
     property_names_by_kind,
     tool_function_name,
     typed_slot,
@@ -35,6 +36,9 @@ SLOTS: dict[str, tuple[str, ...]] = {
     "aggregate": (*AGGREGATION_FIELDS, SEARCH_FIELD),
     "group": (GROUPBY_FIELD, *AGGREGATION_FIELDS, SEARCH_FIELD),
 }
+#: The decisions' schema names: `Decompose_collection`, `Decompose_kind`, `Decompose_arguments`.
+DECOMPOSE_SCHEMA_PREFIX = "Decompose_"
+STEPS = ("collection", "kind", "arguments")
 STEP_PROMPTS = {
     "collection": "Step 1 of 3: which collection answers the question?",
     "kind": "Step 2 of 3: which operation on {collection}? list: show matching objects; search: find objects "
@@ -112,7 +116,7 @@ class Decompose:
         try:
             names = offered_collections(tools)
             decisions["collection"] = names[0] if len(names) == 1 else None
-            for step in ("collection", "kind", "arguments"):
+            for step in STEPS:
                 if decisions.get(step) is not None:
                     continue
                 if step == "collection":
@@ -149,3 +153,15 @@ def _one(key: str, choices: list[str]) -> dict[str, Any]:
         "required": [key],
         "additionalProperties": False,
     }
+
+
+@oracle_replies(*(f"{DECOMPOSE_SCHEMA_PREFIX}{step}" for step in STEPS))
+def oracle_decision(oracle: OracleModel, request: ChatRequest) -> dict[str, Any]:
+    """The oracle's decision, read off the first gold call."""
+    truth = dict(oracle.ground_truth)
+    step = str(schema_name(request.response_format)).removeprefix(DECOMPOSE_SCHEMA_PREFIX)
+    if step == "collection":
+        return {"collection": truth.get("collection_name", "")}
+    if step == "kind":
+        return {"kind": operation_kind(truth)}
+    return {k: v for k, v in truth.items() if k != "collection_name"}

@@ -23,19 +23,26 @@ call; the agent reads its result, as a query agent's answer step does. A wrong c
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from agent.answer import Commit, FinalAnswer, commit_answer
 from agent.conversation import form_question
 from agent.loop import AgentConfig, AgentRun, ExecutedCall, Executor
-from agent.models import GROUNDED_SCHEMA_NAME, ModelError
+from agent.models import ModelError
 from agent.sentence import empty_result, plain, sentence
 from agent.strategies.answer_form import shaped
+from agent.strategies.facts import (
+    GROUNDED_SCHEMA_NAME,
+    Fact,
+    PointingError,
+    answer_from,
+    facts_of,
+    grounded_schema,
+    number_of,
+)
 from agent.tooldef import ToolSet
 from executors import QueryResult
 from executors.vocabulary import SCHEMA_METRICS, STATISTIC_METRICS
@@ -47,10 +54,6 @@ SAYS_IT_CANNOT = re.compile(
     r"|no (?:property|field|column|data|information) (?:for|about|on|that))\b",
     re.IGNORECASE,
 )
-#: Values listed at most (a listing of many objects would otherwise flood the turn).
-MAX_FACTS = 80
-MAX_OBJECTS = 10
-
 GROUNDED_PROMPT = (
     "Commit your answer by pointing at values in the results, never by retyping them. The values:\n"
     "{facts}\n\n"
@@ -59,107 +62,6 @@ GROUNDED_PROMPT = (
     'a value per group, the id of that per-group value (e.g. "c1.per_group.count"), else ""; cannot_answer: '
     'why the database cannot answer it, else "". One id per thing asked.'
 )
-
-
-@dataclass(frozen=True)
-class Fact:
-    id: str
-    value: float | str
-    #: For a per-group value: group -> value (the `groups` pointer copies it).
-    groups: dict[str, float] | None = None
-    source: str | None = None
-
-    def line(self) -> str:
-        if self.groups is not None:
-            shown = ", ".join(f"{k}: {_text(v)}" for k, v in list(self.groups.items())[:12])
-            return f"{self.id} = per group {{{shown}}}"
-        return f"{self.id} = {_text(self.value)}"
-
-
-def _text(value: float | str) -> str:
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
-        return str(int(value))
-    return str(value)
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
-
-
-def _metric_facts(prefix: str, aggregations: dict[str, Any]) -> list[Fact]:
-    facts = []
-    for prop, metrics in aggregations.items():
-        for metric, value in metrics.items():
-            if isinstance(value, list):  # top occurrences
-                for rank, item in enumerate(value, start=1):
-                    facts.append(Fact(f"{prefix}.{prop}.top{rank}", str(item.value)))
-                    facts.append(Fact(f"{prefix}.{prop}.top{rank}.count", float(item.count)))
-            elif (number := _number(value)) is not None:
-                facts.append(Fact(f"{prefix}.{prop}.{metric}", number))
-    return facts
-
-
-def facts_of(results: list[QueryResult]) -> list[Fact]:
-    """Every value a model may point at, call by call (numbered from 1, as the model saw them)."""
-    facts: list[Fact] = []
-    for index, result in enumerate(results, start=1):
-        prefix = f"c{index}"
-        if result.total_count is not None:
-            facts.append(Fact(f"{prefix}.count", float(result.total_count)))
-        facts += _metric_facts(prefix, result.aggregations)
-        if result.groups is not None:
-            counts = {k: float(g.count) for k, g in result.groups.items()}
-            facts.append(Fact(f"{prefix}.per_group.count", 0.0, counts))
-            metrics: dict[str, dict[str, float]] = {}
-            scalars: list[Fact] = []  # one group's value alone, so a difference of two groups can be pointed at
-            for rank, (key, group) in enumerate(result.groups.items(), start=1):
-                facts.append(Fact(f"{prefix}.group{rank}", key))
-                for prop, values in group.aggregations.items():
-                    for metric, value in values.items():
-                        if (number := _number(value)) is not None:
-                            metrics.setdefault(f"{prefix}.per_group.{prop}.{metric}", {})[key] = number
-                            scalars.append(Fact(f"{prefix}.group{rank}.{prop}.{metric}", number))
-            facts += [Fact(fid, 0.0, per_group) for fid, per_group in metrics.items()] + scalars
-        for rank, obj in enumerate(result.objects[:MAX_OBJECTS], start=1):
-            for prop, value in obj.properties.items():
-                number = _number(value)
-                if number is not None:
-                    facts.append(Fact(f"{prefix}.o{rank}.{prop}", number, source=obj.uuid))
-                elif isinstance(value, str) and len(value) <= 80:
-                    facts.append(Fact(f"{prefix}.o{rank}.{prop}", value, source=obj.uuid))
-    seen: dict[str, Fact] = {}
-    for fact in facts:
-        seen.setdefault(fact.id, fact)
-    return list(seen.values())[:MAX_FACTS]
-
-
-def grounded_schema(facts: list[Fact]) -> dict[str, Any]:
-    numbers = [f.id for f in facts if f.groups is None and isinstance(f.value, float)] or [""]
-    names = [f.id for f in facts if isinstance(f.value, str)] or [""]
-    groups = ["", *(f.id for f in facts if f.groups is not None)]
-    return {
-        "type": "object",
-        "properties": {
-            "numbers": {"type": "array", "items": {"enum": numbers}, "maxItems": 8},
-            "names": {"type": "array", "items": {"enum": names}, "maxItems": 8},
-            "groups": {"enum": groups},
-            "differences": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {"of": {"enum": numbers}, "minus": {"enum": numbers}},
-                    "required": ["of", "minus"],
-                    "additionalProperties": False,
-                },
-                "maxItems": 4,
-            },
-            "cannot_answer": {"type": "string"},
-        },
-        "required": ["numbers", "names", "groups", "differences", "cannot_answer"],
-        "additionalProperties": False,
-    }
 
 
 def derived_answer(result: QueryResult) -> FinalAnswer | None:
@@ -176,7 +78,7 @@ def derived_answer(result: QueryResult) -> FinalAnswer | None:
             values = [v for metrics in group.aggregations.values() for v in metrics.values()]
             if len(values) > 1:
                 return None
-            number = _number(values[0]) if values else float(group.count)
+            number = number_of(values[0]) if values else float(group.count)
             if number is None:
                 return None
             per_group[key] = number
@@ -189,7 +91,7 @@ def derived_answer(result: QueryResult) -> FinalAnswer | None:
                 return None
             if isinstance(value, list):
                 names += [str(item.value) for item in value]
-            elif (number := _number(value)) is not None:
+            elif (number := number_of(value)) is not None:
                 numbers.append(number)
             else:
                 return None
@@ -258,44 +160,6 @@ def text_agrees(text: str, answer: FinalAnswer) -> bool:
         all(_states(text, n) for n in answer.numbers)
         and all(name.lower() in lowered for name in answer.names)
         and all(group.lower() in lowered and _states(text, value) for group, value in answer.groups.items())
-    )
-
-
-class PointingError(ValueError):
-    """A grounded reply that cannot be turned into an answer (not JSON, an id that is no value)."""
-
-
-def answer_from(content: str | None, facts: list[Fact]) -> FinalAnswer:
-    """The answer the pointers name, the values copied from the results."""
-    try:
-        data = json.loads((content or "").strip() or "null")
-    except json.JSONDecodeError as error:
-        raise PointingError(f"the reply is not JSON ({error.msg})") from None
-    if not isinstance(data, dict):
-        raise PointingError("the reply is not a JSON object")
-    by_id = {f.id: f for f in facts}
-    numbers_at, names_at = list(data.get("numbers") or []), list(data.get("names") or [])
-    pairs = [d for d in data.get("differences") or [] if isinstance(d, dict)]
-    pointed = [*numbers_at, *names_at, *(d.get(k) for d in pairs for k in ("of", "minus"))]
-    unknown = [str(p) for p in pointed if p not in by_id and p != ""]
-    group_id = str(data.get("groups") or "")
-    if group_id and (group_id not in by_id or by_id[group_id].groups is None):
-        unknown.append(group_id)
-    if unknown:
-        raise PointingError(f"no value has the id {', '.join(unknown)}")
-    numbers = [by_id[p].value for p in numbers_at if p and by_id[p].groups is None]
-    for pair in pairs:  # "by how much": the absolute difference of two values, computed, not retyped
-        a, b = by_id[pair["of"]].value, by_id[pair["minus"]].value
-        if isinstance(a, float) and isinstance(b, float):
-            numbers.append(abs(a - b))
-    names = [str(by_id[p].value) for p in names_at if p]
-    sources = list(dict.fromkeys(by_id[p].source for p in pointed if p and by_id[p].source))
-    return FinalAnswer(
-        numbers=[n for n in numbers if isinstance(n, float)],
-        names=names,
-        groups=dict(by_id[group_id].groups or {}) if group_id else {},
-        cannot_answer=str(data.get("cannot_answer") or ""),
-        sources=[s[:8] for s in sources if s],
     )
 
 

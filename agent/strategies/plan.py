@@ -14,12 +14,14 @@ import json
 from typing import Any
 
 from agent.loop import AgentConfig, AgentRun, Executor
-from agent.models import PLAN_SCHEMA_NAME, ModelError, ModelReply, RawToolCall, Usage
+from agent.models import ModelError, ModelReply, OracleModel, RawToolCall, Usage, oracle_replies
 from agent.tooldef import TOOL_NAME, ToolSet, ToolVariant, tool_function_name
 from executors import QueryResult
 from llm import ChatRequest, ModelRequest, ResponseFormat
 
 MAX_STEPS = 3
+#: The plan's schema name.
+PLAN_SCHEMA_NAME = "QueryPlan"
 PICKS = ("none", "most_common", "least_common", "second_most_common", "highest", "lowest", "metric")
 PLAN_PROMPT = (
     "Plan the queries that answer the question: one call, or up to three when a later one needs a value an "
@@ -182,3 +184,10 @@ class Plan:
         )
         run.strategy_notes["plan"] = {"steps": steps, "filled": planned.filled, "picked": planned.picked}
         return run
+
+
+@oracle_replies(PLAN_SCHEMA_NAME)
+def oracle_plan(oracle: OracleModel, request: ChatRequest) -> dict[str, Any]:
+    """The oracle's plan is the resolved gold chain, nothing to fill."""
+    chain = [oracle.ground_truth, *oracle.later_calls] if oracle.ground_truth else []
+    return {"steps": [{"call": c, "pick": "none"} for c in chain]}

@@ -21,9 +21,10 @@ from inspect_ai.model import get_model
 from typer.testing import CliRunner
 
 from agent import AgentConfig, AgentRun, ModelReply, ToolDesign
-from agent.models import CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME, is_commit_request, schema_name
+from agent.models import is_commit_request, schema_name
 from agent.query_agent import QueryAgent
 from agent.strategies import DEFAULT_STRATEGY
+from agent.strategies.check import CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME
 from agent.testing import tool_reply
 from dbgorilla import mcp_server
 from dbgorilla.cli import app

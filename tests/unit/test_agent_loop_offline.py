@@ -252,3 +252,30 @@ def test_the_oracle_commits_what_it_was_told_and_cites_what_it_was_shown() -> No
     assert result.answer.sources == shown
     refusing = run(OracleModel.abstaining("The database has no calorie property."))
     assert refusing.answer is not None and refusing.answer.refuses and not refusing.calls()
+
+
+def test_each_structured_turn_registers_the_oracle_s_reply_beside_its_schema_and_an_unknown_turn_is_an_error() -> None:
+    import agent.strategies  # noqa: F401  every strategy module, and the turns each defines
+    from agent.models import ORACLE_REPLIES, ModelError, OracleModel
+    from agent.strategies.check import CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME
+    from agent.strategies.codes import NO_CODE, VALUE_SCHEMA_NAME
+    from agent.strategies.decompose import DECOMPOSE_SCHEMA_PREFIX, STEPS
+    from agent.strategies.facts import GROUNDED_SCHEMA_NAME
+    from agent.strategies.plan import PLAN_SCHEMA_NAME
+    from agent.strategies.rewrite import FOLLOW_UP_SCHEMA_NAME
+    from llm import ChatRequest, ResponseFormat
+
+    turns = {CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME, VALUE_SCHEMA_NAME, GROUNDED_SCHEMA_NAME, PLAN_SCHEMA_NAME}
+    turns |= {FOLLOW_UP_SCHEMA_NAME, *(f"{DECOMPOSE_SCHEMA_PREFIX}{step}" for step in STEPS)}
+    assert turns <= set(ORACLE_REPLIES)
+
+    def asked(name: str, schema: dict[str, Any]) -> str | None:
+        request = ChatRequest(
+            messages=[ModelRequest.prompt("s", "q")], response_format=ResponseFormat(name=name, json_schema=schema)
+        )
+        return OracleModel({"collection_name": "Restaurants"}).complete(request).content
+
+    choices = {"properties": {"value": {"enum": [NO_CODE, "AK"]}}}
+    assert json.loads(asked(VALUE_SCHEMA_NAME, choices) or "{}") == {"value": NO_CODE}, "a gold value is stored"
+    with pytest.raises(ModelError, match="no reply to the structured turn 'NewTurn'"):
+        asked("NewTurn", {})

@@ -237,8 +237,8 @@ def test_a_name_the_model_wrote_runs_as_the_one_stored_code_it_shortens() -> Non
 
 
 def test_the_model_chooses_among_the_codes_a_name_fits_and_its_other_replies_take_none() -> None:
-    from agent.models import VALUE_SCHEMA_NAME, ModelError, ModelReply, schema_name
-    from agent.strategies.codes import NO_CODE, chosen_code
+    from agent.models import ModelError, ModelReply, schema_name
+    from agent.strategies.codes import NO_CODE, VALUE_SCHEMA_NAME, chosen_code
     from agent.testing import FunctionModel
 
     def model_saying(content: str) -> FunctionModel:

@@ -7,8 +7,7 @@ import json
 
 import pytest
 
-from agent.models import VERDICT_SCHEMA_NAME
-from agent.strategies.check import LISTED, NOT_LISTED, VERDICT_TOKENS, VERDICTS, _verdict, chosen
+from agent.strategies.check import LISTED, NOT_LISTED, VERDICT_SCHEMA_NAME, VERDICT_TOKENS, VERDICTS, _verdict, chosen
 from llm import ChatRequest, ModelReply, Usage
 
 

@@ -9,10 +9,9 @@ from typing import Any
 import pytest
 
 from agent import AgentConfig, build_tools
-from agent.models import CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME
 from agent.session import AgentSession
 from agent.strategies import DEFAULT_STRATEGY, SolvedExample
-from agent.strategies.check import LISTED
+from agent.strategies.check import CHECK_SCHEMA_NAME, LISTED, VERDICT_SCHEMA_NAME
 from agent.strategies.examples import EXAMPLES_START
 from agent.testing import tool_reply
 from agent.tokens import estimate_counter

@@ -15,7 +15,6 @@ import pytest
 
 from agent import Agent, AgentConfig, ModelReply, OracleModel, ToolDesign, build_tools
 from agent.answer import FinalAnswer, is_commit_request
-from agent.models import GROUNDED_SCHEMA_NAME
 from agent.query_agent import QueryAgent
 from agent.strategies import (
     STRATEGIES,
@@ -29,7 +28,8 @@ from agent.strategies import (
 from agent.strategies.chain import comparison_of, parts_of, per_group_part, pick
 from agent.strategies.check import LISTED, NOT_LISTED, listing, named_in, properties_name, refusal, written_in
 from agent.strategies.examples import in_schema_order
-from agent.strategies.grounded import answer_from, answer_text, derived_answer, facts_of, text_agrees
+from agent.strategies.facts import GROUNDED_SCHEMA_NAME, answer_from, facts_of
+from agent.strategies.grounded import answer_text, derived_answer, text_agrees
 from agent.strategies.refine import conditions_in
 from agent.strategies.typed import BOOLEAN_AGGREGATION, asked_slots, group_named
 from agent.strategies.values import can_match, linked
