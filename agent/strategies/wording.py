@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent._words import IRREGULAR_PLURALS, MONTHS, content_stems, meets, split_name
+from agent._words import IRREGULAR_PLURALS, MONTHS, close_spelling, content_stems, meets, split_name
 from executors.schema import CollectionSchema
 from executors.vocabulary import (
     AGGREGATION_SLOT,
@@ -141,13 +141,34 @@ _YEAR = re.compile(r"\b(?:in|from|during|for|of)\s+(?P<n>(?:1[89]|20)\d\d)\b|\b(
 _WORD = re.compile(r"[A-Za-z]+")
 
 
-#: A number joined to the word it counts: "8-cylinder", "4-door", "3-star".
-_COMPOUND = re.compile(r"(?<![\w.])(?P<n>\d+(?:\.\d+)?)-(?P<w>[a-z]+)\b", re.I)
+#: Numbers written as words, as a compound writes them ("six-cylinder").
+NUMBER_WORDS = {
+    word: index
+    for index, word in enumerate(
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
+    )
+}
+#: A number joined to the word it counts: "8-cylinder", "4-door", "3-star", "six-cylinder".
+_COMPOUND = re.compile(rf"(?<![\w.])(?P<n>\d+(?:\.\d+)?|{'|'.join(NUMBER_WORDS)})-(?P<w>[a-z]+)\b", re.I)
+
+
+def _compound_number(written: str) -> float:
+    """The number a compound writes, in digits or as a word."""
+    return float(NUMBER_WORDS.get(written.lower(), written))
 
 
 def _named_by(word: str, numbers: list[str]) -> str | None:
-    """The one number property a word names ("cylinder" names `cylinders`), or None."""
-    named = [p for p in numbers if any(meets(w, n) for w in content_stems(word) for n in content_stems(split_name(p)))]
+    """The one number property a word names ("cylinder" names `cylinders`; a typo of six letters or more,
+    "cyclinder", too), or None."""
+    named = [
+        p
+        for p in numbers
+        if any(
+            meets(w, n) or (min(len(w), len(n)) >= 6 and close_spelling(w, n))
+            for w in content_stems(word)
+            for n in content_stems(split_name(p))
+        )
+    ]
     return named[0] if len(named) == 1 else None
 
 
@@ -243,7 +264,9 @@ def number_condition(question: str, numbers: list[str]) -> dict[str, Any] | None
         if value.is_integer() and 1800 <= value <= 2100 and len(yearly) == 1:  # "1975 or later": the year
             return {"property_name": yearly[0], "operator": op, "value": int(value)}
         return None
-    compounds = {(float(m["n"]), prop) for m in _COMPOUND.finditer(question) if (prop := _named_by(m["w"], numbers))}
+    compounds = {
+        (_compound_number(m["n"]), prop) for m in _COMPOUND.finditer(question) if (prop := _named_by(m["w"], numbers))
+    }
     if not found and len(compounds) == 1:  # "the 8-cylinder cars": cylinders = 8
         value, prop = compounds.pop()
         return {"property_name": prop, "operator": "=", "value": int(value) if value.is_integer() else value}

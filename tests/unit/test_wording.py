@@ -257,6 +257,11 @@ def test_a_number_condition_the_call_dropped_is_put_back_on_the_property_its_wor
     assert eight == {"property_name": "cylinders", "operator": "=", "value": 8}
     assert number_condition("Which 4-cylinder or 6-cylinder car is lightest?", numbers) is None  # two: not one
     assert number_condition("How many 2-door cars are there?", numbers) is None  # no property counts doors
+    six = number_condition("What is the smallest displacement among American six-cylinder cars?", numbers)
+    assert six == {"property_name": "cylinders", "operator": "=", "value": 6}  # a number written as a word
+    typo = number_condition("Average weight of the 4-cyclinder cars?", numbers)
+    assert typo == {"property_name": "cylinders", "operator": "=", "value": 4}  # a typo of the property's word
+    assert number_condition("How many one-way trips are there?", numbers) is None  # no property counts ways
     flowers = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
     wider = number_condition("How many have sepals wider than 3.5 cm?", flowers)
     assert wider == {"property_name": "sepal_width", "operator": ">", "value": 3.5}  # a word of size: its measure
