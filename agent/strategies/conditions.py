@@ -212,6 +212,11 @@ def put_back(
             conditions = _unsaid(arguments, conditions)
         if not conditions:
             continue
+        if what == "condition":  # the question's number on another property: the model misplaced it
+            arguments, moved = _misplaced(arguments, conditions[0])
+            if moved:
+                notes.append(f"the question's condition {shown(conditions[0])} replaced {moved}.")
+                continue
         if what == "condition" and not arguments.get(NUMBER_FILTER):
             added = (
                 None
@@ -227,6 +232,23 @@ def put_back(
             arguments = added
             notes.append(f"the question's {what} {' and '.join(map(shown, conditions))} was put back.")
     return arguments, notes
+
+
+def _misplaced(arguments: dict[str, Any], condition: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The call with `condition` in place of the one number filter (its slot, or one of its conditions) that
+    holds the same number on another property ("horsepower >= 1980" where the question says "model year 1980
+    or later"), and what it replaced ("" where none does and the property is not filtered already)."""
+    prop, value = condition["property_name"], condition["value"]
+    if prop in filtered_properties(arguments):
+        return arguments, ""
+    slot = arguments.get(NUMBER_FILTER)
+    if isinstance(slot, dict) and slot.get("value") == value and slot.get("property_name") != prop:
+        return {**arguments, NUMBER_FILTER: condition}, shown(slot)
+    listed = arguments.get(CONDITIONS_FIELD)
+    for index, held in enumerate(listed if isinstance(listed, list) else []):
+        if isinstance(held, dict) and held.get("value") == value and held.get("property_name") != prop:
+            return {**arguments, CONDITIONS_FIELD: [*listed[:index], condition, *listed[index + 1 :]]}, shown(held)
+    return arguments, ""
 
 
 #: Words right before a value that exclude it: "other than Morris", "isn't a setosa", "outside Duluth".

@@ -262,3 +262,22 @@ def test_a_search_for_words_of_stored_prose_is_a_topic_not_a_restatement() -> No
     stored = {"specialRequests": ["The host asks for wheelchair access."], "occasion": ["Anniversary"]}
     assert not restates("wheelchair access", {}, reservations, stored)
     assert restates("Anniversary", {}, reservations, stored)
+
+
+def test_the_question_s_number_on_another_property_is_moved_to_the_property_its_words_name() -> None:
+    """ "model year 1980 or later" sent as `horsepower >= 1980`: the question's condition takes its place."""
+    question = "What's the maximum horsepower among cars from model year 1980 or later?"
+    numbers = ["horsepower", "year", "weight_in_lbs"]
+    slot = {"property_name": "horsepower", "operator": ">=", "value": 1980}
+    held = {"collection_name": "Cars", "integer_property_filter": slot}
+    arguments, notes = put_back(question, held, numbers, [])
+    year = {"property_name": "year", "operator": ">=", "value": 1980}
+    assert arguments == {"collection_name": "Cars", "integer_property_filter": year}
+    assert notes == ["the question's condition year >= 1980 replaced horsepower >= 1980."]
+    listed = {
+        "collection_name": "Cars",
+        "conditions": [{"property_name": "origin", "operator": "=", "value": "USA"}, slot],
+    }
+    assert put_back(question, listed, numbers, [])[0]["conditions"][1] == year, "a condition of the list too"
+    other = {**held, "integer_property_filter": {**slot, "value": 150}}  # another number: a condition of its own
+    assert put_back(question, other, numbers, [])[0]["conditions"] == [year]
