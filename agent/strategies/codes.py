@@ -5,6 +5,7 @@ database: the codes are the database's own."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -76,3 +77,31 @@ def chosen_code(model: Any, question: str, prop: str, value: str, codes: list[st
 def oracle_code(oracle: OracleModel, request: ChatRequest) -> dict[str, Any]:
     """The oracle takes no code: gold values are stored values, so no gold call asks for one."""
     return {"value": NO_CODE}
+
+
+#: A name inside a sentence: a capitalized word after another word ("airports in Houston, Texas"), and one of
+#: two words ("New York").
+_INNER_NAME = re.compile(r"(?<=[\w,;:'’)] )[A-Z][a-z]+")
+_INNER_PAIR = re.compile(r"(?<=[\w,;:'’)] )[A-Z][a-z]+ [A-Z][a-z]+")
+
+
+def coded(values: list[str]) -> bool:
+    """Whether a property stores codes: every value 2 or 3 capital letters (`TX`, `AAPL` is no code)."""
+    return bool(values) and all(v.isupper() and 2 <= len(letters(v)) <= 3 for v in values)
+
+
+def named_codes(question: str, values: dict[str, list[str]], choose: Chooser | None) -> list[tuple[str, str]]:
+    """(property, code) for each name inside the question that stands for a stored code of a property that
+    stores codes: the one code its letters fit ("Texas" `TX`), else the one `choose` takes among those that
+    fit ("Maine": `MA`, `ME`, `MI`, `MN`). The question's first word is never read as a name ("Which" has
+    the letters of `WI`)."""
+    found: list[tuple[str, str]] = []
+    for prop, stored in values.items():
+        if not coded(stored):
+            continue
+        for name in [*_INNER_PAIR.findall(question), *_INNER_NAME.findall(question)]:
+            codes = [v for v in stored if code_for(name, v)]
+            meant = codes[0] if len(codes) == 1 else choose(prop, name, codes) if codes and choose else None
+            if meant is not None and (prop, meant) not in found:
+                found.append((prop, meant))
+    return found

@@ -31,7 +31,7 @@ from typing import Any
 from agent._words import EN_STOPWORDS, close_spelling, content_stems
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.asked import one_number_asked
-from agent.strategies.codes import Chooser, chosen_code, code_for, initials, letters
+from agent.strategies.codes import Chooser, chosen_code, code_for, initials, letters, named_codes
 from agent.strategies.conditions import (
     alternatives,
     either,
@@ -302,11 +302,17 @@ class Values:
         )
 
     def restore(
-        self, executor: Executor, arguments: dict[str, Any], question: str, compound: bool = False
+        self,
+        executor: Executor,
+        arguments: dict[str, Any],
+        question: str,
+        compound: bool = False,
+        choose: Chooser | None = None,
     ) -> tuple[dict[str, Any], str]:
         """The call with the stored category values the question names put back, and why: the one value as
         its text filter when the call has none (nor a search, nor that property's groups or top values); with
-        the `compound` tool, each property's one named value the call does not filter on, as a condition."""
+        the `compound` tool, each property's one named value the call does not filter on, as a condition. A
+        name that stands for a stored code ("Texas" for `TX`) is one (`codes.named_codes`)."""
         collection = str(arguments.get("collection_name") or "")
         schema = getattr(executor, "schema", None)
         found = schema.get(collection) if schema is not None else None
@@ -329,6 +335,7 @@ class Values:
         complete = self._complete.get(collection, set())
         categories = {p: values[p] for p in complete if p in values}
         named = named_values(question, categories)
+        named += [n for n in named_codes(question, categories, choose) if n not in named]
         if compound:  # "other than X" and "X or Y" first: neither is a value to filter on as it is
             at = mentions(question, categories)
             out, alternative = excluded(question, at), alternatives(question, at)
@@ -410,11 +417,16 @@ class Values:
         moved: list[str] = []
         compound = tools.design.operations is ToolOperations.COMPOUND
 
-        def choose(prop: str, value: str, codes: list[str]) -> str | None:
-            return chosen_code(model, question, prop, value, codes)
+        chosen: dict[tuple[str, str, tuple[str, ...]], str | None] = {}
+
+        def choose(prop: str, value: str, codes: list[str]) -> str | None:  # asked once a run, whatever the call
+            key = (prop, value, tuple(codes))
+            if key not in chosen:
+                chosen[key] = chosen_code(model, question, prop, value, codes)
+            return chosen[key]
 
         def amend(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
-            arguments, restored = self.restore(executor, arguments, question, compound)
+            arguments, restored = self.restore(executor, arguments, question, compound, choose)
             arguments, why = self.amend(executor, arguments, choose)
             moved.extend([why] if why else [])
             return arguments, " ".join(w for w in (restored, why) if w)

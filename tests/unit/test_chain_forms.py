@@ -234,6 +234,12 @@ def test_a_name_the_model_wrote_runs_as_the_one_stored_code_it_shortens() -> Non
     }
     moved, why = Values(None).amend(executor, either)
     assert [c["value"] for c in moved["conditions"]] == ["FL", "TX"] and "'FL'" in why, "a condition of the list too"
+    count = {"collection_name": "Ports"}
+    restored, why = Values(None).restore(executor, count, "How many ports are in Texas?", compound=True)
+    assert restored["text_property_filter"] == {"property_name": "state", "operator": "=", "value": "TX"}, why
+    restored = Values(None).restore(executor, count, "How many ports does Alaska have?", True, choose)[0]
+    assert restored["text_property_filter"]["value"] == "AK" and offered[-1] == ["AK", "AL", "AS"]
+    assert Values(None).restore(executor, count, "Which ports are busiest?", True, choose)[0] == count, "no name"
 
 
 def test_the_model_chooses_among_the_codes_a_name_fits_and_its_other_replies_take_none() -> None:
