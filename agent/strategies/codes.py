@@ -83,6 +83,7 @@ def oracle_code(oracle: OracleModel, request: ChatRequest) -> dict[str, Any]:
 #: two words ("New York").
 _INNER_NAME = re.compile(r"(?<=[\w,;:'’)] )[A-Z][a-z]+")
 _INNER_PAIR = re.compile(r"(?<=[\w,;:'’)] )[A-Z][a-z]+ [A-Z][a-z]+")
+_AFTER_THE = re.compile(r"\bthe\s+$", re.I)
 
 
 def coded(values: list[str]) -> bool:
@@ -90,16 +91,23 @@ def coded(values: list[str]) -> bool:
     return bool(values) and all(v.isupper() and 2 <= len(letters(v)) <= 3 for v in values)
 
 
-def named_codes(question: str, values: dict[str, list[str]], choose: Chooser | None) -> list[tuple[str, str]]:
+def named_codes(
+    question: str, values: dict[str, list[str]], choose: Chooser | None, held: Callable[[str, str], bool]
+) -> list[tuple[str, str]]:
     """(property, code) for each name inside the question that stands for a stored code of a property that
     stores codes: the one code its letters fit ("Texas" `TX`), else the one `choose` takes among those that
-    fit ("Maine": `MA`, `ME`, `MI`, `MN`). The question's first word is never read as a name ("Which" has
-    the letters of `WI`)."""
+    fit ("Maine": `MA`, `ME`, `MI`, `MN`). Never the question's first word ("Which" has the letters of `WI`),
+    a name after "the" ("above the Arctic Circle"), or one that `held(property, name)` finds stored whole in
+    another property ("Denver", a city, fits `DE`): asked to choose, the model took `DE` for Denver, `AR` for
+    Arctic and `OR` for Orlando, never "none"."""
     found: list[tuple[str, str]] = []
+    names = [m for pattern in (_INNER_PAIR, _INNER_NAME) for m in pattern.finditer(question)]
     for prop, stored in values.items():
         if not coded(stored):
             continue
-        for name in [*_INNER_PAIR.findall(question), *_INNER_NAME.findall(question)]:
+        for name in [m.group() for m in names if not _AFTER_THE.search(question[: m.start()])]:
+            if held(prop, name):
+                continue
             codes = [v for v in stored if code_for(name, v)]
             meant = codes[0] if len(codes) == 1 else choose(prop, name, codes) if codes and choose else None
             if meant is not None and (prop, meant) not in found:

@@ -276,3 +276,23 @@ def test_an_extreme_computed_needs_no_sort() -> None:
         "collection_name": "Cars",
         "integer_property_aggregation": {"property_name": "weight_in_lbs", "metrics": "MAX"},
     }
+
+
+def test_a_name_is_read_as_a_code_only_inside_the_question_and_where_no_other_property_holds_it() -> None:
+    from agent.strategies.codes import named_codes
+
+    states = {"state": ["TX", "TN", "DE", "AR", "AK", "WI"]}
+    cities = {"Denver", "Houston"}
+
+    def held(prop: str, name: str) -> bool:
+        return name in cities
+
+    def pick_first(prop: str, value: str, codes: list[str]) -> str:
+        return codes[0]
+
+    assert named_codes("How many airports are in Houston, Texas?", states, None, held) == [("state", "TX")]
+    assert named_codes("How many airports are in Denver?", states, pick_first, held) == []  # a city, not DE
+    assert named_codes("How many are above the Arctic Circle?", states, pick_first, held) == []  # after "the"
+    assert named_codes("Which airports are busiest?", states, pick_first, held) == []  # the first word
+    assert named_codes("Average latitude of Texan airports?", states, pick_first, held) == [("state", "TX")]
+    assert named_codes("How many are in Texas?", {"origin": ["USA", "Europe"]}, pick_first, held) == []  # no codes
