@@ -9,7 +9,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from agent.loop import Executor
 from agent.models import ModelError, OracleModel, oracle_replies
+from executors.errors import ExecutorError
+from executors.schema import CollectionSchema
+from executors.vocabulary import FILTER_SLOT, PropertyKind
 from llm import ChatRequest, ModelRequest, ResponseFormat
 
 
@@ -113,3 +117,23 @@ def named_codes(
             if meant is not None and (prop, meant) not in found:
                 found.append((prop, meant))
     return found
+
+
+def held_elsewhere(executor: Executor, found: CollectionSchema) -> Callable[[str, str], bool]:
+    """Whether a name is a whole stored value of a text property of `found` other than the one given (a
+    city): one filtered listing a property (a failure: no)."""
+
+    def held(prop: str, name: str) -> bool:
+        for other in (p.name for p in found.properties_of_kind(PropertyKind.TEXT) if p.name != prop):
+            where = {"property_name": other, "operator": "=", "value": name}
+            try:  # a word-tokenized `=` also matches "Central Maine": the value must be the name whole
+                objects = executor.execute(
+                    {"collection_name": found.name, FILTER_SLOT[PropertyKind.TEXT]: where}
+                ).objects
+            except ExecutorError:
+                continue
+            if any(letters(str(o.properties.get(other, ""))) == letters(name) for o in objects):
+                return True
+        return False
+
+    return held

@@ -25,14 +25,13 @@ the model resent it unchanged, or moved the filter and dropped the call's group-
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
 
 from agent._words import EN_STOPWORDS, close_spelling, content_stems
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.asked import one_number_asked
-from agent.strategies.codes import Chooser, chosen_code, code_for, initials, letters, named_codes
+from agent.strategies.codes import Chooser, chosen_code, code_for, held_elsewhere, initials, letters, named_codes
 from agent.strategies.conditions import (
     alternatives,
     either,
@@ -336,7 +335,7 @@ class Values:
         complete = self._complete.get(collection, set())
         categories = {p: values[p] for p in complete if p in values}
         named = named_values(question, categories)
-        held = self._held_elsewhere(executor, found)
+        held = held_elsewhere(executor, found)
         named += [n for n in named_codes(question, categories, choose, held) if n not in named]
         if compound:  # "other than X" and "X or Y" first: neither is a value to filter on as it is
             at = mentions(question, categories)
@@ -379,20 +378,10 @@ class Values:
             why.append(f'the question names {prop} = "{value}", which the call did not filter on: put back.')
         return arguments, " ".join(why)
 
-    def _held_elsewhere(self, executor: Executor, found: CollectionSchema) -> Callable[[str, str], bool]:
-        """Whether a name is a whole stored value of a text property other than the one given (a city)."""
-
-        def held(prop: str, name: str) -> bool:
-            others = [p for p in text_properties(found) if p != prop]
-            return any(self._matches(executor, found.name, p, name, "=") for p in others)
-
-        return held
-
     @staticmethod
-    def _matches(executor: Executor, collection: str, prop: str, pattern: str, operator: str = "LIKE") -> bool:
-        """Whether any object's `prop` matches the LIKE pattern, or equals the value (one filtered listing; a
-        failure: no)."""
-        where = {"property_name": prop, "operator": operator, "value": pattern}
+    def _matches(executor: Executor, collection: str, prop: str, pattern: str) -> bool:
+        """Whether any object's `prop` matches the LIKE pattern (one filtered listing; a failure: no)."""
+        where = {"property_name": prop, "operator": "LIKE", "value": pattern}
         try:
             return bool(executor.execute({"collection_name": collection, TEXT_FILTER: where}).objects)
         except ExecutorError:
