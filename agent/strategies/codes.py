@@ -87,7 +87,10 @@ def oracle_code(oracle: OracleModel, request: ChatRequest) -> dict[str, Any]:
 #: two words ("New York").
 _INNER_NAME = re.compile(r"(?<=[\w,;:'’)] )[A-Z][a-z]+")
 _INNER_PAIR = re.compile(r"(?<=[\w,;:'’)] )[A-Z][a-z]+ [A-Z][a-z]+")
-_AFTER_THE = re.compile(r"\bthe\s+$", re.I)
+#: What stands before a place's name: "in Maine", "of Texan airports", "Houston, Texas", "Texas and Florida",
+#: "does Alaska have" (not "the word Municipal", "with County in their name", "above the Arctic Circle").
+_PLACE_WORDS = "in|of|from|at|for|across|within|outside|and|or|than|between|to|near|vs|does|do|did|has|have"
+_PLACED = re.compile(rf"(?:\b(?:{_PLACE_WORDS})\.?\s+|,\s*)$", re.I)
 
 
 def coded(values: list[str]) -> bool:
@@ -100,16 +103,16 @@ def named_codes(
 ) -> list[tuple[str, str]]:
     """(property, code) for each name inside the question that stands for a stored code of a property that
     stores codes: the one code its letters fit ("Texas" `TX`), else the one `choose` takes among those that
-    fit ("Maine": `MA`, `ME`, `MI`, `MN`). Never the question's first word ("Which" has the letters of `WI`),
-    a name after "the" ("above the Arctic Circle"), or one that `held(property, name)` finds stored whole in
-    another property ("Denver", a city, fits `DE`): asked to choose, the model took `DE` for Denver, `AR` for
-    Arctic and `OR` for Orlando, never "none"."""
+    fit ("Maine": `MA`, `ME`, `MI`, `MN`). Only a name where a place's name stands (`_PLACED`: never "the word
+    Municipal" nor "above the Arctic Circle", never the first word: "Which" has the letters of `WI`), and not
+    one that `held(property, name)` finds stored whole in another property ("Denver", a city, fits `DE`):
+    asked to choose, the model took `DE` for Denver, `AR` for Arctic and `OR` for Orlando, never "none"."""
     found: list[tuple[str, str]] = []
     names = [m for pattern in (_INNER_PAIR, _INNER_NAME) for m in pattern.finditer(question)]
     for prop, stored in values.items():
         if not coded(stored):
             continue
-        for name in [m.group() for m in names if not _AFTER_THE.search(question[: m.start()])]:
+        for name in [m.group() for m in names if _PLACED.search(question[: m.start()])]:
             if held(prop, name):
                 continue
             codes = [v for v in stored if code_for(name, v)]

@@ -294,5 +294,6 @@ def test_a_name_is_read_as_a_code_only_inside_the_question_and_where_no_other_pr
     assert named_codes("How many airports are in Denver?", states, pick_first, held) == []  # a city, not DE
     assert named_codes("How many are above the Arctic Circle?", states, pick_first, held) == []  # after "the"
     assert named_codes("Which airports are busiest?", states, pick_first, held) == []  # the first word
+    assert named_codes("How many have the word Texas in their name?", states, pick_first, held) == []  # no place
     assert named_codes("Average latitude of Texan airports?", states, pick_first, held) == [("state", "TX")]
     assert named_codes("How many are in Texas?", {"origin": ["USA", "Europe"]}, pick_first, held) == []  # no codes
