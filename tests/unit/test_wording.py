@@ -356,6 +356,11 @@ def test_a_superlative_of_a_number_asks_for_its_extreme_and_agrees_with_every_go
         "yield_bushels",
         "MIN",
     )
+    assert extreme_asked("What was the best yield at Duluth in 1931?", ["yield_bushels", "year"]) == (
+        "yield_bushels",
+        "MAX",
+    )  # "best" is the most, "worst" the least
+    assert extreme_asked("What is the worst rating of any hotel?", ["rating", "price"]) == ("rating", "MIN")
     assert extreme_asked("What is the highest average rating among them?", ["rating"]) is None  # a statistic's
     assert extreme_asked("What is the highest monthly close?", ["price"]) is None  # no word names `price`
     listing = {
