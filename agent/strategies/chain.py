@@ -276,6 +276,8 @@ class Chain:
             computed = answering.run(model, tools, config, question, form, on_call)
             if computed is not None:
                 return computed
+        if len(parts) == 1 and (grouped := per_group_part(question)) is not None:
+            return self._which_group(model, executor, tools, config, question, grouped, on_call)
         if len(parts) == 1:  # one thing asked: the loop may end at the first result that holds it
             one = config.model_copy(update={"single_question": True})
             return self.inner.run(model, executor, tools, one, question, on_call)
@@ -321,6 +323,30 @@ class Chain:
             asked[-1].update(picked=value, next=how)
         partial = len(runs) < len(parts)
         return self._joined(question, runs, picked, asked, usage, time.perf_counter() - started, partial, kept)
+
+    def _which_group(
+        self,
+        model: Any,
+        executor: Executor,
+        tools: ToolSet,
+        config: AgentConfig,
+        question: str,
+        grouped: str,
+        on_call: Any,
+    ) -> AgentRun:
+        """ "Which variety had the highest average yield?" asked as the per-group question ("What is the
+        average yield per variety?"), and the group its result ranks first committed by name: asked as it
+        was, the model listed the varieties, or took the top values of the category (2026-11-28)."""
+        run = self.inner.run(model, executor, tools, _per_group(config), grouped, on_call)
+        answer = run.answer
+        value = pick(answer, question) if answer is not None and answer.groups else None
+        if answer is None or answer.refuses or value is None:
+            return run.model_copy(update={"question": question})
+        named = answer.model_copy(update={"names": [value], "numbers": [], "groups": {}})  # the name asked, alone
+        notes = {**run.strategy_notes, "chain": {"parts": [{"question": grouped, "picked": value}]}}
+        commit = (run.commit or Commit()).model_copy(update={"answer": named})
+        update = {"question": question, "commit": commit, "final_answer": answer_text(named), "strategy_notes": notes}
+        return run.model_copy(update=update)
 
     def _compare(
         self,

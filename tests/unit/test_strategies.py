@@ -468,6 +468,27 @@ def test_chain_asks_a_part_about_the_highest_group_statistic_per_group() -> None
     assert run.answer is not None and run.answer.names == [highest] and run.answer.numbers == [7.0]
 
 
+def test_a_question_of_one_part_asking_which_group_is_highest_is_asked_per_group_and_commits_the_name() -> None:
+    question = "Which cuisine has the highest average price among places?"
+    means = {
+        k: g.aggregations["price"]["MEAN"] or 0.0 for k, g in (executor().execute(PER_CUISINE).groups or {}).items()
+    }
+    highest = max(means, key=lambda key: means[key])
+    heard: list[str] = []
+
+    def reply(messages: list[ModelMessage], offered: Any) -> ModelReply:
+        heard.append(next(p.content for p in all_parts(messages) if isinstance(p, UserPromptPart)))
+        if is_commit_request(model.calls[-1]["response_format"]):
+            return ModelReply(content=json.dumps({"groups": means}))
+        return tool_reply("query_database", PER_CUISINE) if not tool_returns(messages) else ModelReply(content="Here.")
+
+    model = FunctionModel(reply)
+    run = build_strategy("chain+typed").run(model, executor(), tools(), AgentConfig(), question)
+    assert heard[0].endswith("What is the average price of places per cuisine?")
+    assert run.question == question and run.strategy_notes["chain"]["parts"][0]["picked"] == highest
+    assert run.answer is not None and run.answer.names == [highest] and not run.answer.numbers and not run.answer.groups
+
+
 def test_chain_answers_a_one_sentence_comparison_from_one_per_group_result() -> None:
     """The comparison is asked as one per-group question; the agent takes the two most common groups by
     their counts and commits the one with the higher mean and the difference, whatever the model said."""
