@@ -42,7 +42,7 @@ from typing import Any
 
 from agent._words import content_stems, meets, split_name
 from agent.loop import AgentConfig, AgentRun, Executor
-from agent.strategies.asked import ASKS_PER_GROUP, extreme_asked, one_number_asked
+from agent.strategies.asked import ASKS_PER_GROUP, asks_for_groups, extreme_asked, one_number_asked, statistic_asked
 from agent.strategies.conditions import filtered_properties, put_back, shown
 from agent.strategies.openings import openings_of
 from agent.strategies.wording import (
@@ -182,6 +182,29 @@ def to_extreme(question: str, arguments: dict[str, Any], numbers: list[str]) -> 
     return amended, f"the question asks for the {metric} of {prop}: computed."
 
 
+#: A property named for its statistic: "average" in a question names it, not a statistic of it.
+_STATISTIC_NAME = re.compile(r"\b(?:average|avg|mean|total|sum)\b", re.I)
+
+
+def to_statistic(question: str, arguments: dict[str, Any], numbers: list[str]) -> tuple[dict[str, Any], str]:
+    """The call computing the mean (sum) the question's words ask for ("Average yield of the Manchuria or
+    Svansota plots?": MEAN of yield) where it computes no number at all: a count or the top values of a
+    category, a listing. A call with a statistic of its own keeps it, and a question that asks per group or
+    which group is left as it is, as is a property the call filters or whose name says the statistic
+    (`averageRating`). Its conditions are kept."""
+    asked = statistic_asked(question, numbers)
+    busy = any(arguments.get(slot) for slot in (NUMBER_AGGREGATION, BOOLEAN_AGGREGATION, *RELATED_FIELDS))
+    if asked is None or busy or asks_for_groups(question):
+        return arguments, ""
+    prop, metric = asked
+    if prop in filtered_properties(arguments) or _STATISTIC_NAME.search(split_name(prop)):
+        return arguments, ""  # "an average wait of at most 30 minutes": a condition on `averageWaitMinutes`
+    drop = {TEXT_AGGREGATION, SORT_FIELD, GROUPBY_FIELD}
+    amended = {k: v for k, v in arguments.items() if k not in drop}
+    amended[NUMBER_AGGREGATION] = {"property_name": prop, "metrics": metric}
+    return amended, f"the question asks for the {metric} of {prop}: computed."
+
+
 def _about(tools: ToolSet, config: AgentConfig) -> str:
     """The collection whose properties the enums hold ("": every one offered, as a `related` call may cross to
     them; the compound tool's conditions are on the collection's own properties)."""
@@ -223,7 +246,8 @@ class Typed:
             amended, why = amend_to_question(question, arguments, groupable)
             numbers = [p.name for p in found.properties if p.kind is PropertyKind.NUMBER] if found is not None else []
             amended, note = to_extreme(question, amended, numbers)
-            why = " ".join(w for w in (why, note) if w)
+            amended, computed = to_statistic(question, amended, numbers)
+            why = " ".join(w for w in (why, note, computed) if w)
             if compound and found is not None:  # every condition the question states, as a condition
                 amended, notes = put_back(question, amended, numbers, [p.name for p in found.dates()])
                 why = " ".join(w for w in (why, *notes) if w)

@@ -385,3 +385,37 @@ def test_a_superlative_of_a_number_asks_for_its_extreme_and_agrees_with_every_go
                 held = case.ground_truth.model_dump(exclude_none=True).get("integer_property_aggregation") or {}
                 assert (held.get("property_name"), held.get("metrics")) == asked, (split, case.id)
     assert read >= 30  # the rule is tried on our questions, not only on the ones above
+
+
+def test_a_mean_the_words_ask_for_is_computed_where_the_call_computes_no_number_and_no_gold_call_changes() -> None:
+    from agent.strategies.typed import to_statistic
+    from executors.vocabulary import PropertyKind
+    from fixtures.datasets import load_split, split_path
+    from fixtures.use_cases import get_use_case
+
+    counted = {
+        "collection_name": "B",
+        "text_property_aggregation": {"property_name": "variety", "metrics": "COUNT"},
+        "conditions": [{"property_name": "variety", "operator": "=", "value": "Trebi"}],
+    }
+    amended, why = to_statistic("Average yield of the Trebi plots?", counted, ["yield_bushels", "year"])
+    assert (
+        amended
+        == {
+            "collection_name": "B",
+            "conditions": counted["conditions"],
+            "integer_property_aggregation": {"property_name": "yield_bushels", "metrics": "MEAN"},
+        }
+        and why
+    )
+    per_group = {"collection_name": "B", "groupby_property": "site"}
+    assert to_statistic("What is the average yield per site?", per_group, ["yield_bushels"]) == (per_group, "")
+    changed = []
+    for split in ("natural", "explicit", "compound", "related", "multistep"):
+        for case in load_split(split_path(split)):
+            properties = [p for c in get_use_case(case.use_case).collections for p in c.properties]
+            numbers = [p.name for p in properties if p.kind is PropertyKind.NUMBER]
+            gold = case.ground_truth.to_tool_arguments()
+            if to_statistic(case.query, gold, numbers)[0] != gold:
+                changed.append((split, case.id))
+    assert changed == []
