@@ -54,7 +54,8 @@ _ORDINAL = re.compile(r"\b(?:second|third|fourth|fifth|\d+(?:st|nd|rd|th))\s+$",
 #: strict ones are not read after "no", "not", "or" or "to" ("no more than", "at or above").
 _STRICT = {
     NumberOperator.GREATER: "more than|greater than|higher than|longer than|older than|wider than|heavier than|"
-    "taller than|bigger than|larger than|deeper than|north of|east of|over|above|after",
+    "taller than|bigger than|larger than|deeper than|north of|east of|over|above|after|exceeding|exceeded|exceeds|"
+    "exceed|topped|topping|tops|surpassed|surpassing",
     NumberOperator.LESS: "fewer than|less than|lower than|shorter than|younger than|narrower than|lighter than|"
     "smaller than|shallower than|south of|west of|under|below|before",
 }
