@@ -47,7 +47,7 @@ _COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seve
 MAX_TOP = 50
 #: "the most common X" (one), "the 3 most common Xs" (three), and the word after it.
 ASKS_TOP = re.compile(
-    rf"\b(?:(?P<n>\d+|{'|'.join(_COUNTS)})\s+)?most\s+(?:common|frequent|popular)\b\s*(?P<noun>[a-z]*)", re.I
+    rf"\b(?:(?P<n>\d+|{'|'.join(_COUNTS)})\s+)?most\s+(?:common|frequent|popular|often)\b\s*(?P<noun>[a-z]*)", re.I
 )
 _ORDINAL = re.compile(r"\b(?:second|third|fourth|fifth|\d+(?:st|nd|rd|th))\s+$", re.I)
 #: A comparison written before its number ("more than 4 credits", "before 1900", "at most $15"). The

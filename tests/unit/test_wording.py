@@ -69,6 +69,7 @@ def test_every_label_is_left_as_it_is_and_every_label_written_loosely_is_mended(
         ("What is the most common weather?", (1, False)),
         ("What are the 3 most common cuisines?", (3, True)),
         ("Which are the two most frequent moods?", (2, True)),
+        ("Which variety most often topped 40 bushels?", (1, False)),  # "most often": the most common one
         ("What are the most common cuisines?", None),  # says no count
         ("List the most common genres.", None),  # a plural
         ("What is the second most common genre?", None),  # an ordinal: not a count
