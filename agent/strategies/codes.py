@@ -57,8 +57,8 @@ def chosen_code(model: Any, question: str, prop: str, value: str, codes: list[st
     ("Tesla" -> `AAPL`, "Ontario" -> `CA`); among codes of the name's own letters it has no such choice.
     A model error takes none."""
     prompt = (
-        f'Question: {question}\n\nThe filter {prop} = "{value}" matches no object. Stored values of {prop} '
-        f'written like it: {", ".join(codes)}.\n\nWhich stored value does the question mean by "{value}"?'
+        f'Question: {question}\n\n{prop} stores no "{value}". Stored values of {prop} written like it: '
+        f'{", ".join(codes)}.\n\nWhich stored value does the question mean by "{value}"?'
     )
     wanted = {
         "type": "object",
