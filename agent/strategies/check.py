@@ -217,7 +217,10 @@ def refusal(decision: dict[str, Any], question: str = "") -> str:
     if named:
         return f"the query tool cannot compute a {named[0]}"
     if decision.get("verdict") == NOT_LISTED:
-        return f"no property of the database holds what the question asks for ({decision.get('asks_for', '')})"
+        asks_for = str(decision.get("asks_for", ""))
+        # the model's own mapping onto a property ("yield_bushels" for rain) would name what the data holds
+        said = f" ({asks_for})" if asks_for and (not question or written_in(asks_for, question)) else ""
+        return f"no property of the database holds what the question asks for{said}"
     return ""
 
 
