@@ -345,7 +345,9 @@ class Chain:
         named = answer.model_copy(update={"names": [value], "numbers": [], "groups": {}})  # the name asked, alone
         notes = {**run.strategy_notes, "chain": {"parts": [{"question": grouped, "picked": value}]}}
         commit = (run.commit or Commit()).model_copy(update={"answer": named})
-        update = {"question": question, "commit": commit, "final_answer": answer_text(named), "strategy_notes": notes}
+        ranked = "lowest" if LEAST_WORDS.search(question) else "highest"  # as `pick` ranks it
+        said = f"{value}, the {ranked}. {run.final_answer}" if run.final_answer else answer_text(named)
+        update = {"question": question, "commit": commit, "final_answer": said, "strategy_notes": notes}
         return run.model_copy(update=update)
 
     def _compare(

@@ -487,6 +487,7 @@ def test_a_question_of_one_part_asking_which_group_is_highest_is_asked_per_group
     assert heard[0].endswith("What is the average price of places per cuisine?")
     assert run.question == question and run.strategy_notes["chain"]["parts"][0]["picked"] == highest
     assert run.answer is not None and run.answer.names == [highest] and not run.answer.numbers and not run.answer.groups
+    assert run.final_answer is not None and run.final_answer.startswith(f"{highest}, the highest. ")
 
 
 def test_chain_answers_a_one_sentence_comparison_from_one_per_group_result() -> None:
