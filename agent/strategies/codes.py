@@ -27,12 +27,17 @@ def initials(text: str) -> str:
     return "".join(word[0] for word in text.lower().replace("-", " ").split() if word[:1].isalnum())
 
 
+def is_code(value: str) -> bool:
+    """A stored code: 2 or 3 capital letters (`TX`, `PR`; `AAPL` is a ticker, not a code)."""
+    return value.isupper() and 2 <= len(letters(value)) <= 3
+
+
 def code_for(written: str, stored: str) -> bool:
     """A stored code in capitals (2 or 3 letters) shortens a name written out: the name's initials ("Puerto
     Rico" ~ `PR`), or its first letter then letters of it in order ("Texas" ~ `TX`, "Florida" ~ `FL`). Used
     on a filter value the model wrote; where several fit ("Alaska": AK, AL and AS), `chosen_code` decides."""
     code, name = letters(stored), letters(written)
-    if not (stored.isupper() and 2 <= len(code) <= 3 and len(name) >= 4 and written[:1].isupper()):
+    if not (is_code(stored) and len(name) >= 4 and written[:1].isupper()):
         return False
     if initials(written) == code:
         return True
@@ -94,8 +99,8 @@ _PLACED = re.compile(rf"(?:\b(?:{_PLACE_WORDS})\.?\s+|,\s*)$", re.I)
 
 
 def coded(values: list[str]) -> bool:
-    """Whether a property stores codes: every value 2 or 3 capital letters (`TX`, `AAPL` is no code)."""
-    return bool(values) and all(v.isupper() and 2 <= len(letters(v)) <= 3 for v in values)
+    """Whether a property stores codes: every value is one (`is_code`)."""
+    return bool(values) and all(is_code(v) for v in values)
 
 
 def named_codes(
@@ -113,9 +118,9 @@ def named_codes(
         if not coded(stored):
             continue
         for name in [m.group() for m in names if _PLACED.search(question[: m.start()])]:
-            if held(prop, name):
-                continue
             codes = [v for v in stored if code_for(name, v)]
+            if not codes or held(prop, name):  # held: a listing per other property, only for a name that fits
+                continue
             meant = codes[0] if len(codes) == 1 else choose(prop, name, codes) if codes and choose else None
             if meant is not None and (prop, meant) not in found:
                 found.append((prop, meant))

@@ -176,7 +176,13 @@ def to_extreme(question: str, arguments: dict[str, Any], numbers: list[str]) -> 
     if asked is None or (isinstance(held, dict) and (held.get("property_name"), held.get("metrics")) == asked):
         return arguments, ""
     prop, metric = asked
-    drop = {TEXT_AGGREGATION, SORT_FIELD, *(() if ASKS_PER_GROUP.search(question) else (GROUPBY_FIELD,))}
+    return _computing(arguments, prop, metric, keep_groups=bool(ASKS_PER_GROUP.search(question)))
+
+
+def _computing(arguments: dict[str, Any], prop: str, metric: str, keep_groups: bool) -> tuple[dict[str, Any], str]:
+    """The call computing `metric` of `prop` in place of what it computed or listed: its text aggregation and
+    sort left out, its group-by too unless `keep_groups`; its conditions kept. With why."""
+    drop = {TEXT_AGGREGATION, SORT_FIELD, *(() if keep_groups else (GROUPBY_FIELD,))}
     amended = {k: v for k, v in arguments.items() if k not in drop}
     amended[NUMBER_AGGREGATION] = {"property_name": prop, "metrics": metric}
     return amended, f"the question asks for the {metric} of {prop}: computed."
@@ -199,10 +205,7 @@ def to_statistic(question: str, arguments: dict[str, Any], numbers: list[str]) -
     prop, metric = asked
     if prop in filtered_properties(arguments) or _STATISTIC_NAME.search(split_name(prop)):
         return arguments, ""  # "an average wait of at most 30 minutes": a condition on `averageWaitMinutes`
-    drop = {TEXT_AGGREGATION, SORT_FIELD, GROUPBY_FIELD}
-    amended = {k: v for k, v in arguments.items() if k not in drop}
-    amended[NUMBER_AGGREGATION] = {"property_name": prop, "metrics": metric}
-    return amended, f"the question asks for the {metric} of {prop}: computed."
+    return _computing(arguments, prop, metric, keep_groups=False)
 
 
 def _about(tools: ToolSet, config: AgentConfig) -> str:
