@@ -28,6 +28,7 @@ from executors.vocabulary import (
     METRIC_WORDS,
     PERCENT_METRICS,
     SEARCH_FIELD,
+    SORT_FIELD,
     STATISTIC_METRICS,
     BooleanMetric,
     NumberMetric,
@@ -116,8 +117,14 @@ def _filters(arguments: dict[str, Any]) -> list[str]:
 
 
 def scope_of(arguments: dict[str, Any]) -> str:
-    """What a call ran over, in words: "with origin = "Japan" and cylinders > 4" ("" for everything)."""
+    """What a call ran over, in words: "with origin = "Japan" and cylinders > 4" ("" for everything), and
+    where a sort keeps its first objects, "with the highest weight in lbs" ("the 5 cars with ...")."""
     shown = _filters(arguments)
+    sort = arguments.get(SORT_FIELD)
+    if isinstance(sort, dict) and sort.get("property_name"):
+        way = "highest" if sort.get("order") == "descending" else "lowest"
+        unit, named = _unit_apart(str(sort["property_name"]))
+        shown.append(f"the {way} {named}" + (f" ({unit})" if unit else ""))
     return f" with {' and '.join(shown)}" if shown else ""
 
 
@@ -143,13 +150,19 @@ def _aggregation(arguments: dict[str, Any]) -> tuple[str, str, int]:
 
 def measure(prop: str, metric: str) -> str:
     """ "average bill length (mm)"; a property named for its statistic keeps its own word ("average rating")."""
+    unit, shown = _unit_apart(prop)
+    word = METRIC_WORDS.get(metric, metric.lower())
+    named = shown if shown.split(" ")[0] in (word, "mean", "avg") and metric == NumberMetric.MEAN.value else ""
+    return (named or f"{word} {shown}") + (f" ({unit})" if unit else "")
+
+
+def _unit_apart(prop: str) -> tuple[str, str]:
+    """The property's unit and its name in words without it: ("g", "body mass")."""
     unit = unit_of(prop)
     shown = _words(prop)
     if unit and shown.endswith(" " + unit.lower()):
         shown = shown[: -len(unit) - 1]
-    word = METRIC_WORDS.get(metric, metric.lower())
-    named = shown if shown.split(" ")[0] in (word, "mean", "avg") and metric == NumberMetric.MEAN.value else ""
-    return (named or f"{word} {shown}") + (f" ({unit})" if unit else "")
+    return unit, shown
 
 
 def sentence(answer: FinalAnswer, arguments: dict[str, Any], result: QueryResult) -> str:

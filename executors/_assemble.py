@@ -124,7 +124,8 @@ def notes_for(spec: QuerySpec, options: ExecutorOptions) -> list[str]:
         )
     if spec.sort is not None:
         order = "largest (latest) first" if spec.sort.descending else "smallest (earliest) first"
-        notes.append(f"Objects ordered by {spec.sort.prop.name}, {order}; the first {spec.sort.limit} are listed.")
+        done = "aggregated" if spec.aggregations else "listed"
+        notes.append(f"Objects ordered by {spec.sort.prop.name}, {order}; the first {spec.sort.limit} are {done}.")
     if spec.group_by is not None and not spec.aggregations and not spec.has_search:
         notes.append(
             f"Sample objects come from the first {options.group_sample_scan_limit} matching objects in UUID order."

@@ -8,7 +8,8 @@ One plan per operator combination (S = search, F = filters, A = aggregations, G 
                `query.fetch_objects(limit=FETCH_LIMIT+1)` in UUID order: the cursor (`after=NIL_UUID`)
                without filters, `sort=Sort.by_id()` with, and `aggregate.over_all(total_count=True)`
                with the same filters: how many matched, beyond the page listed
-- A, no G:     `aggregate.over_all()`, all metrics at once; with S restricted to the hits' ids
+- A, no G:     `aggregate.over_all()`, all metrics at once; with S restricted to the hits' ids, with a
+               sort to the ids of its first `limit` objects (`fetch_objects(sort=..., limit=N)`)
 - G (any A):   the same aggregate call with `group_by=GroupByAggregate(prop, limit=GROUP_FETCH_LIMIT)`
 - G, no A:     plus sample objects: the hits (closest first) or the first `GROUP_SAMPLE_SCAN_LIMIT`
                matches in UUID order, bucketed by group value locally
@@ -74,7 +75,8 @@ class PlannedCall:
     purpose: str
     args: tuple[Expr, ...] = ()
     kwargs: dict[str, Expr] = field(default_factory=dict)
-    #: Runs over exactly the objects of the preceding search (see `restricted_to`).
+    #: Runs over exactly the objects of the preceding search, or of the sort's first `limit` (see
+    #: `restricted_to`; `ids_from` names the call whose objects they are).
     over_hits: bool = False
 
     def source(self) -> str:
@@ -106,6 +108,12 @@ class QueryPlan:
 
     def call(self, purpose: str) -> PlannedCall | None:
         return next((c for c in self.calls if c.purpose == purpose), None)
+
+    @property
+    def ids_from(self) -> str:
+        """The purpose of the call whose objects a call `over_hits` runs over: the search's hits, or the
+        sort's first objects."""
+        return "top" if self.call("top") is not None else "hits"
 
     def rendered(self) -> list[str]:
         return [c.source() for c in self.calls]
@@ -265,6 +273,18 @@ def _fetch_call(spec: QuerySpec, limit: int, purpose: str, whole_values: tuple[W
     return PlannedCall("query", "fetch_objects", purpose, (), kwargs)
 
 
+def _top_call(spec: QuerySpec, whole_values: tuple[WholeValue, ...]) -> PlannedCall:
+    """The ids of the sort's first `limit` objects, which the aggregation after it runs over ("the average
+    horsepower of the 5 heaviest cars"): Weaviate's aggregate neither sorts nor limits."""
+    assert spec.sort is not None
+    kwargs: dict[str, Expr] = {"limit": literal(spec.sort.limit)}
+    if (fetch_filters := query_filters(spec, sorted_fetch=True, whole_values=whole_values)) is not None:
+        kwargs["filters"] = fetch_filters
+    kwargs["sort"] = sort_expr(spec.sort)
+    kwargs["return_properties"] = literal([])
+    return PlannedCall("query", "fetch_objects", "top", (), kwargs)
+
+
 def _aggregate_call(
     spec: QuerySpec, options: ExecutorOptions, filters: Expr | None, metrics: list[Expr], purpose: str
 ) -> PlannedCall:
@@ -280,7 +300,8 @@ def _aggregate_call(
     if metrics:
         kwargs["return_metrics"] = list_expr(metrics)
     kwargs["total_count"] = _TRUE
-    return PlannedCall("aggregate", "over_all", purpose, (), kwargs, over_hits=spec.has_search)
+    over = spec.has_search or spec.sort is not None
+    return PlannedCall("aggregate", "over_all", purpose, (), kwargs, over_hits=over)
 
 
 def _count_call(filters: Expr | None) -> PlannedCall:
@@ -317,6 +338,8 @@ def build_plan(spec: QuerySpec, options: ExecutorOptions, whole_values: tuple[Wh
     elif listing:
         calls.append(_fetch_call(spec, options.fetch_limit + 1, "objects", whole_values))
         calls.append(_count_call(filters))
+    if not listing and spec.sort is not None:
+        calls.append(_top_call(spec, whole_values))
     if not listing:
         metrics = [m for m in (metrics_expr(a, options) for a in spec.aggregations) if m is not None]
         purpose = "groups" if spec.group_by is not None else "aggregate"

@@ -163,8 +163,8 @@ def sort_of(args: RelatedQueryArguments, collection: CollectionSchema, combined:
     slot = SORT_FIELD
     if combined:
         raise InvalidArgumentsError(
-            "sort orders a listing of objects; it cannot be combined with search_query, an aggregation or "
-            "groupby_property. Filter and sort instead (an aggregation gives the largest or smallest value).",
+            "sort orders the objects and keeps the first `limit` (listed, or aggregated with an aggregation); it "
+            "cannot be combined with search_query or groupby_property. Filter and sort instead.",
             field=slot,
         )
     prop = resolve_property(collection, argument.property_name, slot, f"{slot}.property_name")

@@ -329,7 +329,7 @@ def validate_arguments(args: QueryDatabaseArguments, schema: DatabaseSchema) -> 
     sort = None
     if isinstance(args, RelatedQueryArguments):
         filters += related_filters(args, collection, schema)
-        sort = sort_of(args, collection, bool(aggregations) or group_by is not None or search is not None)
+        sort = sort_of(args, collection, group_by is not None or search is not None)
     any_of: tuple[tuple[FilterSpec, ...], ...] = ()
     if isinstance(args, CompoundQueryArguments):
         more, any_of = condition_filters(args, collection)

@@ -267,6 +267,8 @@ class ReferenceExecutor:
             result.total_count = len(matched)  # the count call counts every match, as Weaviate's aggregate does
             return result
         if spec.group_by is None:
+            if spec.sort is not None:  # over the sort's first `limit` objects
+                matched = sort_objects(matched, spec.sort)[: spec.sort.limit]
             result.aggregations = {
                 a.prop.name: aggregate(a, [o.properties for o in matched], options) for a in spec.aggregations
             }

@@ -6,7 +6,7 @@ the executor used, the collection under its physical name (namespaces), the call
 prints of what they returned. What the executor then does in Python (ranking ties by UUID,
 cutting pages, ordering groups, NaN as None) is said in comments beside the calls it applies to.
 
-Each call's response is kept in a variable named by its purpose (`hits`, `objects`, `count`,
+Each call's response is kept in a variable named by its purpose (`hits`, `top`, `objects`, `count`,
 `aggregate`, `groups`, `group_samples`: `PURPOSES`), which is what the code-equivalence test reads.
 """
 
@@ -24,7 +24,7 @@ from executors.options import SearchMode
 from executors.vocabulary import SCHEMA_METRICS
 
 #: The variables a program keeps each call's response in, one per purpose a plan can have.
-PURPOSES = ("hits", "objects", "count", "aggregate", "groups", "group_samples")
+PURPOSES = ("hits", "top", "objects", "count", "aggregate", "groups", "group_samples")
 _INDENT = "    "
 #: Names a call's source may use, and where a program imports them from.
 _IMPORTS = {
@@ -149,11 +149,13 @@ def _calls(plan: QueryPlan) -> list[str]:
             whole = []
         if call.over_hits:
             nothing = "no objects to aggregate" if call.purpose == "aggregate" else "no groups"
+            top = plan.ids_from == "top"
             lines += [
-                "# The next call runs over exactly these hits: their ids are ANDed into its filters.",
-                "hit_ids = [str(obj.uuid) for obj in hits.objects]",
+                f"# The next call runs over exactly these {'objects' if top else 'hits'}: their ids are ANDed "
+                "into its filters.",
+                f"hit_ids = [str(obj.uuid) for obj in {plan.ids_from}.objects]",
                 *_comment_lines(_comments(plan, call)),
-                f"{call.purpose} = None  # the search matched nothing: {nothing}",
+                f"{call.purpose} = None  # {'no object' if top else 'the search'} matched: {nothing}",
                 "if hit_ids:",
                 *_call(call, _INDENT),
             ]
@@ -176,6 +178,9 @@ def _comments(plan: QueryPlan, call: PlannedCall) -> list[str]:
             "The search's hits, closest first (dbgorilla ranks equal distances or scores by UUID)"
             + (f"; it lists the first {options.search_limit}." if listing else ".")
         ]
+    if call.purpose == "top":
+        assert spec.sort is not None
+        return [f"The ids of the first {spec.sort.limit} objects in this order: Weaviate's aggregate does not sort."]
     if call.purpose in ("objects", "group_samples"):
         comments = []
         if call.purpose == "objects" and spec.sort is None:

@@ -200,12 +200,12 @@ class WeaviateExecutor:
         raise error from exc
 
     def _run_calls(self, collection: str, plan: QueryPlan) -> dict[str, Any]:
-        """Each call's response by purpose; a call over the search's hits gets their ids (or, when
-        the search matched nothing, is not made: its response is None, an aggregate over nothing)."""
+        """Each call's response by purpose; a call over the search's hits (the sort's first objects) gets
+        their ids (or, where none matched, is not made: its response is None, an aggregate over nothing)."""
         responses: dict[str, Any] = {}
         for call in plan.calls:
             if call.over_hits:
-                ids = [str(obj.uuid) for obj in responses["hits"].objects]
+                ids = [str(obj.uuid) for obj in responses[plan.ids_from].objects]
                 responses[call.purpose] = self._weaviate.run(collection, call.restricted_to(ids)) if ids else None
             else:
                 responses[call.purpose] = self._weaviate.run(collection, call)

@@ -49,6 +49,7 @@ from agent.strategies.wording import (
     ASKS_HOW_MANY_DIFFERENT,
     NUMBER_AGGREGATION,
     NUMBER_FILTER,
+    NUMBER_WORDS,
     TEXT_AGGREGATION,
     amend_wording,
     number_condition,
@@ -188,6 +189,27 @@ def _computing(arguments: dict[str, Any], prop: str, metric: str, keep_groups: b
     return amended, f"the question asks for the {metric} of {prop}: computed."
 
 
+def to_first(question: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The call without its sort where it aggregates and the question writes no number of first objects
+    ("the 5 heaviest cars": the average is over the sort's first 5). A sort the question does not count
+    (`year` ascending, limit 1, for "the lowest average yield in 1931") would aggregate one object."""
+    sort = arguments.get(SORT_FIELD)
+    aggregates = any(arguments.get(slot) for slot in AGGREGATION_SLOT.values())
+    if not isinstance(sort, dict) or not aggregates or _counts_first(question, sort.get("limit")):
+        return arguments, ""
+    kept = {k: v for k, v in arguments.items() if k != SORT_FIELD}
+    by = sort.get("property_name")
+    return kept, f"the question counts no first objects by {by}: the aggregation is over all, the sort left out."
+
+
+def _counts_first(question: str, limit: object) -> bool:
+    """Whether the question writes the sort's limit, in digits or as a word ("5 heaviest", "top five")."""
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 2:
+        return False
+    words = [str(limit), *(word for word, n in NUMBER_WORDS.items() if n == limit)]
+    return bool(re.search(rf"\b(?:{'|'.join(words)})\b", question, re.I))
+
+
 #: A property named for its statistic: "average" in a question names it, not a statistic of it.
 _STATISTIC_NAME = re.compile(r"\b(?:average|avg|mean|total|sum)\b", re.I)
 
@@ -247,6 +269,8 @@ class Typed:
             kinds = (PropertyKind.TEXT, PropertyKind.BOOLEAN)
             groupable = [p.name for p in found.properties if p.kind in kinds] if found is not None else []
             amended, why = amend_to_question(question, arguments, groupable)
+            amended, first = to_first(question, amended)
+            why = " ".join(w for w in (why, first) if w)
             numbers = [p.name for p in found.properties if p.kind is PropertyKind.NUMBER] if found is not None else []
             amended, note = to_extreme(question, amended, numbers)
             amended, computed = to_statistic(question, amended, numbers)

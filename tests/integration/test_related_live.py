@@ -89,6 +89,17 @@ def calls(p: str) -> list[dict[str, Any]]:
             "reference_filter": by_ref,
             "sort": {"property_name": "price", "order": "descending", "limit": 3},
         },
+        {  # an aggregation over the sort's first objects: the average price of the 3 priciest vegetarian dishes
+            "collection_name": menu,
+            "boolean_property_filter": {"property_name": "isVegetarian", "operator": "=", "value": True},
+            "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"},
+            "sort": {"property_name": "price", "order": "descending", "limit": 3},
+        },
+        {
+            "collection_name": reservations,
+            "text_property_aggregation": {"property_name": "occasion", "metrics": "TOP_OCCURRENCES"},
+            "sort": {"property_name": "reservationDate", "order": "ascending", "limit": 10},
+        },
         {
             "collection_name": reservations,
             "integer_property_filter": {"property_name": "partySize", "operator": ">=", "value": 6},
@@ -111,6 +122,21 @@ def test_live_and_reference_agree_on_every_related_operation(linked: tuple[UseCa
             assert [o.uuid for o in got.objects] == [o.uuid for o in want.objects]
             assert [o.properties for o in got.objects] == [o.properties for o in want.objects]
         assert 0 < (got.total_count or len(got.groups or {})) < 100 or "sort" in arguments, arguments
+
+
+def test_an_aggregation_with_a_sort_runs_over_the_objects_the_sort_lists(linked: tuple[UseCase, Any]) -> None:
+    _, client = linked
+    live = WeaviateExecutor(client, operations=RELATED)
+    sort = {"property_name": "partySize", "order": "descending", "limit": 4}
+    listed = live.execute({"collection_name": f"{PREFIX}Reservations", "sort": sort})
+    mean = {"property_name": "partySize", "metrics": "MEAN"}
+    got = live.execute({"collection_name": f"{PREFIX}Reservations", "sort": sort, "integer_property_aggregation": mean})
+    sizes = [float(o.properties["partySize"]) for o in listed.objects]
+    assert got.total_count == len(sizes) == 4
+    assert got.aggregations["partySize"]["MEAN"] == pytest.approx(sum(sizes) / len(sizes))
+    everything = live.execute({"collection_name": f"{PREFIX}Reservations", "integer_property_aggregation": mean})
+    assert got.aggregations["partySize"]["MEAN"] > everything.aggregations["partySize"]["MEAN"]
+    assert "the first 4 are aggregated" in got.to_llm_text()
 
 
 def test_results_show_references_and_dates(linked: tuple[UseCase, Any]) -> None:

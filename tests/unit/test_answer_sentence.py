@@ -29,6 +29,15 @@ def test_a_mean_reads_as_what_was_computed_over_which_objects_rounded_with_its_u
     assert text_agrees(text, answer)  # the sentence states the committed value
 
 
+def test_a_mean_over_a_sorts_first_objects_says_which_they_are() -> None:
+    heaviest = {**MEAN, "sort": {"property_name": "body_mass_g", "order": "descending", "limit": 5}}
+    text = sentence(FinalAnswer(numbers=[52.1]), heaviest, result(5, {"bill_length_mm": {"MEAN": 52.1}}))
+    assert text == (
+        'The average bill length (mm) of the 5 penguins with species = "Chinstrap" and the highest body mass (g) '
+        "is 52.10."
+    )
+
+
 def test_a_count_a_top_value_and_groups_read_as_sentences_that_state_the_commit() -> None:
     count = {
         "collection_name": "Penguins",

@@ -169,6 +169,10 @@ def test_date_filters_and_sort_match_a_plain_reading_of_the_data(executor: Refer
             {"sort": {"property_name": "partySize", "order": "ascending", "limit": 3}, "search_query": "a birthday"},
             InvalidArgumentsError,
         ),
+        (
+            {"sort": {"property_name": "partySize", "order": "ascending", "limit": 3}, "groupby_property": "occasion"},
+            InvalidArgumentsError,
+        ),
     ],
 )
 def test_typed_errors(executor: ReferenceExecutor, arguments: dict[str, Any], error: type[ExecutorError]) -> None:

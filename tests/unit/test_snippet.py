@@ -134,6 +134,11 @@ RELATED_CALLS = [
         "collection_name": "Reservations",
         "sort": {"property_name": "reservationDate", "order": "descending", "limit": 3},
     },
+    {  # "the average party of the 3 latest reservations": the aggregate runs over the sort's first 3
+        "collection_name": "Reservations",
+        "integer_property_aggregation": {"property_name": "partySize", "metrics": "MEAN"},
+        "sort": {"property_name": "reservationDate", "order": "descending", "limit": 3},
+    },
     {
         "collection_name": "Reservations",
         "search_query": "anniversary dinner",
