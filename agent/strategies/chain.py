@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from agent.answer import Commit, FinalAnswer
@@ -35,7 +36,7 @@ from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies import arithmetic
 from agent.strategies.asked import LEAST_WORDS
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
-from agent.strategies.rewrite import rewrite
+from agent.strategies.rewrite import completed, rewrite
 from agent.strategies.values import Values
 from agent.strategies.wording import DIMENSIONS
 from agent.tooldef import ToolSet
@@ -218,7 +219,7 @@ def parts_of(question: str) -> list[str]:
     parts = [_as_question(p) for sentence in sentences for p in _cut(sentence, _JOINED)]
     if len(parts) < 2 or len(parts) > MAX_PARTS:
         return [question]
-    return parts
+    return [parts[0], *(completed(earlier, later) for earlier, later in pairwise(parts))]
 
 
 def pick(answer: FinalAnswer, part: str) -> str | None:

@@ -178,6 +178,16 @@ def named_by_properties(asks_for: str, question: str, collection: CollectionSche
     return bool(words) and all(any(meets(word, name) for name in names) for word in words)
 
 
+def asking_alone(asks_for: str) -> bool:
+    """Whether what the model says is asked is words of asking and statistics alone ("how many", "count"):
+    the objects themselves, nothing a property must hold. Over the 181 questions of the public split
+    (2026-11-28), 14 decisions said so: on 12 answerable questions, each verdict "yes"; on 2 unanswerable
+    ones, a statistic the check refuses before (variance, correlation). The part "how many does California
+    have?" of a two-part question got "no"."""
+    hint = asks_for.strip(" .").lower() == ASKS_FOR_HINT
+    return bool(content_stems(asks_for)) and not hint and not asked_words(asks_for)
+
+
 def written_in(asks_for: str, question: str) -> bool:
     """Whether what the model says the question asks for is the question's own words (a word of size
     for its measure): "yield_bushels" for "How much rain fell?" is the model's own mapping onto a
@@ -347,6 +357,8 @@ class Check:
                     )
                     if foregone and written_in(asks_for, question):
                         decision["verdict"], decision["named_by_properties"] = LISTED, True
+                    elif asking_alone(asks_for):
+                        decision["verdict"], decision["asks_for_objects"] = LISTED, True
                     elif (
                         decision.get("statistic") in COUNTS
                         and asked_words(asks_for)

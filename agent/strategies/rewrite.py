@@ -50,6 +50,33 @@ def rewrite(model: Any, earlier: str, answer: str, follow_up: str) -> tuple[str,
     return written, usage, how
 
 
+#: A verb a part may end on in place of the earlier part's predicate ("and how many virginica flowers do?").
+_STANDS_FOR_VERB = frozenset({"do", "does", "did"})
+#: At most this many words left out after a part's opening ("how many [airports] does California have").
+_MAX_GAP = 4
+
+
+def completed(earlier: str, later: str) -> str:
+    """`later` with the words it leaves to `earlier` put back, where it leaves them out as people do after
+    "and": the thing counted ("How many airports does Texas have, and how many does California have?": "how
+    many airports does California have?") or the predicate, ended on a verb ("How many versicolor flowers
+    have a sepal length over 6 cm, and how many virginica flowers do?"). Otherwise `later` as it is."""
+    before, after = earlier.rstrip(" ?").split(), later.rstrip(" ?").split()
+    said, asked = [w.lower().strip(",;") for w in before], [w.lower().strip(",;") for w in after]
+    lead = 0
+    while lead < min(len(said), len(asked)) and said[lead] == asked[lead]:
+        lead += 1
+    if 0 < lead < len(asked) and asked[lead] in said[lead + 1 : lead + 1 + _MAX_GAP]:
+        gap = before[lead : said.index(asked[lead], lead + 1)]
+        if not any(w.lower().strip(",;") in asked for w in gap):
+            return " ".join([*after[:lead], *gap, *after[lead:]]) + "?"
+    if lead and len(asked) > lead + 1 and asked[-1] in _STANDS_FOR_VERB and asked[-2] in said[lead:]:
+        predicate = before[said.index(asked[-2], lead) + 1 :]
+        if predicate and not any(w.endswith((",", ";")) for w in predicate):
+            return " ".join([*after[:-1], *predicate]) + "?"
+    return later
+
+
 @oracle_replies(FOLLOW_UP_SCHEMA_NAME)
 def oracle_rewrite(oracle: OracleModel, request: ChatRequest) -> dict[str, Any]:
     """The oracle's rewrite is the follow-up as asked: the chain then puts the answer after it."""

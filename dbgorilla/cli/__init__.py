@@ -1,7 +1,7 @@
 """The `dbgorilla` command: the top layer. One module per command group, no business logic here.
 
 Exit codes are the values of `dbgorilla.errors.ExitCode`; errors of the lower layers map to them
-in `console.EXIT_CODES`.
+in `dbgorilla.exit_codes.EXIT_CODES`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import typer
 from rich.markup import escape
 
 from dbgorilla.cli import ablate, ask, data, demo, evaluate, examples, judge, mcp_serve, report, serve, services
-from dbgorilla.cli.console import err, exit_code_of
+from dbgorilla.cli.console import err
+from dbgorilla.exit_codes import exit_code_of
 
 app = typer.Typer(
     help="dbgorilla-live: an LLM queries a live Weaviate through function calling.\n\n"

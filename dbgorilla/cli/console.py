@@ -1,6 +1,6 @@
 """What every command shares: the two consoles, one-line messages, the Weaviate connection (or a
-"Weaviate is not running" error), the model (`open_model`), progress display, and the exit code of
-each typed error."""
+"Weaviate is not running" error), the model (`open_model`) and progress display (the exit code of each
+typed error: `dbgorilla.exit_codes`)."""
 
 from __future__ import annotations
 
@@ -14,25 +14,15 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from weaviate.exceptions import WeaviateConnectionError, WeaviateStartUpError
 
-from agent import ORACLE, ModelError, ToolDesign, ToolVariant
+from agent import ORACLE, ToolDesign, ToolVariant
 from agent.tooldef import DEFAULT_OPERATIONS
 from dbgorilla.chat import resolve_model
 from dbgorilla.config import Settings
 from dbgorilla.connection import connect
-from dbgorilla.errors import ConfigError, DbGorillaError, ExitCode, ServiceNotRunning
+from dbgorilla.errors import ConfigError, ServiceNotRunning
 from evaluation.orchestration import Driver, chat_driver, oracle_driver
-from evaluation.predictions import PredictionFileError
-from evaluation.records import ResultsFileError
-from evaluation.report import ReportError
-from evaluation.report.prices import PriceTableError
-from evaluation.runner import InfrastructureStopped, RunError
-from executors import ScopeError
-from executors.endpoints import EndpointMismatch
-from executors.index_health import IndexBroken
-from executors.ownership import NAMESPACE_ENV, InvalidNamespace, NotOurCollection, check_namespace
+from executors.ownership import NAMESPACE_ENV, InvalidNamespace, check_namespace
 from executors.vocabulary import ToolOperations
-from fixtures.datasets import DatasetFileError, PaperFileError
-from fixtures.loader import LoadFailed
 
 #: Width of tables written to a file or a pipe: wide enough that a leaderboard keeps its columns
 #: (at the 80 a pipe gets by default they wrapped into columns a few letters wide).
@@ -48,26 +38,6 @@ def _console(**options: Any) -> Console:
 
 out = _console()
 err = _console(stderr=True, soft_wrap=True)
-
-#: Errors of the lower layers, each reported as one line with the exit code of its kind.
-EXIT_CODES: dict[type[Exception], ExitCode] = {
-    ReportError: ExitCode.CONFIG,
-    RunError: ExitCode.CONFIG,
-    InfrastructureStopped: ExitCode.INFRASTRUCTURE,
-    LoadFailed: ExitCode.FAILURE,
-    NotOurCollection: ExitCode.NOT_OURS,  # nothing was changed; the message names the way out
-    EndpointMismatch: ExitCode.CONFIG,  # REST and gRPC reach two Weaviates: nothing was written
-    InvalidNamespace: ExitCode.CONFIG,
-    IndexBroken: ExitCode.FAILURE,
-    ScopeError: ExitCode.CONFIG,
-    ModelError: ExitCode.FAILURE,
-    # A file the user gave is not what the command reads: the message names the file and its bad lines.
-    DatasetFileError: ExitCode.BAD_INPUT,
-    PaperFileError: ExitCode.BAD_INPUT,
-    ResultsFileError: ExitCode.BAD_INPUT,
-    PredictionFileError: ExitCode.BAD_INPUT,
-    PriceTableError: ExitCode.BAD_INPUT,  # a ReportError too, but the most specific class listed wins
-}
 
 
 def _namespace(value: str | None) -> str:
@@ -93,14 +63,6 @@ NamespaceOption = Annotated[
 def say(message: str) -> None:
     """A progress or status line on stderr (stdout stays machine-readable)."""
     err.print(message, highlight=False)
-
-
-def exit_code_of(error: BaseException) -> ExitCode | None:
-    """The exit code of an error the CLI reports as one line, or None for a bug (a traceback)."""
-    if isinstance(error, DbGorillaError):
-        return error.exit_code
-    # The most specific class listed wins (PriceTableError is a ReportError too, but bad input).
-    return next((EXIT_CODES[kind] for kind in type(error).__mro__ if kind in EXIT_CODES), None)
 
 
 @contextmanager

@@ -28,9 +28,9 @@ from agent.conversation import Turn
 from agent.session import AgentSession
 from agent.strategies import DEFAULT_STRATEGY
 from agent.tooldef import DEFAULT_OPERATIONS
-from dbgorilla.cli.console import exit_code_of
 from dbgorilla.demo.events import Event, ObservedModel, answer_event, call_event, error_event, sse
 from dbgorilla.errors import ConfigError
+from dbgorilla.exit_codes import exit_code_of
 from evaluation.records import ResultsFileError
 from evaluation.report import ReportError
 from evaluation.report.html import run_view

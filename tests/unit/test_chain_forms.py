@@ -8,7 +8,7 @@ from typing import Any
 from agent import AgentConfig, ModelReply
 from agent.answer import is_commit_request
 from agent.strategies import build_strategy
-from agent.strategies.chain import per_group_part
+from agent.strategies.chain import parts_of, per_group_part
 from agent.testing import FunctionModel, tool_reply
 from llm import ModelMessage, UserPromptPart
 from llm.messages import all_parts, tool_returns
@@ -35,8 +35,27 @@ def test_parts_side_by_side_keep_each_answer_and_ask_the_next_as_written() -> No
     run = build_strategy("chain").run(model, executor(), tools(), AgentConfig(), question)
     expected = [sum(o.properties.get("seats") == n for o in OBJECTS) for n in (50, 20)]
     assert run.answer is not None and run.answer.numbers == expected
-    assert asked[-1].endswith("how many have 20 seats?")  # no rewrite: nothing in it refers back
+    # no rewrite, nothing in it refers back; the thing counted, left to the first part, is put back
+    assert asked[-1].endswith("how many places have 20 seats?")
     assert run.strategy_notes["chain"]["parts"][0]["next"] == "side by side"
+
+
+def test_a_part_gets_back_what_it_leaves_to_the_part_before() -> None:
+    from agent.strategies.rewrite import completed
+
+    assert parts_of("How many airports does Texas have, and how many does California have?") == [
+        "How many airports does Texas have?",
+        "how many airports does California have?",
+    ]
+    later = completed("How many versicolor flowers have a sepal length over 6 cm?", "how many virginica flowers do?")
+    assert later == "how many virginica flowers have a sepal length over 6 cm?"
+    for earlier, asked in [
+        ("Which country has the most wines?", "what is the average price of the wines from that country?"),
+        ("How many airports does Texas have?", "how many of them are private?"),
+        ("What is the average price?", "what is the most common cuisine?"),
+        ("How many months are there for Google, how many for Microsoft?", "how many fewer does Google have?"),
+    ]:
+        assert completed(earlier, asked) == asked
 
 
 def test_the_single_highest_is_asked_per_group() -> None:

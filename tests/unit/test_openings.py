@@ -134,9 +134,9 @@ def test_warm_sends_each_opening_once_for_one_token() -> None:
 
 
 def test_a_model_error_while_warming_is_the_local_server_failing_named_with_exit_11() -> None:
-    from dbgorilla.cli.console import exit_code_of
     from dbgorilla.cli.doors import warm
     from dbgorilla.errors import ExitCode
+    from dbgorilla.exit_codes import exit_code_of
     from dbgorilla.local_models import ModelServerFailed
 
     class Dead:

@@ -26,7 +26,16 @@ from agent.strategies import (
     parse_strategy,
 )
 from agent.strategies.chain import comparison_of, parts_of, per_group_part, pick
-from agent.strategies.check import LISTED, NOT_LISTED, listing, named_in, properties_name, refusal, written_in
+from agent.strategies.check import (
+    LISTED,
+    NOT_LISTED,
+    asking_alone,
+    listing,
+    named_in,
+    properties_name,
+    refusal,
+    written_in,
+)
 from agent.strategies.examples import in_schema_order
 from agent.strategies.facts import GROUNDED_SCHEMA_NAME, answer_from, facts_of
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
@@ -812,6 +821,9 @@ def test_check_refuses_without_a_verdict_what_no_word_of_the_database_names(asks
         assert asked[0] == "QuestionCheck" and "CheckVerdict" not in asked
         assert [c.arguments for c in run.calls()] == [MEAN_PRICE]
         assert run.strategy_notes["check"]["decision"]["named_by_properties"] is True
+    elif asking_alone(asks_for):  # words of asking alone ask for the objects: no verdict, the query runs
+        assert asked[0] == "QuestionCheck" and "CheckVerdict" not in asked
+        assert run.strategy_notes["check"]["decision"]["asks_for_objects"] is True
     elif named_in(asks_for, list(SCHEMA.collections)):  # the verdict decides, and it says listed: the query runs
         assert asked[:2] == ["QuestionCheck", "CheckVerdict"] and [c.arguments for c in run.calls()] == [MEAN_PRICE]
         [verdict] = [p.content for p in all_parts(model.calls[1]["messages"]) if isinstance(p, UserPromptPart)]
