@@ -153,6 +153,12 @@ NUMBER_WORDS = {
 _COMPOUND = re.compile(rf"(?<![\w.])(?P<n>\d+(?:\.\d+)?|{'|'.join(NUMBER_WORDS)})-(?P<w>[a-z]+)\b", re.I)
 
 
+#: A number after "with" or "have" and the word it counts: "cars with 8 cylinders", "have six cylinders".
+_WITH_COUNT = re.compile(
+    rf"\b(?:with|have|has|having)\s+(?:exactly\s+)?(?P<n>\d+|{'|'.join(NUMBER_WORDS)})\s+(?P<w>[a-z]+)\b", re.I
+)
+
+
 def _compound_number(written: str) -> float:
     """The number a compound writes, in digits or as a word."""
     return float(NUMBER_WORDS.get(written.lower(), written))
@@ -266,9 +272,12 @@ def number_condition(question: str, numbers: list[str]) -> dict[str, Any] | None
             return {"property_name": yearly[0], "operator": op, "value": int(value)}
         return None
     compounds = {
-        (_compound_number(m["n"]), prop) for m in _COMPOUND.finditer(question) if (prop := _named_by(m["w"], numbers))
+        (_compound_number(m["n"]), prop)
+        for pattern in (_COMPOUND, _WITH_COUNT)
+        for m in pattern.finditer(question)
+        if (prop := _named_by(m["w"], numbers))
     }
-    if not found and len(compounds) == 1:  # "the 8-cylinder cars": cylinders = 8
+    if not found and len(compounds) == 1:  # "the 8-cylinder cars", "cars with 8 cylinders": cylinders = 8
         value, prop = compounds.pop()
         return {"property_name": prop, "operator": "=", "value": int(value) if value.is_integer() else value}
     years = {int(m.group("n") or m.group("m")) for m in _YEAR.finditer(question)}

@@ -260,6 +260,9 @@ def test_a_number_condition_the_call_dropped_is_put_back_on_the_property_its_wor
     assert number_condition("How many 2-door cars are there?", numbers) is None  # no property counts doors
     six = number_condition("What is the smallest displacement among American six-cylinder cars?", numbers)
     assert six == {"property_name": "cylinders", "operator": "=", "value": 6}  # a number written as a word
+    spaced = number_condition("avg weight of US cars with 8 cylinders?", numbers)
+    assert spaced == number_condition("How many cars have eight cylinders?", numbers) == eight  # "with N <word>"
+    assert number_condition("What is the mpg of cars with 4 doors?", numbers) is None
     topped = number_condition("How many cars topped 200 horsepower?", numbers)
     assert topped == {"property_name": "horsepower", "operator": ">", "value": 200}  # a verb that compares
     typo = number_condition("Average weight of the 4-cyclinder cars?", numbers)
