@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from executors.options import SearchMode
-
-if TYPE_CHECKING:
-    from executors.snippet import Snippet
 
 #: Default size bound of `QueryResult.to_llm_text`.
 DEFAULT_LLM_MAX_CHARS = 4000
@@ -62,6 +59,13 @@ class GroupResult(BaseModel):
     samples: list[ResultObject] = Field(default_factory=list)
 
 
+class Program(Protocol):
+    """What renders a result's calls as a whole program (`executors.snippet.Snippet`): named here by what it
+    does, so the results do not import the module that assembles them."""
+
+    def program(self) -> str: ...
+
+
 class QueryResult(BaseModel):
     """What a `query_database` call returned, whichever executor ran it."""
 
@@ -77,9 +81,9 @@ class QueryResult(BaseModel):
     calls: list[str] = Field(default_factory=list, description="The weaviate-client calls made, as Python.")
     notes: list[str] = Field(default_factory=list)
     #: The executed plan and its connection (live executor only): what `program` renders.
-    _snippet: Snippet | None = PrivateAttr(default=None)
+    _snippet: Program | None = PrivateAttr(default=None)
 
-    def with_snippet(self, snippet: Snippet) -> QueryResult:
+    def with_snippet(self, snippet: Program) -> QueryResult:
         self._snippet = snippet
         return self
 

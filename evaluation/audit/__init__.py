@@ -72,7 +72,6 @@ from fixtures.authoring.mutants import (
     MIN_CROSSED_SHARE,
     MUTATION_KINDS,
     Mutant,
-    MutationContext,
     derive_mutants,
     flatten,
     like_variant,
@@ -80,6 +79,7 @@ from fixtures.authoring.mutants import (
     use_case_context,
     with_component,
 )
+from fixtures.authoring.mutation_context import MutationContext
 from fixtures.datasets import Case, read_dataset
 from fixtures.datasets.cases import operations_needed
 from fixtures.loader import DEFAULT_OBJECTS_PER_COLLECTION, ensure_loaded, names_of

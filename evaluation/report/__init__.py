@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from evaluation.report import html, plots
+from evaluation.report.built import Report
 from evaluation.report.errors import ReportError
 from evaluation.report.prices import Price, cost_usd, find_price, load_prices
 from evaluation.report.runs import Run, load_run, load_runs
@@ -33,18 +33,6 @@ from evaluation.report.tables import (
     repeats_table,
     use_case_table,
 )
-
-
-@dataclass
-class Report:
-    runs: list[Run]
-    tables: list[Table]
-    images: dict[str, bytes]
-    files: list[Path]
-    generated: str
-
-    def table(self, name: str) -> Table:
-        return next(t for t in self.tables if t.name == name)
 
 
 def build_report(run_dirs: Sequence[Path], out_dir: Path, prices_path: Path | None = None) -> Report:

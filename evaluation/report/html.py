@@ -20,7 +20,7 @@ from evaluation.records import EvalRecord, PredictedCall
 from evaluation.report.tables import failure_reasons
 
 if TYPE_CHECKING:
-    from evaluation.report import Report
+    from evaluation.report.built import Report
     from evaluation.report.runs import Run
 
 TEMPLATES = Path(__file__).with_name("templates")

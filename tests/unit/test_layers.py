@@ -51,6 +51,28 @@ def test_the_layer_check_catches_an_upward_import() -> None:
     assert illegal(graph) == {"executors -> dbgorilla", "agent -> fixtures"}
 
 
+def cycles(graph: grimp.ImportGraph) -> set[str]:
+    """Each import whose imported module imports its importer back, directly or not (type-checking
+    imports and a package's `__init__` count: either makes a module unreadable without the other)."""
+    found = set()
+    for importer in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(importer):
+            back = graph.find_shortest_chain(importer=imported, imported=importer)
+            if back is not None:
+                found.add(" -> ".join((importer, *back)))
+    return found
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    assert cycles(grimp.build_graph(*PACKAGES)) == set()
+
+
+def test_the_cycle_check_catches_a_cycle() -> None:
+    graph = grimp.build_graph(*PACKAGES)
+    graph.add_import(importer="executors.results", imported="executors.snippet")
+    assert "executors.results -> executors.snippet -> executors._assemble -> executors.results" in cycles(graph)
+
+
 def test_import_linter_contract_passes() -> None:
     linter = Path(sys.executable).with_name("lint-imports")
     result = subprocess.run([str(linter)], cwd=REPO, capture_output=True, text=True, timeout=120)
