@@ -34,7 +34,7 @@ def gguf_counter(path: Path, name: str) -> TokenCounter:
         from llama_cpp import Llama  # optional: installed with the `local` extra
 
         load_cpu_backend()
-        with _quiet_stderr():
+        with quiet_stderr():
             vocab = Llama(model_path=str(path), vocab_only=True, verbose=False)
     except Exception:  # no llama-cpp-python or no model file: estimate instead
         return estimate_counter()
@@ -49,7 +49,7 @@ def gguf_counter(path: Path, name: str) -> TokenCounter:
 
 
 @contextlib.contextmanager
-def _quiet_stderr() -> Iterator[None]:
+def quiet_stderr() -> Iterator[None]:
     """llama.cpp logs a context-size warning from C even with verbose=False."""
     saved = os.dup(2)
     with open(os.devnull, "wb") as devnull:

@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 from agent.llama_cpu import CPU_VARIANT_ENV, load_cpu_backend
-from agent.tokens import _quiet_stderr
+from agent.tokens import quiet_stderr
 from dbgorilla.local_models import DEFAULT_MODEL, SERVER_OPTIONS, get_model
 
 #: (label, Llama keyword arguments over the server's own): the first is the baseline.
@@ -50,7 +50,7 @@ def measure(path: str, options: dict[str, Any], prompt: int, generate: int) -> t
     from llama_cpp import Llama
 
     load_cpu_backend()
-    with _quiet_stderr():
+    with quiet_stderr():
         llm = Llama(model_path=path, verbose=False, **options)
     tokens = llm.tokenize(sample_text().encode(), add_bos=False)[:prompt]
     llm.reset()

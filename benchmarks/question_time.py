@@ -142,7 +142,7 @@ def main() -> None:
     try:
         executor = open_executor(client, chosen, None)
         chat = Recording(local_model())
-        context = run_context(client, executor, chosen, _design(), Driver(chat.name, lambda _case: chat, chat))
+        context = run_context(client, executor, chosen, tool_design(), Driver(chat.name, lambda _case: chat, chat))
         context = use_strategy(context, client, args.strategy, echo=lambda _line: None)  # its memory, cross-domain
         before = measure_rates(chat.model, args.calibrate)
         per_question: list[tuple[str, float, bool]] = []
@@ -185,7 +185,7 @@ def main() -> None:
         args.out.write_text("\n".join(lines) + "\n")
 
 
-def _design() -> Any:
+def tool_design() -> Any:
     from agent import ToolDesign
 
     return ToolDesign()

@@ -32,7 +32,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from question_time import _design, kind_of
+from question_time import kind_of, tool_design
 
 from agent.strategies import DEFAULT_STRATEGY
 from dbgorilla.chat import local_model
@@ -76,7 +76,7 @@ def record(limit: int | None) -> list[tuple[str, str, dict[str, Any]]]:
     try:
         executor = open_executor(client, chosen, None)
         chat = Keeping(local_model())
-        context = run_context(client, executor, chosen, _design(), Driver(chat.name, lambda _case: chat, chat))
+        context = run_context(client, executor, chosen, tool_design(), Driver(chat.name, lambda _case: chat, chat))
         context = use_strategy(context, client, DEFAULT_STRATEGY, echo=lambda _line: None)
         for case in chosen.cases:
             chat.question = case.id

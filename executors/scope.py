@@ -18,7 +18,7 @@ import dataclasses
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from executors._validate import check_filter_value
+from executors._resolve import check_filter_value
 from executors.errors import Blame, ExecutorError
 from executors.schema import CollectionSchema, DatabaseSchema
 from executors.spec import FilterSpec, QuerySpec

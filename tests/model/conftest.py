@@ -17,10 +17,10 @@ def llama() -> Iterator[Any]:
     from llama_cpp import Llama
 
     from agent.llama_cpu import load_cpu_backend
-    from agent.tokens import _quiet_stderr
+    from agent.tokens import quiet_stderr
 
     load_cpu_backend()
-    with _quiet_stderr():
+    with quiet_stderr():
         model = Llama(model_path=str(SMOLLM2.gguf_path(echo=lambda _: None)), n_ctx=1024, verbose=False)
     yield model
     with contextlib.suppress(Exception):

@@ -127,7 +127,7 @@ def test_only_a_model_that_keeps_the_last_logits_alone_drafts(llama: Any) -> Non
     from llama_cpp.server.cli import add_args_from_model, parse_model_from_args
     from llama_cpp.server.settings import ModelSettings
 
-    from agent.tokens import _quiet_stderr
+    from agent.tokens import quiet_stderr
     from dbgorilla.local_models import SERVER_OPTIONS
 
     parser = argparse.ArgumentParser()
@@ -144,7 +144,7 @@ def test_only_a_model_that_keeps_the_last_logits_alone_drafts(llama: Any) -> Non
         _speculative.patch_speculative(cls, draft)
         made = {}
         for logits_all in (False, True):
-            with _quiet_stderr():
+            with quiet_stderr():
                 made[logits_all] = Llama(model_path=llama.model_path, n_ctx=256, logits_all=logits_all, verbose=False)
     finally:
         cls.__init__, cls.eval, cls.generate, cls.create_completion = init, evaluate, generate, complete
