@@ -165,8 +165,9 @@ def _unit_apart(prop: str) -> tuple[str, str]:
     return unit, shown
 
 
-def sentence(answer: FinalAnswer, arguments: dict[str, Any], result: QueryResult) -> str:
-    """The committed answer of one call as a sentence about that call."""
+def sentence(answer: FinalAnswer, arguments: dict[str, Any], result: QueryResult, form: str = "") -> str:
+    """The committed answer of one call as a sentence about that call (`form`: the rule of `answer_form`
+    that shaped it, "distinct" for the number of groups)."""
     if answer.refuses:
         return f"I cannot answer that: {answer.cannot_answer.strip()}."
     things = _words(str(arguments.get("collection_name") or "objects"))
@@ -181,6 +182,8 @@ def sentence(answer: FinalAnswer, arguments: dict[str, Any], result: QueryResult
         if not prop or metric == TOP:
             return f"The number of {over}{by} is {values}."
         return f"The {measure(prop, metric)} of {over}{by} is {values}."
+    if form == "distinct" and group_by and result.groups and answer.numbers == [float(len(result.groups))]:
+        return f"The {over} have {len(result.groups)} different values of {_words(str(group_by))}."
     per_group = _group_values(result)
     if group_by and per_group and (answer.names or answer.numbers) and not answer.groups:
         return _one_group(answer, per_group, measure(prop, metric) if prop else f"number of {things}", over, group_by)

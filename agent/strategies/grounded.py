@@ -129,11 +129,11 @@ def holds_the_answer(statistic: str) -> Callable[[QueryResult], bool]:
     return answered
 
 
-def answer_text(answer: FinalAnswer, call: ExecutedCall | None = None) -> str:
+def answer_text(answer: FinalAnswer, call: ExecutedCall | None = None, form: str = "") -> str:
     """The answer the user reads, written from the committed one (so the two never disagree): a sentence
-    about the one call it came from, when it came from one (`agent.sentence`)."""
+    about the one call it came from, when it came from one (`agent.sentence`), in the form that shaped it."""
     if call is not None and call.result is not None and isinstance(call.arguments, dict):
-        return sentence(answer, call.arguments, call.result)
+        return sentence(answer, call.arguments, call.result, form)
     return plain(answer)
 
 
@@ -233,7 +233,7 @@ class Grounded:
             # the results: the user reads the committed answer
             if run.final_answer:
                 run.strategy_notes["grounded"]["text_replaced"] = run.final_answer
-            run.final_answer = answer_text(committed, only if derived is not None else None)
+            run.final_answer = answer_text(committed, only if derived is not None else None, rule)
         return run
 
     def _commit(self, model: Any, run: AgentRun, facts: list[Fact], offered: Any) -> Commit:

@@ -58,8 +58,10 @@ from agent.tooldef import ToolSet, typed_tools
 from executors.vocabulary import (
     AGGREGATION_SLOT,
     COMPONENT_FIELDS,
+    CONDITIONS_FIELD,
     FILTER_SLOT,
     GROUPBY_FIELD,
+    MATCH_FIELD,
     RELATED_FIELDS,
     SEARCH_FIELD,
     SORT_FIELD,
@@ -202,6 +204,44 @@ def to_first(question: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], 
     return kept, f"the question counts no first objects by {by}: the aggregation is over all, the sort left out."
 
 
+#: What "how many different ..." counts, up to the verb or the end: "model years", "grape varieties".
+_DISTINCT_OF = re.compile(
+    r"\bhow many (?:different|distinct|unique|separate) (?P<what>[\w' -]+?)"
+    r"(?= (?:are|is|were|was|do|does|did|have|has|had|r|exist|appear|show|there|in|of|among|across)\b|\W*$|[?,.])",
+    re.I,
+)
+
+
+def to_distinct(question: str, arguments: dict[str, Any], properties: list[str]) -> tuple[dict[str, Any], str]:
+    """The call grouped by the one property "how many different ..." names ("How many different model years
+    does the dataset cover?": grouped by `year`), where it groups by none: the number of groups is the
+    answer (`answer_form`). Its aggregations, sort and `=` conditions on that property are left out (a
+    count of years, or `species = "Iris"`, answered 406 and 0); its other conditions kept."""
+    found = _DISTINCT_OF.search(question)
+    if found is None or arguments.get(GROUPBY_FIELD) or ASKS_PER_GROUP.search(question):
+        return arguments, ""
+    words = content_stems(found.group("what"))
+    named = [p for p in properties if any(meets(w, n) for w in words for n in content_stems(split_name(p)))]
+    if len(named) != 1:
+        return arguments, ""
+    prop = named[0]
+    drop = {*AGGREGATION_SLOT.values(), SORT_FIELD}
+    amended = {
+        k: v
+        for k, v in arguments.items()
+        if k not in drop and not (isinstance(v, dict) and v.get("property_name") == prop and v.get("operator") == "=")
+    }
+    listed = amended.pop(CONDITIONS_FIELD, None)
+    listed = listed if isinstance(listed, list) else []
+    kept = [c for c in listed if not (isinstance(c, dict) and c.get("property_name") == prop)]
+    if kept:
+        amended[CONDITIONS_FIELD] = kept
+    else:
+        amended.pop(MATCH_FIELD, None)
+    amended[GROUPBY_FIELD] = prop
+    return amended, f"the question asks how many different {prop}: grouped by it, the groups counted."
+
+
 def _counts_first(question: str, limit: object) -> bool:
     """Whether the question writes the sort's limit, in digits or as a word ("5 heaviest", "top five")."""
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 2:
@@ -270,7 +310,9 @@ class Typed:
             groupable = [p.name for p in found.properties if p.kind in kinds] if found is not None else []
             amended, why = amend_to_question(question, arguments, groupable)
             amended, first = to_first(question, amended)
-            why = " ".join(w for w in (why, first) if w)
+            kinds_known = [p.name for p in found.properties if p.kind is not None] if found is not None else []
+            amended, distinct = to_distinct(question, amended, kinds_known)
+            why = " ".join(w for w in (why, first, distinct) if w)
             numbers = [p.name for p in found.properties if p.kind is PropertyKind.NUMBER] if found is not None else []
             amended, note = to_extreme(question, amended, numbers)
             amended, computed = to_statistic(question, amended, numbers)

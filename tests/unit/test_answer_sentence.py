@@ -38,6 +38,18 @@ def test_a_mean_over_a_sorts_first_objects_says_which_they_are() -> None:
     )
 
 
+def test_how_many_different_reads_as_the_number_of_values() -> None:
+    from executors import GroupResult
+
+    grouped = {"collection_name": "Penguins", "groupby_property": "island"}
+    groups = {name: GroupResult(value=name, count=1) for name in ("Biscoe", "Dream", "Torgersen")}
+    found = QueryResult(collection="Penguins", operator_class="group_by", groups=groups, group_by="island")
+    text = sentence(FinalAnswer(numbers=[3.0]), grouped, found, "distinct")
+    assert text == "The penguins have 3 different values of island."
+    assert sentence(FinalAnswer(numbers=[3.0]), grouped, found) != text  # only where the number of groups was asked
+    assert text_agrees(text, FinalAnswer(numbers=[3.0]))
+
+
 def test_a_count_a_top_value_and_groups_read_as_sentences_that_state_the_commit() -> None:
     count = {
         "collection_name": "Penguins",

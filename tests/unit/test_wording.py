@@ -425,17 +425,3 @@ def test_a_mean_the_words_ask_for_is_computed_where_the_call_computes_no_number_
             if to_statistic(case.query, gold, numbers)[0] != gold:
                 changed.append((split, case.id))
     assert changed == []
-
-
-def test_an_aggregation_keeps_its_sort_only_where_the_question_counts_the_first_objects() -> None:
-    from agent.strategies.typed import to_first
-
-    mean = {"collection_name": "C", "integer_property_aggregation": {"property_name": "hp", "metrics": "MEAN"}}
-    heaviest = {**mean, "sort": {"property_name": "weight", "order": "descending", "limit": 5}}
-    assert to_first("What is the average horsepower of the 5 heaviest cars?", heaviest) == (heaviest, "")
-    assert to_first("Mean hp of the five heaviest?", heaviest) == (heaviest, "")
-    one = {**mean, "sort": {"property_name": "year", "order": "ascending", "limit": 1}}
-    assert to_first("Which site had the lowest average yield in 1931?", one) == (mean, to_first("x", one)[1])
-    assert to_first("What is the average horsepower of the 3 heaviest cars?", heaviest)[0] == mean
-    listing = {"collection_name": "C", "sort": heaviest["sort"]}
-    assert to_first("Which are the heaviest cars?", listing) == (listing, "")
