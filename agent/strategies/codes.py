@@ -92,6 +92,8 @@ def oracle_code(oracle: OracleModel, request: ChatRequest) -> dict[str, Any]:
 #: two words ("New York").
 _INNER_NAME = re.compile(r"(?<=[\w,;:'’)] )[A-Z][a-z]+")
 _INNER_PAIR = re.compile(r"(?<=[\w,;:'’)] )[A-Z][a-z]+ [A-Z][a-z]+")
+#: A name of two capitalized words joined by "of", with the "the" before it: "the District of Columbia".
+_INNER_OF = re.compile(r"(?<=[\w,;:'’)] )(?:the )?(?P<name>[A-Z][a-z]+ of [A-Z][a-z]+)")
 #: What stands before a place's name: "in Maine", "of Texan airports", "Houston, Texas", "Texas and Florida",
 #: "does Alaska have" (not "the word Municipal", "with County in their name", "above the Arctic Circle").
 _PLACE_WORDS = "in|of|from|at|for|across|within|outside|and|or|than|between|to|near|vs|does|do|did|has|have"
@@ -113,11 +115,12 @@ def named_codes(
     one that `held(property, name)` finds stored whole in another property ("Denver", a city, fits `DE`):
     asked to choose, the model took `DE` for Denver, `AR` for Arctic and `OR` for Orlando, never "none"."""
     found: list[tuple[str, str]] = []
-    names = [m for pattern in (_INNER_PAIR, _INNER_NAME) for m in pattern.finditer(question)]
+    names = [(m.group("name"), m.start()) for m in _INNER_OF.finditer(question)]
+    names += [(m.group(), m.start()) for pattern in (_INNER_PAIR, _INNER_NAME) for m in pattern.finditer(question)]
     for prop, stored in values.items():
         if not coded(stored):
             continue
-        for name in [m.group() for m in names if _PLACED.search(question[: m.start()])]:
+        for name in [name for name, start in names if _PLACED.search(question[:start])]:
             codes = [v for v in stored if code_for(name, v)]
             if not codes or held(prop, name):  # held: a listing per other property, only for a name that fits
                 continue

@@ -316,3 +316,7 @@ def test_a_name_is_read_as_a_code_only_inside_the_question_and_where_no_other_pr
     assert named_codes("How many have the word Texas in their name?", states, pick_first, held) == []  # no place
     assert named_codes("Average latitude of Texan airports?", states, pick_first, held) == [("state", "TX")]
     assert named_codes("How many are in Texas?", {"origin": ["USA", "Europe"]}, pick_first, held) == []  # no codes
+    columbia = named_codes(
+        "How many airports are in the District of Columbia?", {"state": ["DC", "CO", "CA"]}, None, held
+    )
+    assert columbia == [("state", "DC")]  # "X of Y" after "the" is one name; "Columbia" alone fits CO and CA
