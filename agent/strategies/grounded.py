@@ -228,12 +228,18 @@ class Grounded:
             run.commit = self._commit(model, run, facts, offered)
             run.usage = run.usage + run.commit.usage
         committed = run.commit.answer
-        if committed is not None and run.commit.error is None and not text_agrees(run.final_answer or "", committed):
-            # no prose (the loop ended at the answer), or prose stating another value than the one taken from
-            # the results: the user reads the committed answer
-            if run.final_answer:
+        if committed is None or run.commit.error is not None:
+            return run
+        written = answer_text(committed, only if derived is not None else None, rule)
+        # no prose (the loop ended at the answer), prose stating another value than the one taken from the
+        # results, or an answer taken from one call's result, which a sentence about that call states (the
+        # model's prose around the same number told how it called the tool, or why it filtered as it did):
+        # the user reads the committed answer
+        about_the_call = derived is not None and written != plain(committed)
+        if about_the_call or not text_agrees(run.final_answer or "", committed):
+            if run.final_answer and run.final_answer != written:
                 run.strategy_notes["grounded"]["text_replaced"] = run.final_answer
-            run.final_answer = answer_text(committed, only if derived is not None else None, rule)
+            run.final_answer = written
         return run
 
     def _commit(self, model: Any, run: AgentRun, facts: list[Fact], offered: Any) -> Commit:
