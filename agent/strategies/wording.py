@@ -118,7 +118,7 @@ ASKS_HOW_MANY_DIFFERENT = re.compile(
 )
 #: "Which state has the most airports?", "what species shows up most often": the most common value, asked.
 ASKS_WHICH_MOST = re.compile(
-    r"^\W*(?:\w+\W+){0,6}?(?:which|what)\b[^?]*\b(?:the most\b(?! \w+est\b)|most (?:often|common|frequent|popular)\b)",
+    r"^\W*(?:\w+\W+){0,9}?(?:which|what)\b[^?]*\b(?:the most\b(?! \w+est\b)|most (?:often|common|frequent|popular)\b)",
     re.I,
 )
 

@@ -43,3 +43,12 @@ def test_how_many_different_groups_by_the_property_it_names_and_no_gold_call_cha
             if to_distinct(case.query, gold, names)[0] != gold:
                 changed.append((split, case.id))
     assert changed == []
+
+
+def test_which_value_is_most_common_after_a_long_opening_clause() -> None:
+    from agent.strategies.wording import amend_wording
+
+    question = "Among airports with County in their name, which state appears most often?"
+    counted = {"collection_name": "A", "text_property_aggregation": {"property_name": "state", "metrics": "COUNT"}}
+    amended, why = amend_wording(question, counted)
+    assert amended["text_property_aggregation"]["metrics"] == "TOP_OCCURRENCES" and why
