@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from agent import ModelError
 from dbgorilla.errors import DbGorillaError, ExitCode
+from evaluation.own_split import OwnSplitError
 from evaluation.predictions import PredictionFileError
 from evaluation.records import ResultsFileError
 from evaluation.report import ReportError
@@ -29,6 +30,7 @@ EXIT_CODES: dict[type[Exception], ExitCode] = {
     IndexBroken: ExitCode.FAILURE,
     ScopeError: ExitCode.CONFIG,
     ModelError: ExitCode.FAILURE,
+    OwnSplitError: ExitCode.CONFIG,  # a collection missing or too large, or no question composed
     # A file the user gave is not what the command reads: the message names the file and its bad lines.
     DatasetFileError: ExitCode.BAD_INPUT,
     PaperFileError: ExitCode.BAD_INPUT,

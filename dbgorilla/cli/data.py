@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from dbgorilla.cli.compose_own import compose_own
 from dbgorilla.cli.console import NamespaceOption, connected, err, out, progress_bar
 from dbgorilla.cli.loading import drop, load
 from dbgorilla.config import Settings
@@ -346,8 +347,22 @@ def compose_split(
         bool, typer.Option("--check", help="Exit 1 if the committed split differs from a fresh one.")
     ] = False,
     split: Annotated[str, typer.Option("--split", help=f"Which split: {' or '.join(compose.SPLITS)}.")] = compose.SPLIT,
+    collections: Annotated[
+        str | None,
+        typer.Option(help="Compose over these collections of your own (read-only), with gold verified by execution."),
+    ] = None,
+    output: Annotated[Path | None, typer.Option("--out", help="With --collections: the file to write.")] = None,
+    per_shape: Annotated[int, typer.Option(min=1, help="With --collections: questions of each shape.")] = 2,
+    seed: Annotated[int, typer.Option(help="With --collections: which properties and values are asked first.")] = 42,
+    replace: Annotated[bool, typer.Option(help="With --collections: write over an existing --out file.")] = False,
 ) -> None:
-    """Compose a split from its templates (searches are vetted with the embedding model, offline)."""
+    """Compose a split from its templates (searches are vetted with the embedding model, offline), or with
+    --collections a benchmark of your own collections."""
+    if collections is not None:
+        if output is None:
+            raise typer.BadParameter("--collections needs --out FILE")
+        compose_own(collections, output, per_shape, seed, replace)
+        return
     if split not in compose.SPLITS:
         raise typer.BadParameter(f"unknown split {split!r}; known: {', '.join(compose.SPLITS)}")
     encoder = MiniLMEncoder()

@@ -16,6 +16,7 @@ from dbgorilla.chat import token_counter
 from dbgorilla.cli.console import connected, err, say
 from dbgorilla.errors import ConfigError
 from evaluation.orchestration import Driver, default_run_dir
+from evaluation.own_split import rows_hash, stored_rows
 from evaluation.public_run import PublicRecord, run_public, run_question, summarize_public, write_summary
 from evaluation.strategies import prepare_strategy
 from executors import WeaviateExecutor
@@ -43,18 +44,27 @@ def select_public(
     return chosen[:limit] if limit else chosen
 
 
-def prepare_collections(client: Any, questions: list[PublicQuestion], allow_other_data: bool) -> None:
+def prepare_collections(client: Any, questions: list[PublicQuestion], allow_other_data: bool) -> dict[str, str]:
     """The public suite's own datasets are loaded when missing (a user's collection of the same name stops
-    it, untouched); any other file's collections must exist. Gold computed on other data is refused."""
+    it, untouched); any other file's collections must exist. Gold computed on other data is refused: a
+    composed file's (`compose-split --collections`) against the rows its collection holds now. Returns the
+    hash of the data each collection's questions were composed on."""
     suite = {d.collection: d for d in DATASETS}
     needed = sorted({name for q in questions for name in q.collections})
+    composed_on: dict[str, str] = {}
     for name in needed:
         dataset = suite.get(name)
+        hashes = {q.data for q in questions if name in q.collections and q.data}
+        composed_on.update({name: ", ".join(sorted(hashes))} if hashes else {})
         if dataset is None:
             if not client.collections.exists(name):
                 raise ConfigError(f"no collection named {name} in this Weaviate; the questions are asked over it")
+            if hashes and not allow_other_data and hashes != {now := rows_hash(stored_rows(client, name))}:
+                raise ConfigError(
+                    f"the questions over {name} were composed on other data ({', '.join(sorted(hashes))}) than it "
+                    f"holds now ({now}); compose them again, or pass --allow-other-data to run them anyway"
+                )
             continue
-        hashes = {q.data for q in questions if name in q.collections and q.data}
         if hashes and hashes != {data_hash(dataset.rows())} and not allow_other_data:
             raise ConfigError(
                 f"the questions over {name} were composed on other data than vega_datasets now ships "
@@ -62,6 +72,7 @@ def prepare_collections(client: Any, questions: list[PublicQuestion], allow_othe
             )
         if ensure_public_collection(client, dataset):
             say(f"loaded the public dataset {dataset.name} into {name} (a collection of your own: no marker)")
+    return composed_on
 
 
 def evaluate_public(
@@ -86,7 +97,7 @@ def evaluate_public(
     run_dir = out_dir or default_run_dir(driver.name)
     started = time.time()
     with connected() as client:
-        prepare_collections(client, questions, allow_other_data)
+        composed_on = prepare_collections(client, questions, allow_other_data)
         name, retriever_for, setup = prepare_strategy(client, strategy, echo=say)
         executor = WeaviateExecutor(client, operations=design.operations)
         counter = token_counter()
@@ -118,6 +129,7 @@ def evaluate_public(
             "tool_design": design.label(),
             "dataset": str(path),
             "collections": collections,
+            "data": composed_on,
             "questions": len(questions),
             "started": datetime.fromtimestamp(started, timezone.utc).isoformat(),
             "wall_time_s": round(time.time() - started, 2),

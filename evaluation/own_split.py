@@ -1,0 +1,140 @@
+"""`dbgorilla compose-split --collections A,B`: a benchmark of a user's own collections, read-only.
+
+Each collection's stored objects are read once (`stored_rows`), questions are composed from its schema and
+rows (`fixtures.authoring.own`), and each answerable question's gold call is run on the live collection: a
+question is kept only where the executed result states the gold answer computed from the rows (two
+computations that must agree: the label is verified by execution). Lines are in the public split's
+format (`fixtures.datasets.public`), with the collection and the hash of the rows the answers were
+computed on, so `eval --dataset FILE --collections A,B` scores any model on them and refuses them once the
+data has changed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.answer import FinalAnswer
+from agent.strategies.grounded import derived_answer
+from evaluation.answer_key import AnswerKey
+from evaluation.answers import grade_committed
+from executors import ExecutorError, QueryResult, WeaviateExecutor
+from fixtures.authoring.own import Composed, compose_questions
+from fixtures.datasets.public import PublicQuestion
+from fixtures.public_suite import data_hash
+
+#: The most objects a collection may hold to be read whole for composing.
+MAX_OBJECTS = 100_000
+
+
+class OwnSplitError(Exception):
+    """A collection cannot be composed over: missing, too large, or no question survived."""
+
+
+@dataclass
+class Composition:
+    """The lines composed, and per collection what was kept and what was dropped and why."""
+
+    lines: list[dict[str, Any]] = field(default_factory=list)
+    kept: dict[str, int] = field(default_factory=dict)
+    dropped: list[str] = field(default_factory=list)
+
+
+def _plain(value: Any) -> Any:
+    """A stored value as JSON holds it (dates as their text), for the rows' hash."""
+    return value if isinstance(value, str | int | float | bool) or value is None else str(value)
+
+
+def stored_rows(client: Any, name: str) -> list[dict[str, Any]]:
+    """Every object's properties in the collection (read-only; references and missing values left out)."""
+    if not client.collections.exists(name):
+        raise OwnSplitError(f"no collection named {name} in this Weaviate")
+    rows: list[dict[str, Any]] = []
+    for obj in client.collections.use(name).iterator():
+        if len(rows) >= MAX_OBJECTS:
+            raise OwnSplitError(f"{name} holds more than {MAX_OBJECTS} objects; composing reads every object")
+        properties = obj.properties or {}
+        rows.append({k: v for k, v in properties.items() if v is not None and not isinstance(v, list | dict)})
+    return rows
+
+
+def rows_hash(rows: list[dict[str, Any]]) -> str:
+    """What a composed file's answers were computed on (`eval` checks it against the live collection)."""
+    return data_hash([{k: _plain(v) for k, v in row.items()} for row in rows])
+
+
+def executed_answer(composed: Composed, result: QueryResult) -> FinalAnswer | None:
+    """What the gold call's result states, read as the question asks: how many objects matched, how many
+    groups there are, or the one answer its aggregation holds."""
+    if composed.read == "count":
+        return FinalAnswer(numbers=[float(result.total_count)]) if result.total_count is not None else None
+    if composed.read == "groups":
+        return None if result.groups is None or result.truncated else FinalAnswer(numbers=[float(len(result.groups))])
+    return derived_answer(result)
+
+
+def _slug(name: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+    return slug if slug[:1].isalpha() else f"c_{slug}"
+
+
+def compose_split(
+    client: Any, executor: WeaviateExecutor, collections: list[str], per_shape: int = 2, seed: int = 42
+) -> Composition:
+    """The questions over each collection whose gold the live collection confirms, in the public format."""
+    composition = Composition()
+    schema = executor.schema
+    for name in collections:
+        found = schema.get(name)
+        if found is None:
+            raise OwnSplitError(f"no collection named {name} in this Weaviate")
+        rows = stored_rows(client, name)
+        digest = rows_hash(rows)
+        index = 0
+        for composed in compose_questions(found, rows, per_shape, seed):
+            question = composed.question
+            answer = question.gold(rows) if question.gold is not None else None
+            if composed.call is not None:
+                problem = _disagreement(executor, composed, answer)
+                if problem:
+                    composition.dropped.append(f"{name}: {question.query} ({problem})")
+                    continue
+            index += 1
+            line = {
+                "id": f"{_slug(name)}-{index:03d}",
+                "dataset": _slug(name),
+                "collections": [name],
+                "query": question.query,
+                "kind": question.kind,
+                "forms": list(question.forms),
+                "needs": list(question.needs),
+                "answer": answer,
+                "lacks": question.lacks,
+                "data": digest,
+            }
+            PublicQuestion.model_validate(line)  # the file eval reads
+            composition.lines.append(line)
+        composition.kept[name] = index
+    if not composition.lines:
+        raise OwnSplitError(f"no question could be composed over {', '.join(collections)}")
+    return composition
+
+
+def _disagreement(executor: WeaviateExecutor, composed: Composed, answer: dict[str, Any] | None) -> str:
+    """Why the executed gold call does not state the gold answer ("" when it does)."""
+    assert composed.call is not None and answer is not None
+    try:
+        result = executor.execute(composed.call)
+    except ExecutorError as error:
+        return f"the gold call failed: {error}"
+    stated = executed_answer(composed, result)
+    if stated is None:
+        return "the executed result states no one answer"
+    verdict = grade_committed(stated, AnswerKey.model_validate(answer))
+    return "" if verdict.correct else f"executed: {verdict.reason}"
+
+
+def render(lines: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
