@@ -65,12 +65,12 @@ def rows_hash(rows: list[dict[str, Any]]) -> str:
     return data_hash([{k: _plain(v) for k, v in row.items()} for row in rows])
 
 
-def executed_answer(composed: Composed, result: QueryResult) -> FinalAnswer | None:
-    """What the gold call's result states, read as the question asks: how many objects matched, how many
-    groups there are, or the one answer its aggregation holds."""
-    if composed.read == "count":
+def executed_answer(read: str, result: QueryResult) -> FinalAnswer | None:
+    """What a gold call's result states, read as the question asks (`Composed.read`): how many objects
+    matched, how many groups there are, or the one answer its aggregation holds."""
+    if read == "count":
         return FinalAnswer(numbers=[float(result.total_count)]) if result.total_count is not None else None
-    if composed.read == "groups":
+    if read == "groups":
         return None if result.groups is None or result.truncated else FinalAnswer(numbers=[float(len(result.groups))])
     return derived_answer(result)
 
@@ -123,17 +123,22 @@ def compose_split(
 
 
 def _disagreement(executor: WeaviateExecutor, composed: Composed, answer: dict[str, Any] | None) -> str:
-    """Why the executed gold call does not state the gold answer ("" when it does)."""
+    """Why an executed gold call does not state what it should ("" when each does): a two-part question's
+    first step its pick, its last call the answer's number."""
     assert composed.call is not None and answer is not None
-    try:
-        result = executor.execute(composed.call)
-    except ExecutorError as error:
-        return f"the gold call failed: {error}"
-    stated = executed_answer(composed, result)
-    if stated is None:
-        return "the executed result states no one answer"
-    verdict = grade_committed(stated, AnswerKey.model_validate(answer))
-    return "" if verdict.correct else f"executed: {verdict.reason}"
+    last = {**answer, "names": [], "other_names": []} if composed.steps else answer
+    for call, read, stated_key in [*composed.steps, (composed.call, composed.read, last)]:
+        try:
+            result = executor.execute(call)
+        except ExecutorError as error:
+            return f"the gold call failed: {error}"
+        stated = executed_answer(read, result)
+        if stated is None:
+            return "the executed result states no one answer"
+        verdict = grade_committed(stated, AnswerKey.model_validate(stated_key))
+        if not verdict.correct:
+            return f"executed: {verdict.reason}"
+    return ""
 
 
 def render(lines: list[dict[str, Any]]) -> str:

@@ -10,6 +10,7 @@ from dbgorilla.cli.console import connected, err, out
 from dbgorilla.errors import ConfigError
 from evaluation.own_split import compose_split, render
 from executors import WeaviateExecutor
+from executors.vocabulary import ToolOperations
 
 
 def compose_own(collections: str, path: Path, per_shape: int, seed: int, replace: bool) -> None:
@@ -20,7 +21,8 @@ def compose_own(collections: str, path: Path, per_shape: int, seed: int, replace
     if path.exists() and not replace:
         raise ConfigError(f"{path} exists; pass --replace to write over it")
     with connected() as client:
-        composition = compose_split(client, WeaviateExecutor(client), names, per_shape, seed)
+        executor = WeaviateExecutor(client, operations=ToolOperations.COMPOUND)  # the default tool, sort included
+        composition = compose_split(client, executor, names, per_shape, seed)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render(composition.lines), encoding="utf-8")
     for dropped in composition.dropped:

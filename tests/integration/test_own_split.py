@@ -17,6 +17,7 @@ from dbgorilla.errors import ConfigError
 from evaluation.own_split import OwnSplitError, compose_split, stored_rows
 from evaluation.public_run import grade
 from executors import WeaviateExecutor
+from executors.vocabulary import ToolOperations
 from fixtures.authoring.own import SHAPES
 from fixtures.datasets.public import PublicQuestion, read_public
 from fixtures.public_suite import DATASETS, create_public_collection
@@ -48,7 +49,8 @@ def test_the_cli_writes_questions_whose_gold_the_rows_and_the_executed_calls_agr
     questions = read_public(path)
     assert len({q.id for q in questions}) == len(questions) >= 20
     assert {q.collections[0] for q in questions} == {NAME} and len({q.data for q in questions}) == 1
-    assert {"unanswerable", "single"} == {q.kind for q in questions}
+    assert {"unanswerable", "single"} <= {q.kind for q in questions}
+    assert any("sort" in q.needs for q in questions)  # the mean over the sort's first objects, executed
     assert any("how_many_different" in q.forms for q in questions) and any("break_down" in q.forms for q in questions)
     again = run_cli("compose-split", "--collections", NAME, "--out", str(path), env=own.env)
     assert again.returncode == 9 and "--replace" in again.stderr  # nothing written over
@@ -57,8 +59,15 @@ def test_the_cli_writes_questions_whose_gold_the_rows_and_the_executed_calls_agr
 
 def test_the_gold_answers_score_every_question_and_a_constant_answer_does_not(own: Stack) -> None:
     with connect(own.settings) as client:
-        composition = compose_split(client, WeaviateExecutor(client), [NAME], per_shape=3, seed=7)
-        assert compose_split(client, WeaviateExecutor(client), [NAME], per_shape=3, seed=7).lines == composition.lines
+        composition = compose_split(
+            client, WeaviateExecutor(client, operations=ToolOperations.COMPOUND), [NAME], per_shape=3, seed=7
+        )
+        assert (
+            compose_split(
+                client, WeaviateExecutor(client, operations=ToolOperations.COMPOUND), [NAME], per_shape=3, seed=7
+            ).lines
+            == composition.lines
+        )
     questions = [PublicQuestion.model_validate(line) for line in composition.lines]
     shapes = {s for s in SHAPES if s != "unanswerable"}
     assert len(questions) >= len(shapes)
@@ -73,7 +82,9 @@ def test_the_gold_answers_score_every_question_and_a_constant_answer_does_not(ow
 
 def test_questions_composed_on_other_data_are_refused_and_a_missing_collection_is_named(own: Stack) -> None:
     with connect(own.settings) as client:
-        composition = compose_split(client, WeaviateExecutor(client), [NAME], per_shape=1)
+        composition = compose_split(
+            client, WeaviateExecutor(client, operations=ToolOperations.COMPOUND), [NAME], per_shape=1
+        )
         questions = [PublicQuestion.model_validate(line) for line in composition.lines]
         assert prepare_collections(client, questions, allow_other_data=False) == {NAME: questions[0].data}
         collection = client.collections.use(NAME)
@@ -86,7 +97,7 @@ def test_questions_composed_on_other_data_are_refused_and_a_missing_collection_i
         finally:
             collection.data.delete_by_id(added)
         with pytest.raises(OwnSplitError, match="no collection named Nowhere"):
-            compose_split(client, WeaviateExecutor(client), ["Nowhere"])
+            compose_split(client, WeaviateExecutor(client, operations=ToolOperations.COMPOUND), ["Nowhere"])
 
 
 def _as_answer(question: PublicQuestion) -> FinalAnswer:
