@@ -12,7 +12,9 @@ data has changed.
 from __future__ import annotations
 
 import json
+import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +23,8 @@ from agent.strategies.grounded import derived_answer
 from evaluation.answer_key import AnswerKey
 from evaluation.answers import grade_committed
 from executors import ExecutorError, QueryResult, WeaviateExecutor
-from fixtures.authoring.own import Composed, compose_questions
+from executors.schema import CollectionSchema
+from fixtures.authoring.own import Composed, compose_questions, words
 from fixtures.datasets.public import PublicQuestion
 from fixtures.public_suite import data_hash
 
@@ -80,10 +83,39 @@ def _slug(name: str) -> str:
     return slug if slug[:1].isalpha() else f"c_{slug}"
 
 
+#: An embedder: texts -> one vector each (`dbgorilla.embedding.encoder.MiniLMEncoder.encode`).
+Encode = Callable[[list[str]], Any]
+
+
+def nearness(encode: Encode, collection: CollectionSchema) -> Callable[[str], float]:
+    """How close in meaning words are to the collection's nearest property (its name's words and its
+    description), as the cosine of their embeddings."""
+    texts = [words(p.name) + (f": {p.description}" if p.description else "") for p in collection.properties]
+    known = [_unit(v) for v in encode(texts)] if texts else []
+
+    def near(text: str) -> float:
+        asked = _unit(encode([text])[0])
+        return max((sum(a * b for a, b in zip(asked, v, strict=True)) for v in known), default=0.0)
+
+    return near
+
+
+def _unit(vector: Any) -> list[float]:
+    values = [float(x) for x in vector]
+    norm = math.sqrt(sum(x * x for x in values)) or 1.0
+    return [x / norm for x in values]
+
+
 def compose_split(
-    client: Any, executor: WeaviateExecutor, collections: list[str], per_shape: int = 2, seed: int = 42
+    client: Any,
+    executor: WeaviateExecutor,
+    collections: list[str],
+    per_shape: int = 2,
+    seed: int = 42,
+    encode: Encode | None = None,
 ) -> Composition:
-    """The questions over each collection whose gold the live collection confirms, in the public format."""
+    """The questions over each collection whose gold the live collection confirms, in the public format
+    (`encode`: an embedder, for the questions the data cannot answer)."""
     composition = Composition()
     schema = executor.schema
     for name in collections:
@@ -93,7 +125,8 @@ def compose_split(
         rows = stored_rows(client, name)
         digest = rows_hash(rows)
         index = 0
-        for composed in compose_questions(found, rows, per_shape, seed):
+        near = nearness(encode, found) if encode is not None else None
+        for composed in compose_questions(found, rows, per_shape, seed, near):
             question = composed.question
             answer = question.gold(rows) if question.gold is not None else None
             if composed.call is not None:

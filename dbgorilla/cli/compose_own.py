@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from dbgorilla.cli.console import connected, err, out
+from dbgorilla.embedding.encoder import MiniLMEncoder
 from dbgorilla.errors import ConfigError
 from evaluation.own_split import compose_split, render
 from executors import WeaviateExecutor
@@ -22,7 +23,7 @@ def compose_own(collections: str, path: Path, per_shape: int, seed: int, replace
         raise ConfigError(f"{path} exists; pass --replace to write over it")
     with connected() as client:
         executor = WeaviateExecutor(client, operations=ToolOperations.COMPOUND)  # the default tool, sort included
-        composition = compose_split(client, executor, names, per_shape, seed)
+        composition = compose_split(client, executor, names, per_shape, seed, MiniLMEncoder().encode)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render(composition.lines), encoding="utf-8")
     for dropped in composition.dropped:

@@ -32,7 +32,7 @@ ROWS = [
 
 
 def test_each_answer_is_the_rows_and_nothing_vacuous_is_asked() -> None:
-    composed = compose_questions(PLANTS, ROWS, per_shape=5, seed=1)
+    composed = compose_questions(PLANTS, ROWS, per_shape=5, seed=1, near=lambda m: 0.9 if m == "age" else 0.1)
     by_query = {c.question.query: c for c in composed}
     red = [r for r in ROWS if r["color"] == "red"]
     count = by_query["How many garden plants have color red?"]
@@ -47,7 +47,9 @@ def test_each_answer_is_the_rows_and_nothing_vacuous_is_asked() -> None:
     assert top["names"] == ["red"] and top["other_names"] == ["blue", "green"]
     assert not any("everywhere" in query for query in by_query)  # one value for every object: asks nothing
     assert any(c.question.kind == "unanswerable" and c.call is None for c in composed)
-    assert not any("height" in c.question.query for c in composed if c.question.kind == "unanswerable")
+    unanswerable = [c.question.query for c in composed if c.question.kind == "unanswerable"]
+    assert unanswerable and not {"height", "age"} & {w for q in unanswerable for w in q.split()}  # named or near
+    assert not [c for c in compose_questions(PLANTS, ROWS) if c.question.kind == "unanswerable"]  # nothing to tell
     bound = [c for c in composed if c.shape == "count_above"]
     shown = float(bound[0].question.query.split()[-1].rstrip("?")) if bound else None
     assert shown is not None and shown not in {r["height_cm"] for r in ROWS}  # no value sits on the bound
