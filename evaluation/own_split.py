@@ -25,6 +25,7 @@ from evaluation.answers import grade_committed
 from executors import ExecutorError, QueryResult, WeaviateExecutor
 from executors.schema import CollectionSchema
 from fixtures.authoring.own import Composed, compose_questions, words
+from fixtures.authoring.public.gold import line_of
 from fixtures.datasets.public import PublicQuestion
 from fixtures.public_suite import data_hash
 
@@ -135,18 +136,7 @@ def compose_split(
                     composition.dropped.append(f"{name}: {question.query} ({problem})")
                     continue
             index += 1
-            line = {
-                "id": f"{_slug(name)}-{index:03d}",
-                "dataset": _slug(name),
-                "collections": [name],
-                "query": question.query,
-                "kind": question.kind,
-                "forms": list(question.forms),
-                "needs": list(question.needs),
-                "answer": answer,
-                "lacks": question.lacks,
-                "data": digest,
-            }
+            line = line_of(question, _slug(name), name, index, answer, digest)
             PublicQuestion.model_validate(line)  # the file eval reads
             composition.lines.append(line)
         composition.kept[name] = index
