@@ -3,6 +3,8 @@ that keeps every object or a tied pick is never asked, and the order is the seed
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 from executors.schema import CollectionSchema, PropertySchema
 from fixtures.authoring.own import compose_questions
 
@@ -13,10 +15,17 @@ PLANTS = CollectionSchema(
         PropertySchema(name="height_cm", data_type="number"),
         PropertySchema(name="indoor", data_type="boolean"),
         PropertySchema(name="everywhere", data_type="text"),
+        PropertySchema(name="planted", data_type="date"),
     ),
 )
 ROWS = [
-    {"color": color, "height_cm": float(height), "indoor": height % 3 == 0, "everywhere": "yes"}
+    {
+        "color": color,
+        "height_cm": float(height),
+        "indoor": height % 3 == 0,
+        "everywhere": "yes",
+        "planted": datetime(2020 + height % 2, 5, 1, tzinfo=timezone.utc),
+    }
     for color, height in (
         ("red", 10),
         ("red", 14),
@@ -47,6 +56,10 @@ def test_each_answer_is_the_rows_and_nothing_vacuous_is_asked() -> None:
     assert top["names"] == ["red"] and top["other_names"] == ["blue", "green"]
     assert not any("everywhere" in query for query in by_query)  # one value for every object: asks nothing
     assert any(c.question.kind == "unanswerable" and c.call is None for c in composed)
+    in_year = [c for c in composed if c.shape == "count_in_year"]
+    odd = sum(1 for r in ROWS if r["planted"].year == 2021)
+    assert in_year and in_year[0].question.gold(ROWS)["numbers"][0]["value"] in (odd, len(ROWS) - odd)
+    assert in_year[0].call["conditions"][0]["value"] in ("2020", "2021")
     unanswerable = [c.question.query for c in composed if c.question.kind == "unanswerable"]
     assert unanswerable and not {"height", "age"} & {w for q in unanswerable for w in q.split()}  # named or near
     assert not [c for c in compose_questions(PLANTS, ROWS) if c.question.kind == "unanswerable"]  # nothing to tell
