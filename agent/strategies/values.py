@@ -28,7 +28,7 @@ import re
 from itertools import pairwise
 from typing import Any
 
-from agent._words import EN_STOPWORDS, close_spelling, content_stems
+from agent._words import EN_STOPWORDS, close_spelling, content_stems, split_name
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.asked import one_number_asked
 from agent.strategies.codes import Chooser, chosen_code, code_for, held_elsewhere, initials, letters, named_codes
@@ -98,6 +98,14 @@ def named_values(question: str, values: dict[str, list[str]]) -> list[tuple[str,
             if meant is not None and (prop, meant) not in found:
                 found.append((prop, meant))
     return found
+
+
+def names_the_objects(collection: str, value: str) -> bool:
+    """Whether a stored value is the collection's own noun ("Death", a `type` of `RiotDeaths`): in "How many
+    riot deaths have race Black?" the word names the objects counted, not a condition on them (a `type =
+    "Death"` put back kept 8 of 28)."""
+    stems = content_stems(split_name(value))
+    return bool(stems) and set(stems) <= set(content_stems(split_name(collection)))
 
 
 def mentions(question: str, values: dict[str, list[str]]) -> list[tuple[str, str, int, int]]:
@@ -334,7 +342,7 @@ class Values:
         values = self.categories(executor, found)
         complete = self._complete.get(collection, set())
         categories = {p: values[p] for p in complete if p in values}
-        named = named_values(question, categories)
+        named = [(p, v) for p, v in named_values(question, categories) if not names_the_objects(collection, v)]
         held = held_elsewhere(executor, found)
         named += [n for n in named_codes(question, categories, choose, held) if n not in named]
         if compound:  # "other than X" and "X or Y" first: neither is a value to filter on as it is
@@ -407,7 +415,9 @@ class Values:
                 continue
             where = "" if len(names) == 1 else f" ({name})"
             candidates += [
-                f'{prop} = "{value}"{where}' for prop, value in linked(question, self.categories(executor, found))
+                f'{prop} = "{value}"{where}'
+                for prop, value in linked(question, self.categories(executor, found))
+                if not names_the_objects(name, value)
             ]
         candidates = list(dict.fromkeys(candidates))[:MAX_CANDIDATES]
         if candidates:

@@ -52,3 +52,11 @@ def test_which_value_is_most_common_after_a_long_opening_clause() -> None:
     counted = {"collection_name": "A", "text_property_aggregation": {"property_name": "state", "metrics": "COUNT"}}
     amended, why = amend_wording(question, counted)
     assert amended["text_property_aggregation"]["metrics"] == "TOP_OCCURRENCES" and why
+
+
+def test_a_stored_value_that_is_the_collections_own_noun_is_no_condition() -> None:
+    from agent.strategies.values import names_the_objects
+
+    assert names_the_objects("RiotDeaths", "Death") and names_the_objects("Cars", "car")
+    assert not names_the_objects("RiotDeaths", "Officer-involved shooting")
+    assert not names_the_objects("Airports", "Texas") and not names_the_objects("Penguins", "")
