@@ -277,12 +277,9 @@ def _top_call(spec: QuerySpec, whole_values: tuple[WholeValue, ...]) -> PlannedC
     """The ids of the sort's first `limit` objects, which the aggregation after it runs over ("the average
     horsepower of the 5 heaviest cars"): Weaviate's aggregate neither sorts nor limits."""
     assert spec.sort is not None
-    kwargs: dict[str, Expr] = {"limit": literal(spec.sort.limit)}
-    if (fetch_filters := query_filters(spec, sorted_fetch=True, whole_values=whole_values)) is not None:
-        kwargs["filters"] = fetch_filters
-    kwargs["sort"] = sort_expr(spec.sort)
-    kwargs["return_properties"] = literal([])
-    return PlannedCall("query", "fetch_objects", "top", (), kwargs)
+    listed = _fetch_call(spec, spec.sort.limit, "top", whole_values)
+    kwargs = {k: v for k, v in listed.kwargs.items() if k != "return_references"}  # their ids alone
+    return PlannedCall("query", "fetch_objects", "top", (), {**kwargs, "return_properties": literal([])})
 
 
 def _aggregate_call(
