@@ -148,11 +148,14 @@ def properties_name(asks_for: str, collection: CollectionSchema) -> bool:
 
 #: The stem of a word of size -> the stem of the measure it names ("heaviest" -> weight).
 DIMENSION_STEMS = {content_stems(word)[0]: content_stems(measure)[0] for word, measure in DIMENSIONS.items()}
-#: Words that join, point or ask, never what a property holds (the stopword list keeps them).
+#: Words that join, point, compare or ask, never what a property holds (the stopword list keeps them).
+#: The comparisons: "riot deaths with latitude above 34.0" asks for latitude, and "above" was read as a
+#: word no property names (4 of 24 questions on an unseen collection refused, 2026-11-28).
 FUNCTION_WORDS = frozenset(
     content_stems(
         "from than any all each every do does did have has had get gets got out over under about across "
-        "whose who whom where when there here its it's one ones some"
+        "whose who whom where when there here its it's one ones some "
+        "above below more less greater fewer higher lower exceeds exceeding least between before after since"
     )
 )
 #: A capitalized word inside a sentence: a name the question gives ("airports in Texas"), a value.
@@ -160,14 +163,14 @@ _NAME = re.compile(r"(?<=[\w,;:'’)] )[A-Z][\w'’&.-]*")
 
 
 def beyond_names(asks_for: str, question: str, collection: CollectionSchema) -> list[str]:
-    """The words of what the question asks for that are neither names it gives (capitalized inside it: a
-    value, "Texas") nor the collection's own name ("airports"): what a property would have to hold. A word
-    of size stands for the measure it names ("heaviest" for weight)."""
+    """The words of what the question asks for that are neither names nor numbers it gives (capitalized
+    inside it: a value, "Texas"; "34.0") nor the collection's own name ("airports"): what a property would
+    have to hold. A word of size stands for the measure it names ("heaviest" for weight)."""
     names = {w for m in _NAME.finditer(question) for w in content_stems(m.group())}
     objects = content_stems(split_name(collection.name))
     sized = {w for w in content_stems(asks_for) if w in DIMENSION_STEMS}
     words = [DIMENSION_STEMS.get(w, w) for w in asked_words(asks_for) if w not in names and w not in FUNCTION_WORDS]
-    return [w for w in words if not any(meets(w, o) for o in objects) or w in sized]
+    return [w for w in words if not w.isdigit() and (not any(meets(w, o) for o in objects) or w in sized)]
 
 
 def named_by_properties(asks_for: str, question: str, collection: CollectionSchema) -> bool:

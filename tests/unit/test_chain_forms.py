@@ -187,6 +187,10 @@ def test_words_of_size_and_names_past_which_every_word_is_a_property_s_need_no_v
     assert named_by_properties("heaviest car from Japan in lbs", "What's the heaviest car from Japan in lbs?", cars)
     assert not named_by_properties("cars with a sunroof", "How many cars have a sunroof?", cars)
     assert not named_by_properties("number of cars", "How many cars are there?", cars)  # nothing a property holds
+    # a comparison and the number it gives are no more than the property they compare
+    asks_for = "number of cars with weight_in_lbs above 3500.5"
+    assert named_by_properties(asks_for, "How many cars have a weight in lbs above 3500.5?", cars)
+    assert not named_by_properties("cars with rainfall above 30", "How many cars had rainfall above 30?", cars)
 
 
 def test_a_stopword_names_no_stored_value() -> None:
