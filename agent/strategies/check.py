@@ -181,6 +181,28 @@ def named_by_properties(asks_for: str, question: str, collection: CollectionSche
     return bool(words) and all(any(meets(word, name) for name in names) for word in words)
 
 
+def word_links(question: str, collection: CollectionSchema) -> int:
+    """How many of the question's words (asking words aside) name the collection or one of its properties."""
+    names = {
+        w
+        for text in (collection.name, *(p.name for p in collection.properties))
+        for w in content_stems(split_name(text))
+    }
+    asked = {w for w in content_stems(question) if w not in ASKING_WORDS}
+    return sum(any(meets(word, name) for name in names) for word in asked)
+
+
+def linked_collection(question: str, shown: list[CollectionSchema], chosen: CollectionSchema) -> CollectionSchema:
+    """The one collection the question's words name, where they name none of the model's choice: asked
+    "What is the average latitude for each race?" beside RiotDeaths (`latitude`, `race`), the model chose
+    Penguins, and the call grouped Penguins by `race` three times (2 of 24 questions, 2026-11-28). The
+    model's choice stands where its words name it, or no one collection is named most."""
+    links = {c.name: word_links(question, c) for c in shown}
+    best = max(links.values())
+    named = [c for c in shown if links[c.name] == best]
+    return named[0] if links[chosen.name] == 0 and best and len(named) == 1 else chosen
+
+
 def asking_alone(asks_for: str) -> bool:
     """Whether what the model says is asked is words of asking and statistics alone ("how many", "count"):
     the objects themselves, nothing a property must hold. Over the 181 questions of the public split
@@ -352,7 +374,10 @@ class Check:
                 if not named_in(str(decision.get("asks_for", "")), shown):
                     decision["verdict"], decision["named_in_database"] = NOT_LISTED, False
                 else:
-                    target = [c for c in shown if c.name == decision.get("collection")] or shown[:1]
+                    chosen = next((c for c in shown if c.name == decision.get("collection")), shown[0])
+                    target = [linked_collection(question, shown, chosen)]
+                    if target[0] is not chosen:
+                        decision["collection"], decision["linked_by_words"] = target[0].name, chosen.name
                     asks_for = str(decision.get("asks_for", ""))
                     collection = target[0]
                     foregone = properties_name(asks_for, collection) or named_by_properties(

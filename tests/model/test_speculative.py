@@ -1,8 +1,12 @@
-"""Drafted tokens checked in one batch: the same JSON as one decode per token, in fewer decodes.
+"""Drafted tokens checked in one batch: the model's own greedy JSON, in fewer decodes.
 
-`dbgorilla._speculative.patch_speculative` must never change what the model writes, only how many
-decodes it takes: the small test model writes the same replies to a JSON schema with and without
-drafts (greedy, the fast grammar path on, as the server runs), and the drafts did save decodes.
+`dbgorilla._speculative.patch_speculative` must never change what the model chooses, only how many decodes
+it takes. What a batch guarantees is less than the same text: llama.cpp's batched kernels do not give a
+one-token decode's logits to the last bit, so where two tokens are near a tie a drafted reply can take the
+other (on the `haswell` library the test model wrote "Thai" for "Cocktails", 0.06 logits apart, 2026-11-29).
+So each test asserts what holds on every CPU library: the drafted reply is the plain one, or it departs
+from it where the plain path's own logits put the two tokens within `NEAR_TIE` of each other (a draft taken
+unchecked departs where the model rates its token far below), and the drafts did save decodes.
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -44,6 +49,11 @@ PROMPTS = (
 )
 
 
+#: The most logits apart two tokens can be where a batch's float differences pick the other of them. Seen
+#: on the `haswell` library: 0.06 and 0.65 (2026-11-29); a draft nothing checked departs by several.
+NEAR_TIE = 1.5
+
+
 def write(llama: Any, prompt: str) -> tuple[str, int]:
     from llama_cpp import LlamaGrammar
 
@@ -55,67 +65,121 @@ def write(llama: Any, prompt: str) -> tuple[str, int]:
     return str(reply["choices"][0]["message"]["content"]), int(reply["usage"]["completion_tokens"])
 
 
-@contextlib.contextmanager
-def counted_decodes(llama: Any) -> Iterator[list[int]]:
-    """The model's class with the server's grammar sampling and its decodes counted (in the list yielded);
-    every patch (drafting's too) undone after, and no draft left on the model."""
-    cls = type(llama)
-    evaluate, init, sample, generate, complete = cls.eval, cls.__init__, cls.sample, cls.generate, cls.create_completion
-    decodes = [0]
+@dataclass
+class Counted:
+    """Decodes counted, and each reply's prompt and tokens as the model wrote them."""
 
-    def counting(self: Any, tokens: Any) -> None:
-        decodes[0] += 1
-        evaluate(self, tokens)
+    decodes: int = 0
+    replies: list[tuple[list[int], list[int]]] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def counted_decodes(llama: Any) -> Iterator[Counted]:
+    """The model's class with the server's grammar sampling, its context's decodes counted (a draft's batch
+    is one) and its replies kept; every patch (drafting's too) undone after, and no draft left on it."""
+    cls, context = type(llama), llama._ctx
+    init, sample, generate, complete, evaluate = cls.__init__, cls.sample, cls.generate, cls.create_completion, cls.eval
+    decode = context.decode
+    counted = Counted()
+
+    def counting(batch: Any) -> Any:
+        counted.decodes += 1
+        return decode(batch)
 
     llm_server.patch_grammar_sampling(cls)
     try:
-        cls.eval = counting
-        yield decodes
+        context.decode = counting
+        keep_replies(cls, counted)
+        yield counted
     finally:
         cls.eval, cls.__init__, cls.sample, cls.generate = evaluate, init, sample, generate
         cls.create_completion = complete
+        del context.decode
         llama.draft_model = None
 
 
-def test_drafted_tokens_write_what_one_decode_per_token_writes_in_fewer_decodes(llama: Any) -> None:
-    with counted_decodes(llama) as decodes:
+def keep_replies(cls: Any, counted: Counted) -> None:
+    """Each reply the class writes from now on is kept in `counted.replies`, with its prompt."""
+    generate = cls.generate
+
+    def keeping(self: Any, tokens: Any, *args: Any, **kwargs: Any) -> Iterator[int]:
+        written: list[int] = []
+        counted.replies.append(([int(t) for t in tokens], written))
+        for token in generate(self, tokens, *args, **kwargs):
+            written.append(int(token))
+            yield token
+
+    cls.generate = keeping
+
+
+def drafting(llama: Any, draft: _speculative.RecentLookup) -> None:
+    """The model drafts with `draft` from now on (the drafting wraps the keeping of replies)."""
+    _speculative.patch_speculative(type(llama), draft)
+    llama.draft_model = draft
+
+
+def departure(llama: Any, plain: tuple[list[int], list[int]], drafted: list[int]) -> float:
+    """How far apart, in the plain path's own logits, the plain reply's token and the drafted reply's are
+    where the drafted reply first departs from the plain one (0.0 where it never does): the prompt in one
+    batch, then one decode per token, as the plain path evaluates them."""
+    import numpy as np
+
+    prompt, written = plain
+    at = next((i for i, (a, b) in enumerate(zip(written, drafted, strict=False)) if a != b), None)
+    if at is None:
+        return 0.0
+    llama.draft_model = None
+    llama.reset()
+    llama.eval(prompt)
+    for token in written[:at]:
+        llama.eval([token])
+    logits = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(llama.n_vocab(),))
+    return float(logits[written[at]] - logits[drafted[at]])
+
+
+def test_drafted_replies_are_the_model_s_own_choices_in_fewer_decodes(llama: Any) -> None:
+    with counted_decodes(llama) as counted:
         plain = [write(llama, prompt) for prompt in PROMPTS]
-        one_each = decodes[0]
-        draft = _speculative.RecentLookup()
-        _speculative.patch_speculative(type(llama), draft)
-        llama.draft_model = draft
-        decodes[0] = 0
+        one_each, plain_replies = counted.decodes, list(counted.replies)
+        drafting(llama, _speculative.RecentLookup())
+        counted.decodes = 0
         drafted = [write(llama, prompt) for prompt in PROMPTS]
-    assert [text for text, _ in drafted] == [text for text, _ in plain]
-    assert all(json.loads(text)["collection_name"] for text, _ in drafted)
-    generated = sum(n for _, n in plain)
+        drafted_replies = counted.replies[len(plain_replies) :]
+    apart = [departure(llama, p, d) for p, (_, d) in zip(plain_replies, drafted_replies, strict=True)]
+    assert all(-1e-3 <= a < NEAR_TIE for a in apart), apart
+    generated, written = sum(n for _, n in plain), sum(n for _, n in drafted)
     assert one_each >= generated  # a decode per token (and the prompt's)
-    print(f"decodes: {one_each} one token each, {decodes[0]} with drafts, {generated} tokens")
-    assert decodes[0] < one_each * 0.8, f"{decodes[0]} decodes with drafts, {one_each} without"
+    print(f"decodes: {one_each} for {generated} tokens one each, {counted.decodes} for {written} with drafts")
+    print(f"departures (logits apart): {apart}, texts the same: {[t for t, _ in drafted] == [t for t, _ in plain]}")
+    assert counted.decodes / written < 0.8 * one_each / generated, (counted.decodes, written, one_each, generated)
 
 
 def test_a_reply_with_no_example_in_its_prompt_is_drafted_from_the_last_reply(llama: Any) -> None:
     """The check's decision has no example in its prompt: its keys and punctuation come from the replies
     before. With the first reply remembered, the second is written in fewer decodes than with a draft
-    that has no reply to look up, and the same as without drafts."""
+    that has no reply to look up, and departs from the plain replies at near-ties alone."""
     bare = tuple(prompt.removeprefix(EXAMPLE) for prompt in PROMPTS)
-    with counted_decodes(llama) as decodes:
-        plain = [write(llama, prompt) for prompt in bare]
+    with counted_decodes(llama) as counted:
+        for prompt in bare:
+            write(llama, prompt)
+        plain = list(counted.replies)
         draft = _speculative.RecentLookup(tokens=3)
-        _speculative.patch_speculative(type(llama), draft)
-        llama.draft_model = draft
-        decodes[0] = 0
+        drafting(llama, draft)
+        counted.decodes = 0
         alone = write(llama, bare[1])  # no reply to look up yet
-        without = decodes[0]
+        without = counted.decodes
         draft.history.clear()
         first = write(llama, bare[0])
-        decodes[0] = 0
+        counted.decodes = 0
         second = write(llama, bare[1])
-    assert [first, second] == plain
-    assert alone == plain[1]
+        drafted = [reply for _, reply in counted.replies[len(plain) :]]
     assert len(draft.history) == 2  # each reply kept, with the template's last tokens before it
-    print(f"second reply: {second[1]} tokens, {decodes[0]} decodes after the first reply, {without} alone")
-    assert decodes[0] < without, f"{decodes[0]} decodes after the first reply, {without} with no reply to look up"
+    apart = [departure(llama, plain[i], reply) for i, reply in zip((1, 0, 1), drafted, strict=True)]
+    assert all(-1e-3 <= a < NEAR_TIE for a in apart), apart
+    print(f"second reply: {second[1]} tokens, {counted.decodes} decodes after the first reply, {without} alone")
+    print(f"departures (logits apart): {apart}; first {first[1]} tokens, alone {alone[1]}")
+    if second[1] == alone[1]:  # the same reply: drafting from the first one saved decodes
+        assert counted.decodes < without, f"{counted.decodes} decodes after the first reply, {without} alone"
 
 
 def test_only_a_model_that_keeps_the_last_logits_alone_drafts(llama: Any) -> None:
@@ -158,29 +222,34 @@ def test_only_a_model_that_keeps_the_last_logits_alone_drafts(llama: Any) -> Non
 
 def test_a_reply_s_opening_is_drafted_in_its_prompt_s_batch(llama: Any) -> None:
     """Replies to one schema begin alike (`{"collection_name": "`): a third reply's opening, what the two
-    before began with alike, is evaluated in its prompt's batch. The reply is the same as without drafts,
-    in fewer decodes than with no opening drafted; a one-token reply (a warming) drafts no opening."""
+    before began with alike, is evaluated in its prompt's batch. The reply departs from the plain one at
+    near-ties alone, in fewer decodes than with no opening drafted; a one-token reply (a warming) drafts
+    no opening."""
     questions = ("Which restaurants serve Greek food?", "Which menu items mention cocktails?")
     third = "Question: Which reservations are for a birthday?\nCall:"
-    with counted_decodes(llama) as decodes:
-        plain = write(llama, third)
+    with counted_decodes(llama) as counted:
+        write(llama, third)
+        plain = counted.replies[-1]
         draft = _speculative.RecentLookup(tokens=3)
-        _speculative.patch_speculative(type(llama), draft)
-        llama.draft_model = draft
-        counts = {}
+        drafting(llama, draft)
+        counts, replies = {}, {}
         for opening in (0, 16):
             draft.history.clear()
             draft.answered.clear()
             draft.opening_tokens = opening
             for question in questions:
                 write(llama, f"Question: {question}\nCall:")
-            decodes[0] = 0
-            assert write(llama, third) == plain
-            counts[opening] = decodes[0]
+            counted.decodes = 0
+            write(llama, third)
+            counts[opening], replies[opening] = counted.decodes, counted.replies[-1][1]
         assert len(draft.answered) == 3
         llama.reset()  # a warming: one token asked, the prompt evaluated and nothing after it
         llama.create_chat_completion(messages=[{"role": "user", "content": third}], max_tokens=1, temperature=0.0)
         assert llama.detokenize(list(llama.input_ids[: llama.n_tokens])).endswith(b"assistant\n")
         assert len(draft.answered) == 3
-    print(f"third reply: {plain[1]} tokens, {counts[16]} decodes with its opening drafted, {counts[0]} without")
-    assert counts[16] < counts[0], counts
+    apart = {opening: departure(llama, plain, reply) for opening, reply in replies.items()}
+    assert all(-1e-3 <= a < NEAR_TIE for a in apart.values()), apart
+    print(f"third reply: {len(plain[1])} tokens, {counts[16]} decodes with its opening drafted, {counts[0]} without")
+    print(f"departures (logits apart): {apart}")
+    if replies[0] == replies[16]:  # the same reply: its opening drafted in the prompt's batch saved decodes
+        assert counts[16] < counts[0], counts

@@ -324,3 +324,25 @@ def test_a_name_is_read_as_a_code_only_inside_the_question_and_where_no_other_pr
         "How many airports are in the District of Columbia?", {"state": ["DC", "CO", "CA"]}, None, held
     )
     assert columbia == [("state", "DC")]  # "X of Y" after "the" is one name; "Columbia" alone fits CO and CA
+
+
+def test_the_collection_the_question_s_words_name_stands_over_one_they_do_not() -> None:
+    from agent.strategies.check import linked_collection
+    from executors.schema import CollectionSchema, PropertySchema
+
+    def made(name: str, *properties: str) -> CollectionSchema:
+        return CollectionSchema(
+            name=name, properties=tuple(PropertySchema(name=p, data_type="text") for p in properties)
+        )
+
+    penguins = made("Penguins", "species", "island", "body_mass_g")
+    deaths = made("RiotDeaths", "race", "latitude", "type")
+    shown = [penguins, deaths]
+    assert linked_collection("What is the average latitude for each race?", shown, penguins) is deaths
+    assert linked_collection("How many penguins live on Dream?", shown, penguins) is penguins
+    assert linked_collection("How many are in Texas?", shown, penguins) is penguins  # no word names one
+    # the model's choice stands where its words name it, even if another's name more
+    assert linked_collection("What species has the most race latitude?", shown, penguins) is penguins
+    tied = [penguins, deaths, made("Races", "winner")]
+    assert linked_collection("How many races had a winner?", tied, penguins) is tied[2]  # named most
+    assert linked_collection("How many races were there?", tied, penguins) is penguins  # two named alike
