@@ -22,7 +22,7 @@ from itertools import pairwise
 
 from agent.answer import FinalAnswer
 from agent.strategies.asked import ASKS_PER_GROUP, LEAST_WORDS
-from agent.strategies.values import nearest_value
+from agent.strategies.naming import nearest_value
 from agent.strategies.wording import ASKS_HOW_MANY_DIFFERENT
 from executors import QueryResult
 from executors.vocabulary import NumberMetric

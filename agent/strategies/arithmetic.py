@@ -38,7 +38,7 @@ from agent.sentence import condition_text, measure, rounded, scope_of
 from agent.strategies.asked import LEAST_WORDS, statistic_asked
 from agent.strategies.conditions import spans, with_condition
 from agent.strategies.decompose import offered_collections
-from agent.strategies.values import mentions
+from agent.strategies.naming import mentions
 from agent.strategies.wording import NUMBER_AGGREGATION
 from agent.tooldef import TOOL_NAME, ToolSet
 from executors import ExecutorError, QueryResult

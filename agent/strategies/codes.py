@@ -105,29 +105,33 @@ def coded(values: list[str]) -> bool:
     return bool(values) and all(is_code(v) for v in values)
 
 
-def named_codes(
+def code_mentions(
     question: str, values: dict[str, list[str]], choose: Chooser | None, held: Callable[[str, str], bool]
-) -> list[tuple[str, str]]:
-    """(property, code) for each name inside the question that stands for a stored code of a property that
-    stores codes: the one code its letters fit ("Texas" `TX`), else the one `choose` takes among those that
-    fit ("Maine": `MA`, `ME`, `MI`, `MN`). Only a name where a place's name stands (`_PLACED`: never "the word
-    Municipal" nor "above the Arctic Circle", never the first word: "Which" has the letters of `WI`), and not
-    one that `held(property, name)` finds stored whole in another property ("Denver", a city, fits `DE`):
-    asked to choose, the model took `DE` for Denver, `AR` for Arctic and `OR` for Orlando, never "none"."""
-    found: list[tuple[str, str]] = []
+) -> list[tuple[str, str, int, int]]:
+    """(property, code, start, end) for each name inside the question that stands for a stored code of a
+    property that stores codes: the one code its letters fit ("Texas" `TX`), else the one `choose` takes
+    among those that fit ("Maine": `MA`, `ME`, `MI`, `MN`). Only a name where a place's name stands
+    (`_PLACED`: never "the word Municipal" nor "above the Arctic Circle", never the first word: "Which" has
+    the letters of `WI`), and not one that `held(property, name)` finds stored whole in another property
+    ("Denver", a city, fits `DE`): asked to choose, the model took `DE` for Denver, `AR` for Arctic and `OR`
+    for Orlando, never "none". Left to right, a pair of words before a word of it ("New York")."""
+    found: list[tuple[str, str, int, int]] = []
     names = [(m.group("name"), m.start()) for m in _INNER_OF.finditer(question)]
     names += [(m.group(), m.start()) for pattern in (_INNER_PAIR, _INNER_NAME) for m in pattern.finditer(question)]
     for prop, stored in values.items():
         if not coded(stored):
             continue
-        for name in [name for name, start in names if _PLACED.search(question[:start])]:
+        for name, start in names:
+            end = question.index(name, start) + len(name)
+            if not _PLACED.search(question[:start]) or any(s < end and start < e for _, _, s, e in found):
+                continue
             codes = [v for v in stored if code_for(name, v)]
             if not codes or held(prop, name):  # held: a listing per other property, only for a name that fits
                 continue
             meant = codes[0] if len(codes) == 1 else choose(prop, name, codes) if codes and choose else None
-            if meant is not None and (prop, meant) not in found:
-                found.append((prop, meant))
-    return found
+            if meant is not None:
+                found.append((prop, meant, start, end))
+    return sorted(found, key=lambda m: m[2])
 
 
 def held_elsewhere(executor: Executor, found: CollectionSchema) -> Callable[[str, str], bool]:
@@ -148,3 +152,43 @@ def held_elsewhere(executor: Executor, found: CollectionSchema) -> Callable[[str
         return False
 
     return held
+
+
+#: Names of peoples and countries whose letters do not lead to the name or code a database stores for the
+#: country ("American" is no form of `USA`, "British" none of `UK`, "Swiss" none of `Switzerland`): the
+#: country's names written out, matched to a stored value by its letters or its initials (`country_of`).
+COUNTRY_NAMES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("america", "american", "americans"), ("United States of America", "United States", "America")),
+    **dict.fromkeys(("britain", "british", "brits"), ("United Kingdom", "Great Britain", "Britain")),
+    **dict.fromkeys(("english",), ("England",)),
+    **dict.fromkeys(("dutch",), ("Netherlands", "Holland")),
+    **dict.fromkeys(("swiss",), ("Switzerland",)),
+    **dict.fromkeys(("french",), ("France",)),
+    **dict.fromkeys(("german", "germans"), ("Germany",)),
+    **dict.fromkeys(("spanish",), ("Spain",)),
+    **dict.fromkeys(("chinese",), ("China",)),
+    **dict.fromkeys(("irish",), ("Ireland",)),
+    **dict.fromkeys(("danish",), ("Denmark",)),
+    **dict.fromkeys(("swedish",), ("Sweden",)),
+    **dict.fromkeys(("finnish",), ("Finland",)),
+    **dict.fromkeys(("polish",), ("Poland",)),
+    **dict.fromkeys(("turkish",), ("Turkey",)),
+    **dict.fromkeys(("greek",), ("Greece",)),
+    **dict.fromkeys(("thai",), ("Thailand",)),
+    **dict.fromkeys(("welsh",), ("Wales",)),
+    **dict.fromkeys(("scottish", "scots"), ("Scotland",)),
+    **dict.fromkeys(("filipino",), ("Philippines",)),
+    **dict.fromkeys(("peruvian",), ("Peru",)),
+    **dict.fromkeys(("argentine", "argentinian"), ("Argentina",)),
+    **dict.fromkeys(("portuguese",), ("Portugal",)),
+    **dict.fromkeys(("norwegian",), ("Norway",)),
+    **dict.fromkeys(("new zealander", "kiwi"), ("New Zealand",)),
+}
+
+
+def country_of(written: str, stored: str) -> bool:
+    """Whether a stored value is the country a people's or country's name stands for (`COUNTRY_NAMES`):
+    "American" ~ `USA`, `US`, `United States`; "British" ~ `UK`. The initials skip "of"."""
+    names = COUNTRY_NAMES.get(written.strip().lower(), ())
+    held = letters(stored)
+    return any(held in (letters(name), "".join(w[0] for w in name.lower().split() if w != "of")) for name in names)

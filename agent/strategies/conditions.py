@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from agent._words import MONTHS
+from agent.strategies.codes import letters
 from agent.strategies.wording import NUMBER_FILTER, number_condition, number_range
 from executors.vocabulary import (
     CONDITIONS_FIELD,
@@ -309,12 +310,13 @@ def alternatives(question: str, named: list[Mention]) -> tuple[str, list[str]] |
     return joined[0][0][0], list(dict.fromkeys(m[1] for m in joined[0]))
 
 
-def exclude(arguments: dict[str, Any], out: list[Mention]) -> tuple[dict[str, Any], list[str]]:
-    """The call with each excluded value excluded: its `=` filter on that value turned to `!=`, or a `!=`
-    condition added where the call does not filter that property; a note for each."""
+def exclude(arguments: dict[str, Any], out: list[Mention], question: str = "") -> tuple[dict[str, Any], list[str]]:
+    """The call with each excluded value excluded: its filter on that value, or on the name the question
+    writes for it ("Alaska" for `AK`), turned to `!=` the value, or a `!=` condition added where the call
+    does not filter that property; a note for each."""
     notes: list[str] = []
-    for prop, value, *_ in out:
-        flipped, done = _flip(arguments, prop, value)
+    for prop, value, start, end in out:
+        flipped, done = _flip(arguments, prop, value, question[start:end])
         if done:
             arguments = flipped
         elif prop in filtered_properties(arguments) and not any(o[0] == prop and o[1] != value for o in out):
@@ -366,28 +368,34 @@ def _condition(prop: str, operator: str, value: str) -> dict[str, Any]:
     return {"property_name": prop, "operator": operator, "value": value}
 
 
-def _flip(arguments: dict[str, Any], prop: str, value: str) -> tuple[dict[str, Any], bool]:
-    """The call with its `prop = value` (in a slot or a condition) as `prop != value`, and whether it held one."""
+def _flip(arguments: dict[str, Any], prop: str, value: str, name: str = "") -> tuple[dict[str, Any], bool]:
+    """The call with its filter on `value` (or on the `name` the question writes for it), in a slot or a
+    condition, as `prop != value`, and whether it held one."""
     for slot in FILTER_FIELDS:
-        if _is(arguments.get(slot), prop, value):
+        if _is(arguments.get(slot), prop, value, name, excluding=True):
             return {**{k: v for k, v in arguments.items() if k != slot}, **_added(arguments, prop, value)}, True
     listed = arguments.get(CONDITIONS_FIELD)
     if isinstance(listed, list) and arguments.get(MATCH_FIELD) != Match.ANY.value:
         for i, held in enumerate(listed):
-            if _is(held, prop, value):
-                flipped = [*listed[:i], {**held, "operator": "!="}, *listed[i + 1 :]]
+            if _is(held, prop, value, name, excluding=True):
+                flipped = [*listed[:i], _condition(prop, "!=", value), *listed[i + 1 :]]
                 return {**arguments, CONDITIONS_FIELD: flipped}, True
     return arguments, False
 
 
-def _is(held: object, prop: str, value: str) -> bool:
-    """`held` is the filter `prop = value`, or a LIKE that matches the value only as a part ("*Morris*")."""
+def _is(held: object, prop: str, value: str, name: str = "", excluding: bool = False) -> bool:
+    """`held` is the filter `prop = value`, or a LIKE that matches the value only as a part ("*Morris*").
+    Excluding, also one on the `name` the question writes for a stored code, and one that already tries
+    to exclude it: the model wrote `state LIKE "!ALaska"` for "other than Alaska", which matched nothing."""
     if not isinstance(held, dict) or held.get("property_name") != prop:
         return False
-    written = str(held.get("value"))
-    if held.get("operator") == "LIKE":
+    written, operator = str(held.get("value")), held.get("operator")
+    if excluding:
+        meant = {letters(value), letters(name)} - {""}
+        return letters(written) in meant
+    if operator == "LIKE":
         return written.strip("*").lower() == value.lower()
-    return held.get("operator") == "=" and written == value
+    return operator == "=" and written == value
 
 
 def _added(arguments: dict[str, Any], prop: str, value: str) -> dict[str, Any]:

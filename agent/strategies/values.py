@@ -24,14 +24,12 @@ the model resent it unchanged, or moved the filter and dropped the call's group-
 
 from __future__ import annotations
 
-import re
-from itertools import pairwise
 from typing import Any
 
-from agent._words import EN_STOPWORDS, close_spelling, content_stems, split_name
+from agent._words import content_stems, split_name
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.asked import one_number_asked
-from agent.strategies.codes import Chooser, chosen_code, code_for, held_elsewhere, initials, letters, named_codes
+from agent.strategies.codes import Chooser, chosen_code, code_for, code_mentions, held_elsewhere, letters
 from agent.strategies.conditions import (
     alternatives,
     either,
@@ -42,6 +40,7 @@ from agent.strategies.conditions import (
     with_condition,
 )
 from agent.strategies.decompose import offered_collections
+from agent.strategies.naming import can_match, linked, mentions, named_values, nearest_value
 from agent.strategies.wording import restates
 from agent.tooldef import ToolSet
 from executors.errors import ExecutorError
@@ -58,8 +57,6 @@ from executors.vocabulary import (
     ToolOperations,
 )
 
-#: A word, without a possessive's "'s" ("IBM's" names `IBM`).
-_QUESTION_WORDS = re.compile(r"[A-Za-z](?:[A-Za-z-]|'(?!s\b))*")
 #: Distinct values read per text property (the tool's own TOP_OCCURRENCES bound).
 VALUES_PER_PROPERTY = 100
 #: Candidates shown at most: more would read as an instruction to filter on all of them.
@@ -72,34 +69,6 @@ TEXT_FILTER = FILTER_SLOT[PropertyKind.TEXT]
 TEXT_AGGREGATION = AGGREGATION_SLOT[PropertyKind.TEXT]
 
 
-def linked(question: str, values: dict[str, list[str]]) -> list[tuple[str, str]]:
-    """(property, value) for each stored value whose every content word the question names, longest
-    first; a property's values are tried in the order given (most frequent first)."""
-    asked = set(content_stems(question))
-    found: list[tuple[int, str, str]] = []
-    for prop, stored in values.items():
-        for value in stored:
-            words = content_stems(value)
-            if words and not any(w.isdigit() for w in words) and set(words) <= asked:
-                found.append((len(words), prop, value))
-    found.sort(key=lambda item: -item[0])  # stable: most frequent first among values of one length
-    return [(prop, value) for _, prop, value in found]
-
-
-def named_values(question: str, values: dict[str, list[str]]) -> list[tuple[str, str]]:
-    """(property, value) for each stored value the question names: all its words (`linked`), or one word or
-    two of the question meeting it through its forms ("European" ~ `Europe`, "Setosas" ~ `setosa`)."""
-    found = list(linked(question, values))
-    words = _QUESTION_WORDS.findall(question)
-    phrases = [w for w in words if len(w) >= 4] + [f"{a} {b}" for a, b in pairwise(words)]
-    for prop, stored in values.items():
-        for phrase in phrases:
-            meant = nearest_value(phrase, stored)
-            if meant is not None and (prop, meant) not in found:
-                found.append((prop, meant))
-    return found
-
-
 def names_the_objects(collection: str, value: str) -> bool:
     """Whether a stored value is the collection's own noun ("Death", a `type` of `RiotDeaths`): in "How many
     riot deaths have race Black?" the word names the objects counted, not a condition on them (a `type =
@@ -108,96 +77,8 @@ def names_the_objects(collection: str, value: str) -> bool:
     return bool(stems) and set(stems) <= set(content_stems(split_name(collection)))
 
 
-def mentions(question: str, values: dict[str, list[str]]) -> list[tuple[str, str, int, int]]:
-    """(property, value, start, end) for each place the question names a stored value, left to right: a word
-    or two written like it or meeting it through its forms (`nearest_value`)."""
-    words = list(_QUESTION_WORDS.finditer(question))
-    pairs = [(a.start(), b.end()) for a, b in pairwise(words)]
-    held = {letters(v) for stored in values.values() for v in stored}
-    whole = [p for p in pairs if letters(question[p[0] : p[1]]) in held]  # "University Farm" before "University"
-    phrases = whole + [(m.start(), m.end()) for m in words] + pairs
-    found: list[tuple[str, str, int, int]] = []
-    for start, end in phrases:  # then single words, then two-word phrases where neither word names one
-        if any(start < e and s < end for _, _, s, e in found):
-            continue
-        text = question[start:end]
-        if text.lower() in EN_STOPWORDS:  # "it" abbreviates no `Italian`, "or" no `Oregon`
-            continue
-        for prop, stored in values.items():
-            # a short code in capitals is named in capitals: "or" is no `OR`, "in" no `IN`
-            same = [v for v in stored if letters(v) == letters(text) and (text.isupper() or not _code(v))]
-            meant = same[0] if len(same) == 1 else nearest_value(text, stored) if len(text) >= 2 else None
-            if meant is not None and _code(meant) and not text.isupper():
-                meant = None
-            if meant is not None:
-                found.append((prop, meant, start, end))
-                break
-    return sorted(found, key=lambda m: m[2])
-
-
-def _code(value: str) -> bool:
-    return value.isupper() and len(letters(value)) <= 3
-
-
 def text_properties(collection: CollectionSchema) -> list[str]:
     return [p.name for p in collection.properties_of_kind(PropertyKind.TEXT)]
-
-
-def can_match(value: str, stored: list[str]) -> bool:
-    """Whether a filter's value (`=` or a LIKE pattern with * and ?) could match one of a category's
-    stored values: its letters, wildcards aside, are in one of them, whole or word by word. Generous on
-    purpose: a filter is moved only when no stored value holds it at all."""
-    core = value.replace("*", " ").replace("?", " ").lower().split()
-    if not core:
-        return True
-    lowered = [v.lower() for v in stored]
-    return any(all(part in v for part in core) for v in lowered)
-
-
-def nearest_value(value: str, stored: list[str]) -> str | None:
-    """The one stored value a filter's value means when no stored value is written like it, or None.
-
-    Tried in order, each only when exactly one stored value fits it: the same letters up to case and
-    punctuation ("europe" ~ `Europe`); the same words up to their endings ("Adelies" ~ `Adelie`,
-    "Setosas" ~ `setosa`); an abbreviation either way ("USA" ~ `US`, "Calif" ~ `California`, "NY" ~
-    `New York`); a typo of at most a fifth of the letters ("Japna" ~ `Japan`). Nothing here knows a
-    database: the values are the database's own."""
-    core = value.replace("*", " ").replace("?", " ").strip()
-    typed, words = letters(core), set(content_stems(core))
-    if not typed or any(letters(v) == typed and v == core for v in stored):
-        return None
-    tests = (
-        lambda v: letters(v) == typed,
-        lambda v: bool(words) and set(content_stems(v)) == words,
-        lambda v: min(len(letters(v)), len(typed)) >= 2 and _abbreviates(typed, v, core.isupper()),
-        lambda v: close_spelling(typed, letters(v)),
-    )
-    for fits in tests:
-        found = [v for v in stored if fits(v)]
-        if len(found) == 1:
-            return found[0]
-        if len(found) > 1:
-            return None
-    return None
-
-
-#: What may follow a stored value in a word made of it: "Japan" -> "Japanese", "Kenya" -> "Kenyan".
-_DERIVED_ENDINGS = ("ese", "ian", "an", "n", "ish", "i", "s", "es")
-
-
-def _abbreviates(typed: str, stored: str, capitals: bool = False) -> bool:
-    """The typed letters shorten the stored value ("calif" ~ California, "ny" ~ New York), or the stored
-    value shortens them: an acronym in capitals ("US" ~ "usa") or a word made of it ("Japan" ~ "japanese"),
-    never any word that merely starts alike ("rain" is no value of "rainfall")."""
-    held = letters(stored)
-    if held.startswith(typed) or initials(stored) == typed:
-        return True
-    if not typed.startswith(held):
-        return False
-    # a stored acronym shortens a longer word only when it is 3 letters or more, or the word is in capitals
-    # too: "GOOG" ~ google, "US" ~ USA, never "ME" ~ mean
-    acronym = stored.isupper() and (len(held) >= 3 or capitals)
-    return acronym or (len(held) >= 4 and typed[len(held) :] in _DERIVED_ENDINGS)
 
 
 class Values:
@@ -320,7 +201,7 @@ class Values:
         """The call with the stored category values the question names put back, and why: the one value as
         its text filter when the call has none (nor a search, nor that property's groups or top values); with
         the `compound` tool, each property's one named value the call does not filter on, as a condition. A
-        name that stands for a stored code ("Texas" for `TX`) is one (`codes.named_codes`)."""
+        name that stands for a stored code ("Texas" for `TX`) is one (`codes.code_mentions`)."""
         collection = str(arguments.get("collection_name") or "")
         schema = getattr(executor, "schema", None)
         found = schema.get(collection) if schema is not None else None
@@ -344,13 +225,17 @@ class Values:
         categories = {p: values[p] for p in complete if p in values}
         named = [(p, v) for p, v in named_values(question, categories) if not names_the_objects(collection, v)]
         held = held_elsewhere(executor, found)
-        named += [n for n in named_codes(question, categories, choose, held) if n not in named]
+        coded_at = code_mentions(question, categories, choose, held)
+        named += [n for n in dict.fromkeys((p, c) for p, c, *_ in coded_at) if n not in named]
         if compound:  # "other than X" and "X or Y" first: neither is a value to filter on as it is
             at = mentions(question, categories)
+            at = sorted(
+                [*at, *(c for c in coded_at if not any(c[2] < e and s < c[3] for *_, s, e in at))], key=lambda m: m[2]
+            )
             out, alternative = excluded(question, at), alternatives(question, at)
             said = {(p, v) for p, v, *_ in out} | {(alternative[0], v) for v in (alternative or ("", []))[1]}
             named = [n for n in named if n not in said]
-            arguments, notes = exclude(arguments, out)
+            arguments, notes = exclude(arguments, out, question)
             why += notes
             if alternative is not None:
                 arguments, notes = either(arguments, *alternative)

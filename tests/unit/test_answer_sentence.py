@@ -6,7 +6,7 @@ from __future__ import annotations
 from agent.answer import FinalAnswer
 from agent.sentence import empty_result, plain, rounded, sentence, unit_of
 from agent.strategies.grounded import text_agrees
-from agent.strategies.values import nearest_value
+from agent.strategies.naming import nearest_value
 from executors import QueryResult
 
 MEAN = {

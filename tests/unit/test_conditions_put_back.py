@@ -20,7 +20,7 @@ from agent.strategies.conditions import (
     shown,
     with_condition,
 )
-from agent.strategies.values import mentions
+from agent.strategies.naming import mentions
 from agent.strategies.wording import restates
 from executors.vocabulary import MAX_CONDITIONS
 from fixtures.use_cases import database_schema_of, get_use_case
@@ -281,3 +281,46 @@ def test_the_question_s_number_on_another_property_is_moved_to_the_property_its_
     assert put_back(question, listed, numbers, [])[0]["conditions"][1] == year, "a condition of the list too"
     other = {**held, "integer_property_filter": {**slot, "value": 150}}  # another number: a condition of its own
     assert put_back(question, other, numbers, [])[0]["conditions"] == [year]
+
+
+def test_excluded_names_of_stored_codes_exclude_the_codes_whatever_the_model_wrote() -> None:
+    from agent.strategies.codes import code_mentions
+    from agent.strategies.conditions import excluded
+
+    question = "How many airports are in states other than Alaska and Texas?"
+    states = {"state": ["AK", "TX", "CA", "KS"]}
+    out = excluded(question, code_mentions(question, states, None, lambda _prop, _name: False))
+    assert [(prop, code, question[start:end]) for prop, code, start, end in out] == [
+        ("state", "AK", "Alaska"),
+        ("state", "TX", "Texas"),
+    ]
+    wrote = {"property_name": "state", "operator": "LIKE", "value": "!ALaska"}  # the model's, matching nothing
+    call, notes = exclude({"collection_name": "Airports", "text_property_filter": wrote}, out, question)
+    assert call == {
+        "collection_name": "Airports",
+        "conditions": [
+            {"property_name": "state", "operator": "!=", "value": "AK"},
+            {"property_name": "state", "operator": "!=", "value": "TX"},
+        ],
+    }
+    assert len(notes) == 2
+    kept = {"property_name": "state", "operator": "=", "value": "CA"}  # another value: the model's own reading
+    assert exclude({"collection_name": "Airports", "text_property_filter": kept}, out[:1], question)[1] == []
+
+
+def test_a_people_s_name_names_its_country_as_the_data_stores_it_excluded_too() -> None:
+    from agent.strategies.conditions import excluded
+    from agent.strategies.naming import nearest_value
+
+    origins = {"origin": ["USA", "Japan", "Europe"]}
+    assert [m[1] for m in mentions("Is the average American car heavier than a Japanese one?", origins)] == [
+        "USA",
+        "Japan",
+    ]
+    question = "how many non-american cars r there"
+    assert [m[:2] for m in excluded(question, mentions(question, origins))] == [("origin", "USA")]
+    assert nearest_value("British", ["UK", "US", "France"]) == "UK"
+    assert nearest_value("American", ["United States", "Canada"]) == "United States"
+    assert nearest_value("Swiss", ["Sweden", "Switzerland"]) == "Switzerland"
+    assert nearest_value("American", ["Asia", "Europe"]) is None  # no country of theirs stored
+    assert mentions("How many are in the us?", origins) == []  # a short code is still named in capitals

@@ -39,9 +39,9 @@ from agent.strategies.check import (
 from agent.strategies.examples import in_schema_order
 from agent.strategies.facts import GROUNDED_SCHEMA_NAME, answer_from, facts_of
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
+from agent.strategies.naming import can_match, linked
 from agent.strategies.refine import conditions_in
 from agent.strategies.typed import BOOLEAN_AGGREGATION, asked_slots, group_named
-from agent.strategies.values import can_match, linked
 from agent.testing import FunctionModel, tool_reply
 from agent.tokens import estimate_counter
 from evaluation.samples import SAMPLE_PATH, build_sample, read_sample
