@@ -385,14 +385,16 @@ def _flip(arguments: dict[str, Any], prop: str, value: str, name: str = "") -> t
 
 def _is(held: object, prop: str, value: str, name: str = "", excluding: bool = False) -> bool:
     """`held` is the filter `prop = value`, or a LIKE that matches the value only as a part ("*Morris*").
-    Excluding, also one on the `name` the question writes for a stored code, and one that already tries
-    to exclude it: the model wrote `state LIKE "!ALaska"` for "other than Alaska", which matched nothing."""
+    Excluding, also one on the `name` the question writes for a stored code, and one that holds that name
+    among others: the model wrote `state LIKE "!ALaska"` and `"!ALaska, Texas"` for "other than Alaska and
+    Texas", which matched nothing."""
     if not isinstance(held, dict) or held.get("property_name") != prop:
         return False
     written, operator = str(held.get("value")), held.get("operator")
     if excluding:
-        meant = {letters(value), letters(name)} - {""}
-        return letters(written) in meant
+        return letters(written) in {letters(value), letters(name)} or (
+            len(letters(name)) >= 4 and letters(name) in letters(written)
+        )
     if operator == "LIKE":
         return written.strip("*").lower() == value.lower()
     return operator == "=" and written == value

@@ -304,6 +304,8 @@ def test_excluded_names_of_stored_codes_exclude_the_codes_whatever_the_model_wro
         ],
     }
     assert len(notes) == 2
+    both = {**wrote, "value": "!ALaska, Texas"}  # both names in one value
+    assert exclude({"collection_name": "Airports", "text_property_filter": both}, out, question)[0] == call
     kept = {"property_name": "state", "operator": "=", "value": "CA"}  # another value: the model's own reading
     assert exclude({"collection_name": "Airports", "text_property_filter": kept}, out[:1], question)[1] == []
 

@@ -719,6 +719,11 @@ def test_derived_answers_are_the_results_one_answer_and_nothing_when_there_is_a_
         )
         is None
     )
+    counted = run(
+        {"collection_name": NAME, "text_property_aggregation": {"property_name": "cuisine", "metrics": "COUNT"}}
+    )
+    lacking = counted.model_copy(update={"aggregations": {"cuisine": {"COUNT": (counted.total_count or 0) - 3}}})
+    assert derived_answer(lacking) == FinalAnswer(numbers=[float(counted.total_count or 0)]), "the objects counted"
 
 
 def test_facts_cover_counts_groups_and_objects() -> None:
