@@ -26,13 +26,28 @@ import re
 import time
 from typing import Any
 
-from agent._words import close_spelling, content_stems, meets, split_name
 from agent.answer import Commit, FinalAnswer
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.models import ModelError, OracleModel, oracle_replies
+from agent.strategies.asked_for import (
+    ASKS_FOR_HINT,
+    COUNTS,
+    STATISTICS,
+    UNSUPPORTED,
+    UNSUPPORTED_WRITTEN,
+    asked_words,
+    asking_alone,
+    beyond_names,
+    counts_named_values,
+    linked_collection,
+    named_by_properties,
+    named_in,
+    properties_name,
+    written_in,
+)
 from agent.strategies.decompose import offered_collections
 from agent.strategies.openings import openings_of
-from agent.strategies.wording import DIMENSIONS
+from agent.strategies.values import StoredCategories
 from agent.tooldef import ToolSet
 from executors.schema import CollectionSchema
 from llm import ChatRequest, ModelRequest, ResponseFormat, Usage
@@ -44,24 +59,7 @@ VERDICT_SCHEMA_NAME = "CheckVerdict"
 NOT_LISTED = "no: it needs a property that is not listed"
 LISTED = "yes: the listed properties hold it"
 VERDICTS = (NOT_LISTED, LISTED)
-#: What the tool computes, as a reader names them ("none": the question lists or groups objects), then
-#: common statistics it cannot compute; choosing or naming one of those is a refusal.
-SUPPORTED = ("none", "count", "average", "median", "minimum", "maximum", "sum", "most common", "percentage")
-UNSUPPORTED = ("standard deviation", "variance", "correlation", "percentile")
-#: How people write them, in the model's words or the question's: "std dev", "stdev", "correlated", "quartile".
-UNSUPPORTED_WRITTEN = {
-    "standard deviation": re.compile(r"\bstandard deviation|\bstd\.? ?dev|\bstdev|\bstddev"),
-    "variance": re.compile(r"variance"),
-    "correlation": re.compile(r"\bcorrelat"),
-    "percentile": re.compile(r"\bpercentile|\bquartile"),
-}
-STATISTICS = (*SUPPORTED, *UNSUPPORTED)
-#: Statistics of the objects themselves: a count, or a listing.
-COUNTS = ("none", "count")
 CHECK_SYSTEM = "You check whether a database can answer a question before it is queried."
-#: How the prompt describes `asks_for`. The model sometimes writes this back as its answer (11 decisions
-#: on answerable questions in the day's records, none on an unanswerable one): its words say nothing.
-ASKS_FOR_HINT = "what it asks for, in a few words"
 ABOUT_PROMPT = (
     "The database has these collections and properties:\n{listing}\n\nQuestion: {question}\n\n"
     f"collection: the one the question is about. asks_for: {ASKS_FOR_HINT}. statistic: the "
@@ -83,143 +81,6 @@ VERDICT_SCHEMA: dict[str, Any] = {
     "required": ["verdict"],
     "additionalProperties": False,
 }
-
-
-#: Words of statistics and of asking, not of what is asked about ("average", "how many", "most common").
-ASKING_WORDS = frozenset(
-    content_stems(
-        " ".join(STATISTICS) + " mean number count total amount how many much what which list per each all group "
-        "grouped top max min maximum minimum largest smallest highest lowest most least percent none"
-    )
-)
-
-
-def asked_words(asks_for: str) -> list[str]:
-    """The stems of what the question asks for, without the words of statistics and of asking; none when
-    it is the prompt's own hint written back."""
-    if asks_for.strip(" .").lower() == ASKS_FOR_HINT:
-        return []
-    return [w for w in content_stems(split_name(asks_for)) if w not in ASKING_WORDS]
-
-
-#: The shortest word `named_in` reads as a typo of another.
-TYPO_LETTERS = 6
-
-
-def named_in(asks_for: str, collections: list[CollectionSchema]) -> bool:
-    """Whether a word of what the question asks for names something in the database: a collection, a
-    property or a description (forms of a word meet, "temp" names "temperature"). True when it asks for
-    a statistic alone. Asked for a tuition fee, a salary or a phone number no collection has, the model
-    still gave the "listed" verdict (7 of the abstention split's 20); over 120 decisions on answerable
-    questions, this test found a word of each in its database (2026-11-26)."""
-    words = asked_words(asks_for)
-    if not words:
-        return True
-    texts = [
-        text
-        for c in collections
-        for text in (
-            c.name,
-            c.description or "",
-            *(p.name for p in c.properties),
-            *(p.description or "" for p in c.properties),
-        )
-    ]
-    vocabulary = {w for text in texts for w in content_stems(split_name(text))}
-    return any(meets(word, known) or typed_for(word, known) for word in words for known in vocabulary)
-
-
-def typed_for(word: str, known: str) -> bool:
-    """A typo of a word of six letters or more ("airprots" for airports): shorter words are too often
-    other words a letter apart ("price", "prime")."""
-    return min(len(word), len(known)) >= TYPO_LETTERS and close_spelling(word, known)
-
-
-def properties_name(asks_for: str, collection: CollectionSchema) -> bool:
-    """Whether every word of what the question asks for (statistic words aside) is a word of one of the
-    collection's property names ("ticket price" of `ticketPrice`): the verdict on its properties is then
-    foregone. On the committed sample's 90 answerable questions (2026-11-26), the verdict was "listed"
-    for all 49 whose words a property names, and no unanswerable question's words were all property
-    names but three the statistic they ask for had refused already."""
-    words = asked_words(asks_for)
-    names = {w for p in collection.properties for w in content_stems(split_name(p.name))}
-    return bool(words) and all(any(meets(word, name) for name in names) for word in words)
-
-
-#: The stem of a word of size -> the stem of the measure it names ("heaviest" -> weight).
-DIMENSION_STEMS = {content_stems(word)[0]: content_stems(measure)[0] for word, measure in DIMENSIONS.items()}
-#: Words that join, point, compare or ask, never what a property holds (the stopword list keeps them).
-#: The comparisons: "riot deaths with latitude above 34.0" asks for latitude, and "above" was read as a
-#: word no property names (4 of 24 questions on an unseen collection refused, 2026-11-28).
-FUNCTION_WORDS = frozenset(
-    content_stems(
-        "from than any all each every do does did have has had get gets got out over under about across "
-        "whose who whom where when there here its it's one ones some "
-        "above below more less greater fewer higher lower exceeds exceeding least between before after since"
-    )
-)
-#: A capitalized word inside a sentence: a name the question gives ("airports in Texas"), a value.
-_NAME = re.compile(r"(?<=[\w,;:'’)] )[A-Z][\w'’&.-]*")
-
-
-def beyond_names(asks_for: str, question: str, collection: CollectionSchema) -> list[str]:
-    """The words of what the question asks for that are neither names nor numbers it gives (capitalized
-    inside it: a value, "Texas"; "34.0") nor the collection's own name ("airports"): what a property would
-    have to hold. A word of size stands for the measure it names ("heaviest" for weight)."""
-    names = {w for m in _NAME.finditer(question) for w in content_stems(m.group())}
-    objects = content_stems(split_name(collection.name))
-    sized = {w for w in content_stems(asks_for) if w in DIMENSION_STEMS}
-    words = [DIMENSION_STEMS.get(w, w) for w in asked_words(asks_for) if w not in names and w not in FUNCTION_WORDS]
-    return [w for w in words if not w.isdigit() and (not any(meets(w, o) for o in objects) or w in sized)]
-
-
-def named_by_properties(asks_for: str, question: str, collection: CollectionSchema) -> bool:
-    """Whether what the question asks for, past the names it gives and the collection's own name, is all
-    words of the collection's property names ("the heaviest car from Japan in lbs": weight, lbs)."""
-    words = beyond_names(asks_for, question, collection)
-    names = {w for p in collection.properties for w in content_stems(split_name(p.name))}
-    return bool(words) and all(any(meets(word, name) for name in names) for word in words)
-
-
-def word_links(question: str, collection: CollectionSchema) -> int:
-    """How many of the question's words (asking words aside) name the collection or one of its properties."""
-    names = {
-        w
-        for text in (collection.name, *(p.name for p in collection.properties))
-        for w in content_stems(split_name(text))
-    }
-    asked = {w for w in content_stems(question) if w not in ASKING_WORDS}
-    return sum(any(meets(word, name) for name in names) for word in asked)
-
-
-def linked_collection(question: str, shown: list[CollectionSchema], chosen: CollectionSchema) -> CollectionSchema:
-    """The one collection the question's words name, where they name none of the model's choice: asked
-    "What is the average latitude for each race?" beside RiotDeaths (`latitude`, `race`), the model chose
-    Penguins, and the call grouped Penguins by `race` three times (2 of 24 questions, 2026-11-28). The
-    model's choice stands where its words name it, or no one collection is named most."""
-    links = {c.name: word_links(question, c) for c in shown}
-    best = max(links.values())
-    named = [c for c in shown if links[c.name] == best]
-    return named[0] if links[chosen.name] == 0 and best and len(named) == 1 else chosen
-
-
-def asking_alone(asks_for: str) -> bool:
-    """Whether what the model says is asked is words of asking and statistics alone ("how many", "count"):
-    the objects themselves, nothing a property must hold. Over the 181 questions of the public split
-    (2026-11-28), 14 decisions said so: on 12 answerable questions, each verdict "yes"; on 2 unanswerable
-    ones, a statistic the check refuses before (variance, correlation). The part "how many does California
-    have?" of a two-part question got "no"."""
-    hint = asks_for.strip(" .").lower() == ASKS_FOR_HINT
-    return bool(content_stems(asks_for)) and not hint and not asked_words(asks_for)
-
-
-def written_in(asks_for: str, question: str) -> bool:
-    """Whether what the model says the question asks for is the question's own words (a word of size
-    for its measure): "yield_bushels" for "How much rain fell?" is the model's own mapping onto a
-    property, and no sign that the property holds what is asked."""
-    said = content_stems(question)
-    measures = {DIMENSION_STEMS[w] for w in said if w in DIMENSION_STEMS}
-    return all(w in measures or any(meets(w, x) for x in said) for w in asked_words(asks_for))
 
 
 def about_schema(collections: list[str]) -> dict[str, Any]:
@@ -333,6 +194,7 @@ class Check:
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
+        self.stored = StoredCategories()
 
     def openings(self, model: Any, executor: Executor, tools: ToolSet, config: AgentConfig) -> list[ChatRequest]:
         """The first turn's listing, then for each collection it may name the verdict's prompt (its
@@ -394,6 +256,10 @@ class Check:
                     ):
                         # "How many airports does Texas have?": objects and a name, no property to hold
                         decision["verdict"], decision["objects_and_names"] = LISTED, True
+                    elif decision.get("statistic") in COUNTS and counts_named_values(
+                        asks_for, question, collection, self.stored.categories(executor, collection)
+                    ):
+                        decision["verdict"], decision["objects_and_values"] = LISTED, True
                     else:
                         verdict, more = _verdict(model, _verdict_prompt(target[0], asked))
                         decision["verdict"], usage = verdict, usage + more

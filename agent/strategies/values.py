@@ -81,27 +81,20 @@ def text_properties(collection: CollectionSchema) -> list[str]:
     return [p.name for p in collection.properties_of_kind(PropertyKind.TEXT)]
 
 
-class Values:
-    """Offer the stored values the question names as candidate filters, then run the inner strategy."""
+class StoredCategories:
+    """The category values of each collection's text properties, read once (`categories`)."""
 
-    name = "values"
-
-    def __init__(self, inner: Any) -> None:
-        self.inner = inner
-        #: collection -> text property -> its repeated values, read once per strategy instance.
-        self._read: dict[str, dict[str, list[str]]] = {}
+    def __init__(self) -> None:
+        #: collection -> text property -> its repeated values.
+        self.read: dict[str, dict[str, list[str]]] = {}
         #: collection -> its text properties whose every value was read (categories, not prose).
-        self._complete: dict[str, set[str]] = {}
-
-    def complete_categories(self, executor: Executor, found: CollectionSchema) -> dict[str, list[str]]:
-        """The text properties whose every value was read and repeats (categories, not prose), with their values."""
-        return {p: v for p, v in self.categories(executor, found).items() if p in self._complete.get(found.name, ())}
+        self.complete: dict[str, set[str]] = {}
 
     def categories(self, executor: Executor, found: CollectionSchema) -> dict[str, list[str]]:
         """Each text property's category values, most frequent first: all of a property with at most half
         as many distinct values as objects, else those that occur more than once (not names or prose)."""
         collection = found.name
-        if collection not in self._read:
+        if collection not in self.read:
             read: dict[str, list[str]] = {}
             for prop in text_properties(found):
                 call = {
@@ -123,9 +116,26 @@ class Values:
                 if kept:
                     read[prop] = kept
                 if categorical and len(kept) == len(top):
-                    self._complete.setdefault(collection, set()).add(prop)
-            self._read[collection] = read
-        return self._read[collection]
+                    self.complete.setdefault(collection, set()).add(prop)
+            self.read[collection] = read
+        return self.read[collection]
+
+    def complete_categories(self, executor: Executor, found: CollectionSchema) -> dict[str, list[str]]:
+        """The text properties whose every value was read and repeats (categories, not prose), with their values."""
+        values = self.categories(executor, found)
+        return {p: v for p, v in values.items() if p in self.complete.get(found.name, ())}
+
+
+class Values:
+    """Offer the stored values the question names as candidate filters, then run the inner strategy."""
+
+    name = "values"
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.stored = StoredCategories()
+        self.categories = self.stored.categories
+        self.complete_categories = self.stored.complete_categories
 
     def amend(
         self, executor: Executor, arguments: dict[str, Any], choose: Chooser | None = None
@@ -159,7 +169,7 @@ class Values:
         """One text condition as it should run, and why; None where it runs as written."""
         prop, value = str(where.get("property_name")), where.get("value")
         stored = self.categories(executor, found).get(prop)
-        complete = self._complete.get(found.name, set())
+        complete = self.stored.complete.get(found.name, set())
         if not isinstance(value, str) or prop not in complete or not stored:
             return None
         exact = any(letters(v) == letters(value) for v in stored)
@@ -221,7 +231,7 @@ class Values:
         if any(arguments.get(slot) for slot in busy):  # read the stored values only where they are used
             return arguments, " ".join(why)
         values = self.categories(executor, found)
-        complete = self._complete.get(collection, set())
+        complete = self.stored.complete.get(collection, set())
         categories = {p: values[p] for p in complete if p in values}
         named = [(p, v) for p, v in named_values(question, categories) if not names_the_objects(collection, v)]
         held = held_elsewhere(executor, found)

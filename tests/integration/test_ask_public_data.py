@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agent.strategies.check import UNSUPPORTED, named_in
+from agent.strategies.asked_for import UNSUPPORTED, named_in
 from agent.testing import MockOpenAIServer, Reply, call, text
 from dbgorilla.connection import connect
 from executors import WeaviateExecutor

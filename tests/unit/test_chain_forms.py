@@ -144,7 +144,8 @@ def test_a_group_by_no_word_of_the_question_asks_for_is_left_out_of_one_number()
 
 def test_a_count_of_the_objects_and_a_name_needs_no_verdict() -> None:
     from agent._words import content_stems
-    from agent.strategies.check import LISTED, NOT_LISTED, beyond_names
+    from agent.strategies.asked_for import beyond_names
+    from agent.strategies.check import LISTED, NOT_LISTED
     from executors.schema import CollectionSchema
 
     def model(asks_for: str, statistic: str) -> FunctionModel:
@@ -178,7 +179,7 @@ def test_a_count_of_the_objects_and_a_name_needs_no_verdict() -> None:
 
 
 def test_words_of_size_and_names_past_which_every_word_is_a_property_s_need_no_verdict() -> None:
-    from agent.strategies.check import named_by_properties
+    from agent.strategies.asked_for import named_by_properties
     from executors.schema import CollectionSchema, PropertySchema
 
     cars = CollectionSchema(
@@ -330,7 +331,7 @@ def test_a_name_is_read_as_a_code_only_inside_the_question_and_where_no_other_pr
 
 
 def test_the_collection_the_question_s_words_name_stands_over_one_they_do_not() -> None:
-    from agent.strategies.check import linked_collection
+    from agent.strategies.asked_for import linked_collection
     from executors.schema import CollectionSchema, PropertySchema
 
     def made(name: str, *properties: str) -> CollectionSchema:
@@ -349,3 +350,23 @@ def test_the_collection_the_question_s_words_name_stands_over_one_they_do_not() 
     tied = [penguins, deaths, made("Races", "winner")]
     assert linked_collection("How many races had a winner?", tied, penguins) is tied[2]  # named most
     assert linked_collection("How many races were there?", tied, penguins) is penguins  # two named alike
+
+
+def test_a_count_by_a_stored_value_the_question_names_needs_no_verdict() -> None:
+    from agent.strategies.asked_for import counts_named_values
+    from executors.schema import CollectionSchema, PropertySchema
+
+    days = CollectionSchema(
+        name="SeattleWeather",
+        properties=(
+            PropertySchema(name="weather", data_type="text"),
+            PropertySchema(name="wind", data_type="number"),
+        ),
+    )
+    kinds = {"weather": ["sun", "fog", "rain", "snow"]}
+    assert counts_named_values("how many days had snow", "How many days had snow?", days, kinds)
+    assert counts_named_values("number of foggy days", "How many foggy days were there in 2015?", days, kinds)
+    assert counts_named_values("sunny days with wind of 5", "How many sunny days had a wind of 5 or more?", days, kinds)
+    assert not counts_named_values("days with a UV index", "How many days had a UV index over 8?", days, kinds)
+    assert not counts_named_values("number of tornadoes", "How many tornadoes were there?", days, kinds)  # no value
+    assert not counts_named_values("average wind", "What is the average wind on rainy days?", days, kinds)  # no count

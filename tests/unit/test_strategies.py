@@ -25,17 +25,9 @@ from agent.strategies import (
     examples_preamble,
     parse_strategy,
 )
+from agent.strategies.asked_for import asking_alone, named_in, properties_name, written_in
 from agent.strategies.chain import comparison_of, parts_of, per_group_part, pick
-from agent.strategies.check import (
-    LISTED,
-    NOT_LISTED,
-    asking_alone,
-    listing,
-    named_in,
-    properties_name,
-    refusal,
-    written_in,
-)
+from agent.strategies.check import LISTED, NOT_LISTED, listing, refusal
 from agent.strategies.examples import in_schema_order
 from agent.strategies.facts import GROUNDED_SCHEMA_NAME, answer_from, facts_of
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
