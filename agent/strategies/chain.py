@@ -222,6 +222,10 @@ def parts_of(question: str) -> list[str]:
     return [parts[0], *(completed(earlier, later) for earlier, later in pairwise(parts))]
 
 
+#: A part that asks for a count: its number is part of the answer, whatever the next part does with it.
+_COUNT_ASKED = re.compile(r"\W*how many\b", re.I)
+
+
 def pick(answer: FinalAnswer, part: str) -> str | None:
     """The one value a part's answer names for the next part: its first top value, else the group with
     the highest value (the lowest where the part asks for the lowest, least, fewest...), else its number."""
@@ -316,9 +320,12 @@ class Chain:
             value = value or pick_from_results(run, part) or pick(answer, part)
             if value is None:
                 break
-            # a name goes into the committed answer (a year named as "which year" too); a number only leads on
+            # a name goes into the committed answer (a year named as "which year" too); a number only leads on,
+            # but for a count asked ("How many drizzle days were there, and what was their average ...?")
             if value in answer.names or not _NUMBER.fullmatch(value):
                 picked.append(value)
+            elif _COUNT_ASKED.match(part) and answer.numbers:
+                kept.append(answer.numbers[0])
             current, spent, how = rewrite(model, part, value, parts[index + 1])
             usage = usage + spent
             asked[-1].update(picked=value, next=how)

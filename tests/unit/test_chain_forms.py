@@ -40,6 +40,31 @@ def test_parts_side_by_side_keep_each_answer_and_ask_the_next_as_written() -> No
     assert run.strategy_notes["chain"]["parts"][0]["next"] == "side by side"
 
 
+def test_a_count_asked_stays_in_the_answer_where_the_next_part_refers_to_what_it_counted() -> None:
+    question = "How many places have 50 seats, and what is their average price?"
+    fifty = [o for o in OBJECTS if o.properties.get("seats") == 50]
+    mean = sum(o.properties["price"] for o in fifty) / len(fifty)
+
+    def reply(messages: list[ModelMessage], _tools: Any) -> ModelReply:
+        part = next(p.content for p in all_parts(messages) if isinstance(p, UserPromptPart))
+        averaging = "average" in part.lower()
+        if is_commit_request(model.calls[-1]["response_format"]):
+            return ModelReply(content=json.dumps({"numbers": [mean if averaging else len(fifty)]}))
+        if not tool_returns(messages):
+            call: dict[str, Any] = {
+                "collection_name": NAME,
+                "integer_property_filter": {"property_name": "seats", "operator": "=", "value": 50},
+            }
+            if averaging:
+                call["integer_property_aggregation"] = {"property_name": "price", "metrics": "MEAN"}
+            return tool_reply("query_database", call)
+        return ModelReply(content=f"It is {mean if averaging else len(fifty)}.")
+
+    model = FunctionModel(reply)
+    run = build_strategy("chain").run(model, executor(), tools(), AgentConfig(), question)
+    assert run.answer is not None and run.answer.numbers == [float(len(fifty)), mean]
+
+
 def test_a_part_gets_back_what_it_leaves_to_the_part_before() -> None:
     from agent.strategies.rewrite import completed
 
