@@ -109,23 +109,33 @@ FUNCTION_WORDS = frozenset(
 _NAME = re.compile(r"(?<=[\w,;:'’)] )[A-Z][\w'’&.-]*")
 
 
-def beyond_names(asks_for: str, question: str, collection: CollectionSchema) -> list[str]:
+def beyond_names(
+    asks_for: str, question: str, collection: CollectionSchema, values: dict[str, list[str]] | None = None
+) -> list[str]:
     """The words of what the question asks for that are neither names nor numbers it gives (capitalized
-    inside it: a value, "Texas"; "34.0") nor the collection's own name ("airports"): what a property would
-    have to hold. A word of size stands for the measure it names ("heaviest" for weight)."""
+    inside it: a value, "Texas"; "34.0"), nor stored `values` it names ("snow", a `weather`), nor the
+    collection's own name ("airports"): what a property would have to hold. A word of size stands for
+    the measure it names ("heaviest" for weight)."""
     names = {w for m in _NAME.finditer(question) for w in content_stems(m.group())}
+    names |= {w for _, _, start, end in mentions(question, values or {}) for w in content_stems(question[start:end])}
     objects = content_stems(split_name(collection.name))
     sized = {w for w in content_stems(asks_for) if w in DIMENSION_STEMS}
     words = [DIMENSION_STEMS.get(w, w) for w in asked_words(asks_for) if w not in names and w not in FUNCTION_WORDS]
     return [w for w in words if not w.isdigit() and (not any(meets(w, o) for o in objects) or w in sized)]
 
 
-def named_by_properties(asks_for: str, question: str, collection: CollectionSchema) -> bool:
-    """Whether what the question asks for, past the names it gives and the collection's own name, is all
-    words of the collection's property names ("the heaviest car from Japan in lbs": weight, lbs)."""
-    words = beyond_names(asks_for, question, collection)
-    names = {w for p in collection.properties for w in content_stems(split_name(p.name))}
-    return bool(words) and all(any(meets(word, name) for name in names) for word in words)
+def named_by_properties(
+    asks_for: str, question: str, collection: CollectionSchema, values: dict[str, list[str]] | None = None
+) -> bool:
+    """Whether what the question asks for, past the names and stored values it gives and the collection's
+    own name, is all words of the collection's property names ("the heaviest car from Japan in lbs":
+    weight, lbs; "the average maximum temperature of snow": temp_max, `snow` a stored `weather`)."""
+    words = beyond_names(asks_for, question, collection, values)
+    return bool(words) and all(any(meets(word, name) for name in _property_words(collection)) for word in words)
+
+
+def _property_words(collection: CollectionSchema) -> set[str]:
+    return {w for p in collection.properties for w in content_stems(split_name(p.name))}
 
 
 #: The words a count is of: "how many foggy days ...".
@@ -135,19 +145,17 @@ _COUNTED = re.compile(r"\bhow many\s+((?:[\w'-]+\s*){1,3})", re.I)
 def counts_named_values(
     asks_for: str, question: str, collection: CollectionSchema, values: dict[str, list[str]]
 ) -> bool:
-    """Whether the question counts objects by stored values it names, and asks nothing else than they and the
-    property names hold: "How many days had snow?" (`weather = "snow"`; "days" the objects counted). The verdict refused
-    it, and "How many foggy days were there in 2015?" (2 of 16 questions on a table never seen, 2026-11-29).
-    A count that names no stored value ("How many tornadoes were there?") is left to the verdict."""
-    named = mentions(question, values)
+    """Whether the question counts objects by stored values it names, and asks nothing else than they and
+    the property names hold: "How many days had snow?" (`weather = "snow"`; "days" the objects counted).
+    The verdict refused it, and "How many foggy days were there in 2015?" (2 of 16 questions on a table
+    never seen, 2026-11-29). A count that names no stored value ("How many tornadoes were there?") is left
+    to the verdict."""
     counted = _COUNTED.search(question)
-    if not named or counted is None:
+    if not mentions(question, values) or counted is None:
         return False
-    said = {w for _, _, start, end in named for w in content_stems(question[start:end])}
     objects = set(content_stems(counted.group(1)))
-    properties = {w for p in collection.properties for w in content_stems(split_name(p.name))}
-    beyond = [w for w in beyond_names(asks_for, question, collection) if w not in said | objects]
-    rest = [w for w in beyond if not any(meets(w, name) for name in properties)]
+    beyond = [w for w in beyond_names(asks_for, question, collection, values) if w not in objects]
+    rest = [w for w in beyond if not any(meets(w, name) for name in _property_words(collection))]
     return bool(asked_words(asks_for)) and not rest
 
 

@@ -242,8 +242,12 @@ class Check:
                         decision["collection"], decision["linked_by_words"] = target[0].name, chosen.name
                     asks_for = str(decision.get("asks_for", ""))
                     collection = target[0]
-                    foregone = properties_name(asks_for, collection) or named_by_properties(
-                        asks_for, question, collection
+                    foregone = (
+                        properties_name(asks_for, collection)
+                        or named_by_properties(asks_for, question, collection)
+                        or named_by_properties(
+                            asks_for, question, collection, self.stored.categories(executor, collection)
+                        )
                     )
                     if foregone and written_in(asks_for, question):
                         decision["verdict"], decision["named_by_properties"] = LISTED, True

@@ -395,3 +395,19 @@ def test_a_count_by_a_stored_value_the_question_names_needs_no_verdict() -> None
     assert not counts_named_values("days with a UV index", "How many days had a UV index over 8?", days, kinds)
     assert not counts_named_values("number of tornadoes", "How many tornadoes were there?", days, kinds)  # no value
     assert not counts_named_values("average wind", "What is the average wind on rainy days?", days, kinds)  # no count
+
+
+def test_stored_values_a_question_names_are_no_more_than_names() -> None:
+    from agent.strategies.asked_for import named_by_properties
+    from executors.schema import CollectionSchema, PropertySchema
+
+    days = CollectionSchema(
+        name="SeattleWeather",
+        properties=tuple(PropertySchema(name=n, data_type="number") for n in ("temp_max", "wind")),
+    )
+    kinds = {"weather": ["sun", "fog", "snow"]}
+    asked = "What is the average maximum temperature of snow?"
+    assert named_by_properties("average maximum temperature of snow", asked, days, kinds)
+    assert not named_by_properties("average maximum temperature of snow", asked, days)  # the value unread
+    humid = "What is the average humidity on snow days?"
+    assert not named_by_properties("average humidity on snow days", humid, days, kinds)
