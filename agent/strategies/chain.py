@@ -38,7 +38,7 @@ from agent.strategies.asked import LEAST_WORDS
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
 from agent.strategies.rewrite import completed, rewrite
 from agent.strategies.values import Values
-from agent.strategies.wording import DIMENSIONS
+from agent.strategies.which_group import per_group_part, per_group_question
 from agent.tooldef import ToolSet
 from executors import QueryResult
 from executors.vocabulary import GROUPBY_FIELD
@@ -53,27 +53,6 @@ _COMPARISON = re.compile(
     r"(?: (?:among|of|in) (?:the )?(?P<population>[\w -]+?))?, which (?:one )?(?:has|have|had|gets|is) the "
     r"(?P<direction>higher|lower|greater|larger|bigger|smaller|more|fewer|less) (?P<measure>[\w ,-]+?),? "
     r"and by how much\?$",
-    re.IGNORECASE,
-)
-_SUPERLATIVE = re.compile(
-    r"^which (?P<category>[\w -]+?) (?:has|have|had|gets|got) the (?:highest|lowest|largest|smallest|greatest|biggest"
-    r"|longest|shortest|best|worst) (?P<measure>(?:average|mean|median|total) [\w ,-]+?)"
-    r"(?: (?:among|of|for) (?P<population>[\w -]+?))?\?$",
-    re.IGNORECASE,
-)
-#: "Which ticker had the highest single monthly close?", "Which species has the single longest petal?": the
-#: group of the one object with the extreme value, asked per group ("What is the highest monthly close per
-#: ticker?"); the model took the maximum over all objects and named no group (2026-11-27).
-_SINGLE = re.compile(
-    r"^which (?P<category>[\w -]+?) (?:has|have|had|gets|got|holds?|recorded|saw) the "
-    r"(?:(?:single|one) (?P<a>\w+est)|(?P<b>\w+est) single) (?P<measure>[\w ,-]+?)(?: (?:among|of|for) "
-    r"(?P<population>[\w -]+?))?\?$",
-    re.IGNORECASE,
-)
-#: "Which origin has the lightest cars on average?": a word of size is the mean of the measure it names.
-_ON_AVERAGE = re.compile(
-    r"^which (?P<category>[\w -]+?) (?:has|have|had|makes?|made|builds?|built) the (?P<adjective>\w+est) "
-    r"(?P<things>[\w -]+?),? on average\?$",
     re.IGNORECASE,
 )
 #: Words of a part that refer back to an earlier part's answer ("of that subject", "its", "there").
@@ -109,7 +88,7 @@ class Comparison:
 
     def per_group(self) -> str:
         """The one single-step question whose per-group result holds every part."""
-        return _per_group_question(self.measure, self.population, _singular(self.category))
+        return per_group_question(self.measure, self.population, _singular(self.category))
 
     def decide(self, groups: dict[str, tuple[int, float]]) -> tuple[str, float, list[str]] | None:
         """The winner among the compared groups, its difference to the runner-up, and the compared groups
@@ -121,36 +100,11 @@ class Comparison:
         return ordered[0], abs(groups[ordered[0]][1] - groups[ordered[1]][1]), ranked
 
 
-def _per_group_question(measure: str, population: str, category: str) -> str:
-    among = f" of {population}" if population else ""
-    return f"What is the {measure}{among} per {category}?"
-
-
 def _per_group(config: AgentConfig) -> AgentConfig:
     """The config of a question the chain asks per group: its call needs a group-by (`typed` makes it
     required). Asked "What is the average rating of restaurants per cuisine?", the model took the mean
     over all restaurants in 5 of the first 14 such questions of 2026-11-26."""
     return config.model_copy(update={"required_slots": (*config.required_slots, GROUPBY_FIELD)})
-
-
-def per_group_part(part: str) -> str | None:
-    """A part asking which group has the highest (lowest) statistic, as the per-group question whose
-    result the pick reads: "Which cuisine has the highest average rating among restaurants?" -> "What is
-    the average rating of restaurants per cuisine?". Asked as it was, the model took the MAX of the
-    ratings instead of the mean per cuisine in 6 of the 13 failed chains of 2026-11-26, and its answer
-    named a number, not a cuisine. None for a part of another form."""
-    found = _SUPERLATIVE.match(part.strip())
-    if found is not None:
-        return _per_group_question(found["measure"], found["population"] or "", found["category"])
-    sized = _ON_AVERAGE.match(part.strip())
-    if sized is not None and sized["adjective"].lower() in DIMENSIONS:  # "the lightest cars on average": weight
-        measure = f"average {DIMENSIONS[sized['adjective'].lower()]}"
-        return _per_group_question(measure, sized["things"], sized["category"])
-    single = _SINGLE.match(part.strip())
-    if single is not None:
-        measure = f"{single['a'] or single['b']} {single['measure']}"
-        return _per_group_question(measure, single["population"] or "", single["category"])
-    return None
 
 
 def comparison_of(question: str) -> Comparison | None:

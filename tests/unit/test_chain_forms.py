@@ -8,7 +8,8 @@ from typing import Any
 from agent import AgentConfig, ModelReply
 from agent.answer import is_commit_request
 from agent.strategies import build_strategy
-from agent.strategies.chain import parts_of, per_group_part
+from agent.strategies.chain import parts_of
+from agent.strategies.which_group import per_group_part
 from agent.testing import FunctionModel, tool_reply
 from llm import ModelMessage, UserPromptPart
 from llm.messages import all_parts, tool_returns
@@ -137,6 +138,10 @@ def test_words_of_size_and_of_the_compass_name_their_measure() -> None:
         == "What is the average weight of cars per origin?"
     )
     assert per_group_part("Which origin has the prettiest cars on average?") is None  # no measure named
+    assert per_group_part("Which source generated the most electricity on average?") == (
+        "What is the average electricity per source?"
+    )
+    assert per_group_part("Which source generated the most electricity?") is None  # a total, or a count
     south = number_condition(
         "Which state has the most airports south of 25 degrees latitude?", ["latitude", "longitude"]
     )

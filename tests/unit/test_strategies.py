@@ -26,7 +26,7 @@ from agent.strategies import (
     parse_strategy,
 )
 from agent.strategies.asked_for import asking_alone, named_in, properties_name, written_in
-from agent.strategies.chain import comparison_of, parts_of, per_group_part, pick
+from agent.strategies.chain import comparison_of, parts_of, pick
 from agent.strategies.check import LISTED, NOT_LISTED, listing, refusal
 from agent.strategies.examples import in_schema_order
 from agent.strategies.facts import GROUNDED_SCHEMA_NAME, answer_from, facts_of
@@ -34,6 +34,7 @@ from agent.strategies.grounded import answer_text, derived_answer, text_agrees
 from agent.strategies.naming import can_match, linked
 from agent.strategies.refine import conditions_in
 from agent.strategies.typed import BOOLEAN_AGGREGATION, asked_slots, group_named
+from agent.strategies.which_group import per_group_part
 from agent.testing import FunctionModel, tool_reply
 from agent.tokens import estimate_counter
 from evaluation.samples import SAMPLE_PATH, build_sample, read_sample
