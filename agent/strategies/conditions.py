@@ -18,7 +18,8 @@ import re
 from typing import Any
 
 from agent._words import MONTHS
-from agent.strategies.codes import letters
+from agent.strategies.codes import coded, letters
+from agent.strategies.naming import mentions
 from agent.strategies.wording import NUMBER_FILTER, number_condition, number_range
 from executors.vocabulary import (
     CONDITIONS_FIELD,
@@ -403,3 +404,40 @@ def _is(held: object, prop: str, value: str, name: str = "", excluding: bool = F
 def _added(arguments: dict[str, Any], prop: str, value: str) -> dict[str, Any]:
     listed = arguments.get(CONDITIONS_FIELD)
     return {CONDITIONS_FIELD: [*(listed if isinstance(listed, list) else []), _condition(prop, "!=", value)]}
+
+
+def unasked(question: str, arguments: dict[str, Any], categories: dict[str, list[str]]) -> tuple[dict[str, Any], str]:
+    """The call without its text `=` conditions (all joined by and) on a stored category value the question
+    does not name in any way (`mentions`, its letters), and why ("" where none). Asked "What was the
+    lowest minimum temperature in 2013?", the model added `weather = "Rain"` and answered for rainy days
+    (2 of 16 questions on a table never seen, 2026-11-29). Properties that store codes are left alone
+    (a name stands for them: "Texas" `TX`), as is anything but a whole stored value."""
+    if arguments.get(MATCH_FIELD) == Match.ANY.value:
+        return arguments, ""
+    named = {(prop, value) for prop, value, *_ in mentions(question, categories)}
+    written = letters(question)
+
+    def unnamed(held: object) -> bool:
+        if not isinstance(held, dict) or held.get("operator") != "=":
+            return False
+        prop, value = str(held.get("property_name")), held.get("value")
+        stored = categories.get(prop) or []
+        return (
+            isinstance(value, str)
+            and value in stored
+            and not coded(stored)
+            and (prop, value) not in named
+            and letters(value) not in written
+        )
+
+    dropped = [f for f in [*map(arguments.get, FILTER_FIELDS), *(arguments.get(CONDITIONS_FIELD) or [])] if unnamed(f)]
+    if not dropped:
+        return arguments, ""
+    kept = {k: v for k, v in arguments.items() if not (k in FILTER_FIELDS and unnamed(v))}
+    listed = [c for c in kept.get(CONDITIONS_FIELD) or [] if not unnamed(c)]
+    if CONDITIONS_FIELD in kept:
+        if listed:
+            kept[CONDITIONS_FIELD] = listed
+        else:
+            del kept[CONDITIONS_FIELD]
+    return kept, " ".join(f"the question names no {shown(f)}: the condition left out." for f in dropped)

@@ -37,6 +37,7 @@ from agent.strategies.conditions import (
     excluded,
     filtered_properties,
     or_clause,
+    unasked,
     with_condition,
 )
 from agent.strategies.decompose import offered_collections
@@ -335,7 +336,10 @@ class Values:
             arguments, restored = self.restore(executor, arguments, question, compound, choose)
             arguments, why = self.amend(executor, arguments, choose)
             moved.extend([why] if why else [])
-            return arguments, " ".join(w for w in (restored, why) if w)
+            found = schema.get(str(arguments.get("collection_name") or ""))
+            complete = self.complete_categories(executor, found) if found is not None else {}
+            arguments, dropped = unasked(question, arguments, complete)
+            return arguments, " ".join(w for w in (restored, why, dropped) if w)
 
         run: AgentRun = self.inner.run(model, executor, tools, config.amended_by(amend), question, on_call)
         run.strategy_notes["values"] = {"candidates": candidates, "moved": len(moved)}

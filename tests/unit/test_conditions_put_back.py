@@ -326,3 +326,19 @@ def test_a_people_s_name_names_its_country_as_the_data_stores_it_excluded_too() 
     assert nearest_value("Swiss", ["Sweden", "Switzerland"]) == "Switzerland"
     assert nearest_value("American", ["Asia", "Europe"]) is None  # no country of theirs stored
     assert mentions("How many are in the us?", origins) == []  # a short code is still named in capitals
+
+
+def test_a_condition_on_a_stored_value_the_question_does_not_name_is_left_out() -> None:
+    from agent.strategies.conditions import unasked
+
+    kinds = {"weather": ["sun", "rain", "snow"], "state": ["TX", "AK"]}
+    rain = {"property_name": "weather", "operator": "=", "value": "rain"}
+    year = {"property_name": "date", "operator": "=", "value": "2013"}
+    call = {"collection_name": "Days", "text_property_filter": rain, "conditions": [year]}
+    kept, why = unasked("What was the lowest minimum temperature in 2013?", call, kinds)
+    assert kept == {"collection_name": "Days", "conditions": [year]} and "weather" in why
+    assert unasked("What was the lowest temperature on rainy days?", call, kinds) == (call, "")  # named, by a form
+    texas = {"collection_name": "Places", "conditions": [{"property_name": "state", "operator": "=", "value": "TX"}]}
+    assert unasked("How many airports are in Texas?", texas, kinds) == (texas, "")  # a code: a name stands for it
+    either = {**call, "match": "any"}
+    assert unasked("What was the lowest minimum temperature in 2013?", either, kinds) == (either, "")

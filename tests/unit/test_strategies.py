@@ -199,7 +199,8 @@ def test_values_moves_a_filter_no_category_value_can_match_to_the_text_that_hold
     filter runs there, the record keeps both, and the model reads why above the result."""
     written = {**MEAN_PRICE, "text_property_filter": {"property_name": "cuisine", "operator": "=", "value": value}}
     model = mean_model(calls=(written,))
-    run = build_strategy("values").run(model, executor(), tools(), AgentConfig(), "What is the average price?")
+    question = f"What is the average price of {value.strip('*')} places?"  # a value named: not left out
+    run = build_strategy("values").run(model, executor(), tools(), AgentConfig(), question)
     [call] = run.calls()
     assert json.loads(call.raw_arguments) == written, "what the model wrote is kept"
     assert call.ok and call.arguments == {**MEAN_PRICE, "text_property_filter": ran}
