@@ -414,20 +414,19 @@ def unasked(question: str, arguments: dict[str, Any], categories: dict[str, list
     (a name stands for them: "Texas" `TX`), as is anything but a whole stored value."""
     if arguments.get(MATCH_FIELD) == Match.ANY.value:
         return arguments, ""
-    named = {(prop, value) for prop, value, *_ in mentions(question, categories)}
+    named = {(prop, letters(value)) for prop, value, *_ in mentions(question, categories)}
     written = letters(question)
 
     def unnamed(held: object) -> bool:
-        if not isinstance(held, dict) or held.get("operator") != "=":
+        if not isinstance(held, dict) or held.get("operator") != "=" or not isinstance(held.get("value"), str):
             return False
-        prop, value = str(held.get("property_name")), held.get("value")
+        prop, value = str(held.get("property_name")), letters(str(held.get("value")))
         stored = categories.get(prop) or []
         return (
-            isinstance(value, str)
-            and value in stored
+            value in {letters(v) for v in stored}  # "Rain" for `rain`: the same value to the filter
             and not coded(stored)
             and (prop, value) not in named
-            and letters(value) not in written
+            and value not in written
         )
 
     dropped = [f for f in [*map(arguments.get, FILTER_FIELDS), *(arguments.get(CONDITIONS_FIELD) or [])] if unnamed(f)]

@@ -338,6 +338,8 @@ def test_a_condition_on_a_stored_value_the_question_does_not_name_is_left_out() 
     kept, why = unasked("What was the lowest minimum temperature in 2013?", call, kinds)
     assert kept == {"collection_name": "Days", "conditions": [year]} and "weather" in why
     assert unasked("What was the lowest temperature on rainy days?", call, kinds) == (call, "")  # named, by a form
+    capital = {**call, "text_property_filter": {**rain, "value": "Rain"}}  # the model's case: the same value
+    assert unasked("What was the lowest minimum temperature in 2013?", capital, kinds)[0] == kept
     texas = {"collection_name": "Places", "conditions": [{"property_name": "state", "operator": "=", "value": "TX"}]}
     assert unasked("How many airports are in Texas?", texas, kinds) == (texas, "")  # a code: a name stands for it
     either = {**call, "match": "any"}
