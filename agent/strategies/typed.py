@@ -165,6 +165,16 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
         # says, and the answer then holds two numbers for one question
         del amended[NUMBER_AGGREGATION]
         why.append(f"a COUNT of {tally.get('property_name')} beside the aggregation asked: left out")
+    measured = amended.get(NUMBER_AGGREGATION)
+    summed = re.search(
+        r"\b(?:in total|total|altogether|combined|in all|sum)\b", question, re.I
+    )  # "how many guests in total"
+    if counts and not summed and isinstance(measured, dict) and measured.get("metrics") not in _TALLY:
+        prop = str(measured.get("property_name"))
+        if not any(meets(w, p) for w in content_stems(question) for p in content_stems(split_name(prop))):
+            # "How many foggy days were there in 2015?" summed precipitation: a count of the objects is asked
+            amended[NUMBER_AGGREGATION] = {"property_name": prop, "metrics": NumberMetric.COUNT.value}
+            why.append(f"the question counts objects and names no {prop}: its {measured.get('metrics')} left out")
     amended, literals = amend_wording(question, amended)
     why += literals
     return (amended, "; ".join(why) + ".") if why else (arguments, "")

@@ -172,6 +172,27 @@ def test_a_group_by_no_word_of_the_question_asks_for_is_left_out_of_one_number()
                 assert amend_to_question(case.query, gold, groupable)[0].get("groupby_property"), (split, case.id)
 
 
+def test_a_count_of_objects_keeps_no_statistic_of_a_number_the_question_does_not_name() -> None:
+    from agent.strategies.typed import amend_to_question
+    from fixtures.datasets import load_split, split_path
+
+    summed = {
+        "collection_name": "Days",
+        "integer_property_aggregation": {"property_name": "precipitation", "metrics": "SUM"},
+    }
+    counted = {**summed, "integer_property_aggregation": {"property_name": "precipitation", "metrics": "COUNT"}}
+    assert amend_to_question("How many foggy days were there in 2015?", summed, [])[0] == counted
+    asked = "How many millimetres of precipitation fell in 2015?"  # the property named: its sum is asked
+    assert amend_to_question(asked, summed, [])[0] == summed
+    assert amend_to_question("How many guests in total are expected?", summed, [])[0] == summed  # a sum asked
+    for split in ("natural", "explicit", "compound", "related", "multistep", "conversation"):
+        for case in load_split(split_path(split)):
+            gold = case.ground_truth.model_dump(exclude_none=True)
+            if gold.get("integer_property_aggregation"):
+                kept = amend_to_question(case.query, gold, [])[0].get("integer_property_aggregation")
+                assert kept == gold["integer_property_aggregation"], (split, case.id)
+
+
 def test_a_count_of_the_objects_and_a_name_needs_no_verdict() -> None:
     from agent._words import content_stems
     from agent.strategies.asked_for import beyond_names
