@@ -332,13 +332,18 @@ class Values:
                 chosen[key] = chosen_code(model, question, prop, value, codes)
             return chosen[key]
 
+        calls: list[str] = []
+
         def amend(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
             arguments, restored = self.restore(executor, arguments, question, compound, choose)
             arguments, why = self.amend(executor, arguments, choose)
             moved.extend([why] if why else [])
-            found = schema.get(str(arguments.get("collection_name") or ""))
-            complete = self.complete_categories(executor, found) if found is not None else {}
-            arguments, dropped = unasked(question, arguments, complete)
+            dropped = ""
+            if not calls:  # a later call may hold a value an earlier result gave (a chain's second step)
+                found = schema.get(str(arguments.get("collection_name") or ""))
+                complete = self.complete_categories(executor, found) if found is not None else {}
+                arguments, dropped = unasked(question, arguments, complete)
+            calls.append(str(arguments.get("collection_name") or ""))
             return arguments, " ".join(w for w in (restored, why, dropped) if w)
 
         run: AgentRun = self.inner.run(model, executor, tools, config.amended_by(amend), question, on_call)
