@@ -342,7 +342,9 @@ class Values:
             if not calls:  # a later call may hold a value an earlier result gave (a chain's second step)
                 found = schema.get(str(arguments.get("collection_name") or ""))
                 complete = self.complete_categories(executor, found) if found is not None else {}
-                arguments, dropped = unasked(question, arguments, complete)
+                # a follow-up's earlier turn names what it carries ("And how many of those are female?")
+                said = f"{question} {config.conversation or ''}"
+                arguments, dropped = unasked(said, arguments, complete)
             calls.append(str(arguments.get("collection_name") or ""))
             return arguments, " ".join(w for w in (restored, why, dropped) if w)
 
