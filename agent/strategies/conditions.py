@@ -429,12 +429,14 @@ def unasked(question: str, arguments: dict[str, Any], categories: dict[str, list
             and value not in written
         )
 
-    dropped = [f for f in [*map(arguments.get, FILTER_FIELDS), *(arguments.get(CONDITIONS_FIELD) or [])] if unnamed(f)]
+    conditions = arguments.get(CONDITIONS_FIELD)
+    conditions = conditions if isinstance(conditions, list) else []
+    dropped = [f for f in [*map(arguments.get, FILTER_FIELDS), *conditions] if unnamed(f)]
     if not dropped:
         return arguments, ""
     kept = {k: v for k, v in arguments.items() if not (k in FILTER_FIELDS and unnamed(v))}
-    listed = [c for c in kept.get(CONDITIONS_FIELD) or [] if not unnamed(c)]
-    if CONDITIONS_FIELD in kept:
+    listed = [c for c in conditions if not unnamed(c)]
+    if conditions:
         if listed:
             kept[CONDITIONS_FIELD] = listed
         else:
