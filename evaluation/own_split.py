@@ -4,9 +4,10 @@ Each collection's stored objects are read once (`stored_rows`), questions are co
 rows (`fixtures.authoring.own`), and each answerable question's gold call is run on the live collection: a
 question is kept only where the executed result states the gold answer computed from the rows (two
 computations that must agree: the label is verified by execution). Lines are in the public split's
-format (`fixtures.datasets.public`), with the collection and the hash of the rows the answers were
-computed on, so `eval --dataset FILE --collections A,B` scores any model on them and refuses them once the
-data has changed.
+format (`fixtures.datasets.public`), with the collection, the hash of the rows the answers were
+computed on, the gold calls and the shape that wrote each question, so `eval --dataset FILE
+--collections A,B` scores any model on them (arguments, execution and answers), `audit-dataset FILE`
+audits them, and both refuse them once the data has changed.
 """
 
 from __future__ import annotations
@@ -136,13 +137,24 @@ def compose_split(
                     composition.dropped.append(f"{name}: {question.query} ({problem})")
                     continue
             index += 1
-            line = line_of(question, _slug(name), name, index, answer, digest)
+            line = line_of(question, _slug(name), name, index, answer, digest) | {
+                "gold_calls": gold_calls(composed),
+                "shape": composed.shape,
+            }
             PublicQuestion.model_validate(line)  # the file eval reads
             composition.lines.append(line)
         composition.kept[name] = index
     if not composition.lines:
         raise OwnSplitError(f"no question could be composed over {', '.join(collections)}")
     return composition
+
+
+def gold_calls(composed: Composed) -> list[dict[str, Any]]:
+    """A composed question's gold calls as a line holds them: its earlier steps', then its own."""
+    if composed.call is None:
+        return []
+    steps = [(call, read) for call, read, _ in composed.steps] + [(composed.call, composed.read)]
+    return [{"call": call, "read": read} for call, read in steps]
 
 
 def _disagreement(executor: WeaviateExecutor, composed: Composed, answer: dict[str, Any] | None) -> str:

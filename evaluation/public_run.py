@@ -3,11 +3,14 @@
 Each question is asked through the one agent session every door runs, offered only its own
 collections (or those `--collections` names), and graded on the answer a user reads: the committed
 answer against the gold key computed from the raw data, else the text; a question the data cannot
-answer is right only when refused. There is no gold call to replay, so execution and argument scores
-do not apply; the record keeps every call, so a reader sees what ran.
+answer is right only when refused. A hand-written question has no gold call to replay, so execution
+and argument scores do not apply to it; the record keeps every call, so a reader sees what ran.
+
+A composed file's questions (`compose-split --collections`) carry their gold calls: their last call is
+scored against the last gold call too, by arguments and by execution (`evaluation.public_calls`).
 
 The summary is by kind (single, multi, unanswerable) with Wilson intervals, the share of answerable
-questions refused, and by dataset, form and need.
+questions refused, and by dataset, shape, form and need.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from agent.strategies import ExampleRetriever
 from agent.tokens import TokenCounter
 from evaluation.answer_key import AnswerKey, Verdict
 from evaluation.answers import grade_answer
+from evaluation.public_calls import CallScores, call_rates, score_calls
 from evaluation.refusal import grade_abstention, grade_committed_abstention, refuses
 from evaluation.statistics import mcnemar_exact, rate_with_interval
 from executors import WeaviateExecutor
@@ -43,6 +47,7 @@ class PublicRecord(BaseModel):
     id: str
     dataset: str
     kind: str
+    shape: str = ""
     forms: list[str] = Field(default_factory=list)
     needs: list[str] = Field(default_factory=list)
     query: str
@@ -63,6 +68,8 @@ class PublicRecord(BaseModel):
     cached_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
+    #: The last call against the last gold call, for a composed question (None: it has no gold call).
+    call_scores: CallScores | None = None
 
 
 def answer_key(question: PublicQuestion) -> AnswerKey:
@@ -93,13 +100,16 @@ def run_question(
     retriever: ExampleRetriever | None,
     collections: Sequence[str] | None = None,
     counter: TokenCounter | None = None,
+    scoring: WeaviateExecutor | None = None,
 ) -> PublicRecord:
-    """One question, end to end; a failure becomes a record with its error, never a stop."""
+    """One question, end to end; a failure becomes a record with its error, never a stop. With `scoring`
+    (an executor of the largest tool), a composed question's calls are scored against its gold calls."""
     offered = list(collections or question.collections)
     base = {
         "id": question.id,
         "dataset": question.dataset,
         "kind": question.kind,
+        "shape": question.shape,
         "forms": question.forms,
         "needs": question.needs,
         "query": question.query,
@@ -118,6 +128,7 @@ def run_question(
     committed = run.answer
     verdict = grade(question, run.final_answer, committed)
     usage = run.usage
+    calls = [dict(c.arguments) for c in run.calls() if c.arguments is not None and c.ok]
     return PublicRecord(
         **base,
         final_answer=run.final_answer,
@@ -133,6 +144,7 @@ def run_question(
         cached_tokens=usage.cached_tokens or 0,
         completion_tokens=usage.completion_tokens,
         latency_s=round(run.latency_s, 3),
+        call_scores=score_calls(question, calls, scoring) if scoring is not None else None,
     )
 
 
@@ -207,9 +219,11 @@ def _rates(records: Sequence[PublicRecord]) -> dict[str, Any]:
 def summarize_public(records: Sequence[PublicRecord]) -> dict[str, Any]:
     """Pass rate by kind with Wilson intervals, answerable questions refused, and by dataset, form, need."""
     answerable = [r for r in records if r.kind != "unanswerable"]
-    by: dict[str, dict[str, list[PublicRecord]]] = {"kind": {}, "dataset": {}, "form": {}, "need": {}}
+    by: dict[str, dict[str, list[PublicRecord]]] = {"kind": {}, "dataset": {}, "shape": {}, "form": {}, "need": {}}
     for record in records:
         by["kind"].setdefault(record.kind, []).append(record)
+        if record.shape:
+            by["shape"].setdefault(record.shape, []).append(record)
         by["dataset"].setdefault(record.dataset, []).append(record)
         for form in record.forms:
             by["form"].setdefault(form, []).append(record)
@@ -221,6 +235,7 @@ def summarize_public(records: Sequence[PublicRecord]) -> dict[str, Any]:
         "pass": _rates(records),
         "errors": sum(r.error is not None for r in records),
         "answerable_refused": rate_with_interval([r.refused for r in answerable]),
+        "calls": call_rates([r.call_scores for r in records if r.call_scores is not None]),
         "failures": dict(Counter(c for r in records if (c := failure_class(r))).most_common()),
         **{f"by_{name}": {key: _rates(group) for key, group in sorted(groups.items())} for name, groups in by.items()},
         "p50_latency_s": latencies[len(latencies) // 2] if latencies else None,

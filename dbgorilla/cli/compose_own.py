@@ -1,17 +1,25 @@
 """`dbgorilla compose-split --collections A,B --out FILE`: a benchmark of the user's own collections
-(`evaluation.own_split`), read-only; the file is written only where none is, or with `--replace`."""
+(`evaluation.own_split`), read-only; the file is written only where none is, or with `--replace`. And
+`audit-dataset FILE` over such a file (`evaluation.audit.own`)."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
-from dbgorilla.cli.console import connected, err, out
+import typer
+from rich.table import Table
+
+from dbgorilla.cli.console import connected, err, out, progress_bar
 from dbgorilla.embedding.encoder import MiniLMEncoder
-from dbgorilla.errors import ConfigError
+from dbgorilla.errors import ConfigError, ExitCode
+from evaluation.audit.own import OWN_TARGETS, audit_own
+from evaluation.audit.probes import PROBE_LIMIT
 from evaluation.own_split import compose_split, render
 from executors import WeaviateExecutor
 from executors.vocabulary import ToolOperations
+from fixtures.datasets.public import read_public
 
 
 def compose_own(collections: str, path: Path, per_shape: int, seed: int, replace: bool) -> None:
@@ -28,10 +36,49 @@ def compose_own(collections: str, path: Path, per_shape: int, seed: int, replace
     path.write_text(render(composition.lines), encoding="utf-8")
     for dropped in composition.dropped:
         err.print(f"[yellow]dropped[/] {dropped}", highlight=False)
-    shapes = Counter(
-        line["forms"][0] if line["kind"] != "unanswerable" else "unanswerable" for line in composition.lines
-    )
+    shapes = Counter(line["shape"] for line in composition.lines)
     kept = ", ".join(f"{name} {count}" for name, count in composition.kept.items())
     out.print(f"wrote {len(composition.lines)} questions to {path} ({kept}; dropped {len(composition.dropped)})")
-    out.print("by form: " + ", ".join(f"{form} {n}" for form, n in sorted(shapes.items())), highlight=False)
-    out.print(f"score a model on them: dbgorilla eval --dataset {path} --collections {','.join(names)}")
+    out.print("by shape: " + ", ".join(f"{form} {n}" for form, n in sorted(shapes.items())), highlight=False)
+    joined = ",".join(names)
+    out.print(f"audit them: dbgorilla audit-dataset {path} --collections {joined}")
+    out.print(f"score a model on them: dbgorilla eval --dataset {path} --collections {joined}")
+
+
+def audit_own_file(path: Path, collections: str | None, as_json: bool) -> None:
+    """`audit-dataset FILE` for a composed file: its gold calls on the live collections (`evaluation.audit.own`),
+    read-only; exit 1 when a target is missed."""
+    names = {name.strip() for name in (collections or "").split(",") if name.strip()}
+    questions = [q for q in read_public(path) if not names or set(q.collections) <= names]
+    if not questions:
+        raise ConfigError(f"no question of {path} is over {', '.join(sorted(names))}")
+    with connected() as client, progress_bar(label_width=14) as on_progress:
+        missing = sorted({n for q in questions for n in q.collections if not client.collections.exists(n)})
+        if missing:
+            raise ConfigError(f"no collection named {', '.join(missing)} in this Weaviate; the questions are over it")
+        executor = WeaviateExecutor(client, operations=ToolOperations.COMPOUND)
+        report = audit_own(client, executor, str(path), questions, on_progress)
+    if as_json:
+        print(json.dumps(report.model_dump(mode="json")))
+    else:
+        table = Table("check", "found", "target", title=f"{path}: {report.questions} questions")
+        table.add_row("execution errors", str(len(report.execution_errors)), "0")
+        table.add_row("gold calls state the key", f"{report.answerable - len(report.disagreements)}", "all")
+        table.add_row("non-vacuous rate", f"{report.non_vacuous_rate:.3f}", f">= {OWN_TARGETS['non_vacuous_rate']:g}")
+        table.add_row(
+            "mutation sensitivity",
+            f"{report.mutation_sensitivity:.3f} ({report.killed}/{report.mutants})",
+            f">= {OWN_TARGETS['mutation_sensitivity']:g}",
+        )
+        table.add_row("ties at a cut", str(len(report.ties)), "0")
+        for name, rate in report.probes.items():
+            table.add_row(f"probe {name}", f"{rate:.3f}", "1" if name.startswith("gold") else f"<= {PROBE_LIMIT:g}")
+        out.print(table)
+        for line in [*report.execution_errors, *report.disagreements, *report.vacuous, *report.ties][:20]:
+            err.print(f"  {line}", highlight=False)
+        for survivor in report.survivors[:10]:
+            err.print(f"  survived: {survivor}", highlight=False)
+    for failed in report.failed_targets:
+        err.print(f"[red]target missed:[/] {failed}", highlight=False)
+    if not report.ok:
+        raise typer.Exit(int(ExitCode.FAILURE))

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from dbgorilla.cli.compose_own import compose_own
+from dbgorilla.cli.compose_own import audit_own_file, compose_own
 from dbgorilla.cli.console import NamespaceOption, connected, err, out, progress_bar
 from dbgorilla.cli.loading import drop, load
 from dbgorilla.config import Settings
@@ -24,7 +24,7 @@ from evaluation.audit.report import SizeMismatch
 from evaluation.audit.unanswerable import AbstentionAudit, audit_abstentions
 from fixtures.authoring import compose
 from fixtures.authoring.generate import generate_records
-from fixtures.datasets import load_paper_dataset, read_dataset, render
+from fixtures.datasets import is_public_file, load_paper_dataset, read_dataset, render
 from fixtures.datasets.splits import SPLITS_DIR
 from fixtures.loader import resolve_use_case_names
 from fixtures.use_cases import get_use_cases
@@ -105,6 +105,10 @@ def audit(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
+    collections: Annotated[
+        str | None,
+        typer.Option(help="A file `compose-split --collections` wrote: only its questions over these (A,B)."),
+    ] = None,
 ) -> None:
     """Audit the labels: execute each and its single-component mutants on the loaded data; exit 1 if a target is missed.
 
@@ -112,6 +116,9 @@ def audit(
     cut, no search label without a stable cut at this size. Each search label runs at its own cut on
     this data, the one the eval scores it at (docs/scoring.md, "The search cut per size").
     """
+    if path is not None and is_public_file(path):  # a composed file over the user's own collections
+        audit_own_file(path, collections, as_json)
+        return
     abstentions = read_dataset(path).abstentions if path is not None else []
     if abstentions:  # questions the tool cannot answer have evidence and probes, not labels
         with connected() as client:

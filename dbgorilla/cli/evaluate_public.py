@@ -17,9 +17,11 @@ from dbgorilla.cli.console import connected, err, say
 from dbgorilla.errors import ConfigError
 from evaluation.orchestration import Driver, default_run_dir
 from evaluation.own_split import rows_hash, stored_rows
+from evaluation.public_calls import oracle_of
 from evaluation.public_run import PublicRecord, run_public, run_question, summarize_public, write_summary
 from evaluation.strategies import prepare_strategy
 from executors import WeaviateExecutor
+from executors.vocabulary import ToolOperations
 from fixtures.datasets.public import PublicQuestion, read_public
 from fixtures.public_suite import DATASETS, data_hash, ensure_public_collection
 
@@ -92,19 +94,26 @@ def evaluate_public(
     questions = select_public(read_public(path), collections, limit, ids)
     if not questions:
         raise ConfigError("no questions selected")
-    if driver.chat is None:
-        raise ConfigError("--model oracle needs gold calls, and a question file over your own collections has none")
+    if driver.chat is None and (uncalled := [q.id for q in questions if q.kind != "unanswerable" and not q.gold_calls]):
+        raise ConfigError(
+            f"--model oracle replays gold calls, and {len(uncalled)} questions have none ({', '.join(uncalled[:3])}, "
+            "...): only a file `compose-split --collections` wrote has them"
+        )
     run_dir = out_dir or default_run_dir(driver.name)
     started = time.time()
     with connected() as client:
         composed_on = prepare_collections(client, questions, allow_other_data)
         name, retriever_for, setup = prepare_strategy(client, strategy, echo=say)
         executor = WeaviateExecutor(client, operations=design.operations)
+        scoring = WeaviateExecutor(client, operations=ToolOperations.COMPOUND)  # runs every gold call
         counter = token_counter()
 
         def ask(question: PublicQuestion) -> PublicRecord:
             retriever = retriever_for(question.dataset) if retriever_for is not None else None
-            return run_question(question, executor, driver.chat, name, design, config, retriever, collections, counter)
+            model = driver.chat if driver.chat is not None else oracle_of(question)
+            return run_question(
+                question, executor, model, name, design, config, retriever, collections, counter, scoring
+            )
 
         total = len(questions)
         seen = [0]
@@ -145,3 +154,11 @@ def evaluate_public(
     say(f"answerable refused {format_rate(summary['answerable_refused'])}")
     for dataset, rate in summary["by_dataset"].items():
         say(f"  {dataset:<13} {format_rate(rate)}")
+    for shape, rate in summary["by_shape"].items():
+        say(f"  {shape:<18} {format_rate(rate)}")
+    calls = summary["calls"]
+    if calls["scored"]:
+        say(
+            f"calls of {calls['scored']} composed questions: arguments exact {format_rate(calls['exact_match'])}, "
+            f"AST {calls['ast_score']:.3f}, execution exact {format_rate(calls['execution_exact'])}"
+        )
