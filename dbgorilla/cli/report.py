@@ -10,6 +10,9 @@ from rich.table import Table
 
 from dbgorilla.cli.console import err, out
 from evaluation.report import build_report
+from evaluation.report.errors import ReportError
+from evaluation.report.public import REPORT_JSON, REPORT_MD, is_public_run, public_report
+from evaluation.report.public import render as render_public
 
 TERMINAL_COLUMNS = (
     "run", "model", "first.exact_match", "first.ast_score", "first.routing_accuracy", "no_tool_rate",
@@ -29,7 +32,16 @@ def report(
         Path | None, typer.Option(help="JSON price table (USD per 1M tokens) whose models override the shipped one.")
     ] = None,
 ) -> None:
-    """Leaderboard (md, csv), per use case/complexity/component tables, radar plot and one HTML page."""
+    """Leaderboard (md, csv), per use case/complexity/component tables, radar plot and one HTML page; for runs
+    over a question file of your own collections, pass rates by kind and shape, paired, with cost and time."""
+    public = [is_public_run(path) for path in run_dirs]
+    if any(public):
+        if not all(public):
+            raise ReportError("runs over your own collections and runs of our splits cannot share one report")
+        payload = public_report(run_dirs, out_dir, prices)
+        out.print(render_public(payload), highlight=False, markup=False)
+        err.print(f"wrote {out_dir / REPORT_MD} and {out_dir / REPORT_JSON}", highlight=False)
+        return
     result = build_report(run_dirs, out_dir, prices)
     for run in result.runs:
         if run.skipped_lines:
