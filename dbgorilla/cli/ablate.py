@@ -12,11 +12,13 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from agent.tooldef import DEFAULT_TOKEN_BUDGET
+from agent import AgentConfig
+from agent.tooldef import DEFAULT_OPERATIONS, DEFAULT_TOKEN_BUDGET
 from dbgorilla.chat import token_counter
 from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, open_model, out, say
 from dbgorilla.cli.eval_progress import run_with_progress
-from dbgorilla.cli.strategy_options import check_strategy
+from dbgorilla.cli.evaluate_public import evaluate_public, public_file
+from dbgorilla.cli.strategy_options import DEFAULT_STRATEGY, check_strategy
 from dbgorilla.errors import ConfigError
 from evaluation import runner
 from evaluation.ablation import (
@@ -30,6 +32,8 @@ from evaluation.ablation import (
 )
 from evaluation.orchestration import Driver, open_executor, run_context, run_repeats
 from evaluation.records import EvalRecord
+from evaluation.report.public import REPORT_JSON, REPORT_MD, public_report
+from evaluation.report.public import render as render_public
 from evaluation.runner import RunContext
 from evaluation.selection import Chosen, chosen_from_sample, select_questions
 from evaluation.strategies import use_strategy
@@ -88,10 +92,20 @@ def ablate(
             "takes the first N of each kind."
         ),
     ] = None,
+    collections: Annotated[
+        str | None,
+        typer.Option(help="For a question file over your own collections: only the questions over these (A,B)."),
+    ] = None,
 ) -> None:
     """Run the original tool and each of the paper's tool-design changes on the same questions; write
     the paper's ablation table with a Wilson interval per row and a paired test against the original.
     With --strategies, compare agent strategies the same way."""
+    if (public := public_file(dataset)) is not None:
+        ablate_own(public, collections, strategies, baseline, only, model, base_url, limit, case_id, token_budget,
+                   max_steps, temperature, request_timeout, out_dir, resume)  # fmt: skip
+        return
+    if collections:
+        raise ConfigError("--collections is for a question file over your own collections")
     if strategies is not None:
         compare_strategies(
             strategies, baseline, model, base_url, dataset, sample, use_case, limit, case_id, token_budget, max_steps,
@@ -122,6 +136,46 @@ def ablate(
     )
     (root / TABLE_FILE).write_text(markdown_table(rows, driver.name))
     show(rows, root)
+
+
+def ablate_own(
+    path: Path,
+    collections: str | None,
+    strategies: str | None,
+    baseline: str,
+    only: list[str] | None,
+    model: str | None,
+    base_url: str | None,
+    limit: int | None,
+    case_id: list[str] | None,
+    token_budget: int,
+    max_steps: int | None,
+    temperature: float,
+    request_timeout: float | None,
+    out_dir: Path | None,
+    resume: bool,
+) -> None:
+    """A question file over your own collections: each tool design (or strategy) run on its questions by
+    `eval`'s own path, then one report of the runs (`evaluation.report.public`), each paired with the first."""
+    named = [name.strip() for name in collections.split(",") if name.strip()] if collections else None
+    design = design_from_flags("unified", False, None, False, token_budget, DEFAULT_OPERATIONS.value)
+    if strategies is not None:
+        runs = {n: (design, n) for n in [check_strategy(baseline), *(check_strategy(n) for n in strategies.split(","))]}
+    else:
+        unknown = sorted(set(only or []) - set(ablation_names()))
+        if unknown:
+            raise ConfigError(f"unknown ablation(s) {unknown}; choose from {ablation_names()[1:]}")
+        runs = {n: (design_of(n, design), DEFAULT_STRATEGY) for n in [BASELINE, *(only or ablation_names()[1:])]}
+    root = out_dir or Path("runs") / f"own-ablation-{datetime.now():%Y%m%d-%H%M%S}"
+    driver = open_model(model, base_url, request_timeout, None, temperature)
+    config = AgentConfig(max_steps=max_steps or 3)
+    for name, (chosen_design, strategy) in runs.items():
+        say(f"{name}: tool design {chosen_design.label()}, strategy {strategy}")
+        evaluate_public(path, named, limit, case_id, driver, chosen_design, strategy, config, root / name, resume,
+                        False, False)  # fmt: skip
+    payload = public_report([root / name for name in runs], root)
+    out.print(render_public(payload), highlight=False, markup=False)
+    say(f"wrote {root / REPORT_MD} and {root / REPORT_JSON}")
 
 
 def show(rows: list[AblationRow], root: Path) -> None:

@@ -16,7 +16,7 @@ from dbgorilla.chat import token_counter
 from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, err, open_model, say
 from dbgorilla.cli.eval_output import show_repeats, show_summary
 from dbgorilla.cli.eval_progress import run_with_progress
-from dbgorilla.cli.evaluate_public import evaluate_public
+from dbgorilla.cli.evaluate_public import evaluate_public, public_file
 from dbgorilla.cli.strategy_options import DEFAULT_STRATEGY, StrategyOption, check_strategy
 from dbgorilla.errors import ConfigError
 from evaluation.orchestration import (
@@ -33,8 +33,6 @@ from evaluation.selection import select_questions
 from evaluation.strategies import use_strategy
 from evaluation.summary import summarize
 from fixtures.datasets import read_dataset
-from fixtures.datasets.public import is_public_file
-from fixtures.datasets.splits import split_path
 from fixtures.index_repair import repair_broken
 from fixtures.loader import check_ours, names_of
 from fixtures.use_cases import database_schema_of, get_use_cases
@@ -156,19 +154,6 @@ def evaluate(
         print(json.dumps(summaries[0], default=str))
     else:
         show_summary(summaries[0], run_dir)
-
-
-def public_file(dataset: Path | None) -> Path | None:
-    """The file `--dataset` names when it holds questions over named collections (`public`), else None."""
-    if dataset is None:
-        return None
-    path = dataset
-    if not path.exists() and not path.suffix and len(path.parts) == 1:
-        try:
-            path = split_path(str(dataset))
-        except KeyError:
-            return None
-    return path if path.is_file() and is_public_file(path) else None
 
 
 def score(

@@ -22,8 +22,22 @@ from evaluation.public_run import PublicRecord, run_public, run_question, summar
 from evaluation.strategies import prepare_strategy
 from executors import WeaviateExecutor
 from executors.vocabulary import ToolOperations
-from fixtures.datasets.public import PublicQuestion, read_public
+from fixtures.datasets.public import PublicQuestion, is_public_file, read_public
+from fixtures.datasets.splits import split_path
 from fixtures.public_suite import DATASETS, data_hash, ensure_public_collection
+
+
+def public_file(dataset: Path | None) -> Path | None:
+    """The file `--dataset` names when it holds questions over named collections (`public`), else None."""
+    if dataset is None:
+        return None
+    path = dataset
+    if not path.exists() and not path.suffix and len(path.parts) == 1:
+        try:
+            path = split_path(str(dataset))
+        except KeyError:
+            return None
+    return path if path.is_file() and is_public_file(path) else None
 
 
 def format_rate(rate: dict[str, Any]) -> str:

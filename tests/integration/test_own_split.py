@@ -168,6 +168,12 @@ def test_the_oracle_scores_every_call_and_answer_the_audit_passes_and_the_report
     report = run_cli("report", str(tmp_path / "oracle"), "--out", str(tmp_path / "report"), env=own.env)
     assert report.returncode == 0, report.stdout + report.stderr
     assert "| shape count_equal |" in report.stdout and "execution exact (last call)" in report.stdout
+    ablated = run_cli(
+        "ablate", "--dataset", str(path), "--model", "oracle", "--ablation", "rationale", "--limit", "4",
+        "--out", str(tmp_path / "ablation"), env=own.env,
+    )  # fmt: skip
+    assert ablated.returncode == 0, ablated.stdout + ablated.stderr
+    assert "rationale against original on 4 questions: 0 right only here, 0 only there" in ablated.stdout
 
 
 def _as_answer(question: PublicQuestion) -> FinalAnswer:
