@@ -1,6 +1,6 @@
 """One agent behind every door: `QueryAgent`, `dbgorilla ask`, MCP's `ask`, `eval` and inspect run this.
 
-    session = AgentSession.over(executor, ["Restaurants"], ToolDesign(), model, strategy="check+grounded")
+    session = AgentSession.over(executor, ["Restaurants"], ToolDesign(), model)   # DEFAULT_STRATEGY
     run = session.run("How many Italian restaurants are open late?", on_call)   # an AgentRun
 
 A session owns what makes the agent the agent: the tool built from the live schema (narrowed to the

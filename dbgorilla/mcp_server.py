@@ -8,9 +8,9 @@ typed. Thin over the lower layers:
 - `query_database`: the tool itself, executed (`executors`); a rejected call comes back as an MCP
   tool error (`is_error`) whose structured content is the executor's `{code, message, field}`.
 - `search`: retrieval only, no model: each offered collection's search hits, closest first.
-- `ask`: our agent, the session every door runs (`agent.session.AgentSession`: the strategy, the
-  default `check+grounded` unless `--strategy` says otherwise, and the commit turn), answered as
-  `agent.query_agent.response_of` reads the trace.
+- `ask`: our agent, the session every door runs (`agent.session.AgentSession`: the strategy,
+  `agent.strategies.DEFAULT_STRATEGY` unless `--strategy` says otherwise, and the commit turn),
+  answered as `agent.query_agent.response_of` reads the trace.
 
 Read-only (the executor holds Weaviate only through `ReadOnlyWeaviate`), and a `--scope` is applied
 by the executor below any arguments, so neither a caller nor the model can step outside it. The

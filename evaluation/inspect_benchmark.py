@@ -2,7 +2,7 @@
 
 Each split's questions are the task's dataset (sample ids are case ids). The solver is a thin
 wrapper around the agent session every door runs (`agent.session.AgentSession`: the question's
-use-case tool, the strategy, default `check+grounded`, and the commit turn), its model inspect's
+use-case tool, the strategy, `DEFAULT_STRATEGY` unless told, and the commit turn), its model inspect's
 own through the provider adapter (`llm.providers.inspect_model`), so inspect measures the agent
 `dbgorilla eval` and `dbgorilla ask` serve. The scorers are ours: `execution_match` (the `final`
 protocol's execution exact match) and `answer_grader` (`evaluation.statistics.passed`), both from
