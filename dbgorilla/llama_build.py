@@ -6,10 +6,14 @@ fault on its first token, and a wheel cached by pip on one machine crashes on th
 wheel is built here with `GGML_BACKEND_DL` and `GGML_CPU_ALL_VARIANTS`: llama.cpp's CPU code is
 compiled once per instruction-set level as separate libraries, and `dbgorilla.llm_server` loads the
 best one the running CPU supports. llama.cpp offers no option to build only some levels, and its 14
-cost most of the compile, so the sdist's CMake list is cut to `CPU_VARIANTS` before the build
-(`_patch_variants`, checked: a layout it does not recognise fails the build, named). The wheel is kept
-in our cache under a name that carries the build options, so a native wheel in pip's cache is never
-picked up by mistake, and `prove_llama` runs one real completion in a child process, so a build
+cost most of the compile, so the sdist's CMake list is cut before the build (`_patch_variants`,
+checked: a layout it does not recognise, or a level whose instruction sets moved, fails the build,
+named) to the levels of `CPU_VARIANTS` this CPU can run (`levels_for`, from the kernel's flags), with
+`x64` always as the fallback: an AVX2 machine compiles two levels, not five. `DBGORILLA_LLAMA_LEVELS=all`
+builds all five, for a cache shared with other CPUs. The wheel is kept in our cache under a name that
+carries the build options and the levels, so a cache moved to a CPU its levels do not cover builds
+again (a wheel of all five serves any CPU), and a native wheel in pip's cache is never picked up by
+mistake, and `prove_llama` runs one real completion in a child process, so a build
 that crashes is named at set-up instead of showing up as scores of 0.
 """
 
@@ -41,16 +45,72 @@ PORTABLE_CMAKE_ARGS = "-DGGML_NATIVE=OFF -DGGML_BACKEND_DL=ON -DGGML_CPU_ALL_VAR
 #: Zen before Zen 4), AVX-512 (Skylake-SP, Cascade Lake), Ice Lake-SP and later Xeons, and Zen 4/5 (the
 #: AMD EPYC this project runs on). A CPU between two levels runs the lower one; `prove_llama` checks.
 CPU_VARIANTS = ("x64", "haswell", "skylakex", "icelake", "zen4")
+#: The instruction sets each level is compiled for, as the pinned sdist's CMake names them
+#: (`ggml/src/CMakeLists.txt`, read 2026-11-29 from llama-cpp-python 0.3.36; `_patch_variants` fails when
+#: they move), and the kernel's `/proc/cpuinfo` flags each needs.
+LEVEL_FEATURES = {
+    "x64": (),
+    "haswell": ("SSE42", "AVX", "F16C", "FMA", "AVX2", "BMI2"),
+    "skylakex": ("SSE42", "AVX", "F16C", "FMA", "AVX2", "BMI2", "AVX512"),
+    "icelake": ("SSE42", "AVX", "F16C", "FMA", "AVX2", "BMI2", "AVX512", "AVX512_VBMI", "AVX512_VNNI"),
+    "zen4": ("SSE42", "AVX", "F16C", "FMA", "AVX2", "BMI2", "AVX512", "AVX512_VBMI", "AVX512_VNNI", "AVX512_BF16"),
+}
+KERNEL_FLAGS = {
+    "SSE42": ("sse4_2",),
+    "AVX": ("avx",),
+    "F16C": ("f16c",),
+    "FMA": ("fma",),
+    "AVX2": ("avx2",),
+    "BMI2": ("bmi2",),
+    "AVX512": ("avx512f", "avx512cd", "avx512vl", "avx512dq", "avx512bw"),  # ggml's -mavx512* set
+    "AVX512_VBMI": ("avx512vbmi",),
+    "AVX512_VNNI": ("avx512_vnni",),
+    "AVX512_BF16": ("avx512_bf16",),
+}
+#: `all` builds every level of `CPU_VARIANTS` whatever this CPU runs.
+LEVELS_ENV = "DBGORILLA_LLAMA_LEVELS"
 #: The CPU library every portable build has (the x86-64 baseline); a native build has none.
 BASELINE_CPU_LIBRARY = "libggml-cpu-x64.so"
 
 Echo = Callable[[str], None]
 
 
-def wheel_dir(version: str = LLAMA_CPP_PYTHON_VERSION, cmake_args: str = PORTABLE_CMAKE_ARGS) -> Path:
-    """Where the wheel of this version and these options is kept (the options are part of the name)."""
-    options = hashlib.sha256((cmake_args + " " + ",".join(CPU_VARIANTS)).encode()).hexdigest()[:10]
+def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str] | None:
+    """The instruction sets the kernel says this CPU runs (None where it says nothing: not Linux)."""
+    try:
+        text = cpuinfo.read_text()
+    except OSError:
+        return None
+    line = next((line for line in text.splitlines() if line.startswith("flags")), None)
+    return frozenset(line.split(":", 1)[1].split()) if line else None
+
+
+def levels_for(flags: frozenset[str] | None) -> tuple[str, ...]:
+    """The levels of `CPU_VARIANTS` a CPU with these flags runs, `x64` first (all of them when the
+    flags are unknown or `DBGORILLA_LLAMA_LEVELS=all`)."""
+    if flags is None or os.environ.get(LEVELS_ENV, "").strip().lower() == "all":
+        return CPU_VARIANTS
+    runs = [v for v in CPU_VARIANTS if all(f in flags for feat in LEVEL_FEATURES[v] for f in KERNEL_FLAGS[feat])]
+    return ("x64", *[v for v in runs if v != "x64"])
+
+
+def wheel_dir(
+    version: str = LLAMA_CPP_PYTHON_VERSION,
+    cmake_args: str = PORTABLE_CMAKE_ARGS,
+    levels: tuple[str, ...] = CPU_VARIANTS,
+) -> Path:
+    """Where the wheel of this version, these options and these levels is kept (all part of the name)."""
+    options = hashlib.sha256((cmake_args + " " + ",".join(levels)).encode()).hexdigest()[:10]
     return cache_dir() / "wheels" / f"llama-cpp-python-{version}-{options}"
+
+
+def cached_wheel(version: str, levels: tuple[str, ...]) -> Path | None:
+    """A wheel already built for these levels, or for all of them (it serves any CPU)."""
+    for folder in dict.fromkeys((wheel_dir(version, levels=levels), wheel_dir(version))):
+        wheels = sorted(folder.glob("llama_cpp_python-*.whl"))
+        if wheels:
+            return wheels[-1]
+    return None
 
 
 def llama_lib_dir() -> Path | None:
@@ -87,7 +147,7 @@ def _patch_variants(source: Path, keep: tuple[str, ...] = CPU_VARIANTS) -> list[
     cmake = source / "vendor" / "llama.cpp" / "ggml" / "src" / "CMakeLists.txt"
     if not cmake.is_file():
         raise BuildFailed(f"cannot choose llama.cpp's CPU levels: {cmake} is missing")
-    x86 = re.compile(r"^\s*ggml_add_cpu_backend_variant\((\w+)(?:\s+[A-Z0-9_ ]*)?\)\s*$")
+    x86 = re.compile(r"^\s*ggml_add_cpu_backend_variant\((\w+)((?:\s+[A-Z0-9_ ]*)?)\)\s*$")
     lines, dropped, found = [], [], set()
     inside = False
     for line in cmake.read_text().splitlines(keepends=True):
@@ -101,6 +161,11 @@ def _patch_variants(source: Path, keep: tuple[str, ...] = CPU_VARIANTS) -> list[
             continue
         if match:
             found.add(match.group(1))
+            if tuple(match.group(2).split()) != LEVEL_FEATURES.get(match.group(1)):
+                raise BuildFailed(
+                    f"cannot choose llama.cpp's CPU levels: {cmake} builds {match.group(1)} for"
+                    f" {match.group(2).split()}, not {list(LEVEL_FEATURES.get(match.group(1), ()))} (LEVEL_FEATURES)"
+                )
         lines.append(line)
     if found != set(keep):
         raise BuildFailed(f"cannot choose llama.cpp's CPU levels: {cmake} lacks {sorted(set(keep) - found)}")
@@ -109,14 +174,19 @@ def _patch_variants(source: Path, keep: tuple[str, ...] = CPU_VARIANTS) -> list[
 
 
 def build_wheel(version: str = LLAMA_CPP_PYTHON_VERSION, echo: Echo = print) -> Path:
-    """The cached portable wheel, compiled first when it is missing (minutes on 2 cores)."""
-    folder = wheel_dir(version)
-    wheels = sorted(folder.glob("llama_cpp_python-*.whl"))
-    if wheels:
-        return wheels[-1]
+    """The cached portable wheel for the levels this CPU runs, compiled first when it is missing (minutes
+    on 2 cores)."""
+    levels = levels_for(cpu_flags())
+    cached = cached_wheel(version, levels)
+    if cached is not None:
+        return cached
+    folder = wheel_dir(version, levels=levels)
     folder.mkdir(parents=True, exist_ok=True)
-    levels = ", ".join(CPU_VARIANTS)
-    echo(f"compiling llama-cpp-python {version} for x86-64 CPUs {levels} ({PORTABLE_CMAKE_ARGS}); ~10 min on 2 cores")
+    minutes = "~10" if len(levels) > 2 else "~5"
+    echo(
+        f"compiling llama-cpp-python {version} for the x86-64 levels this CPU runs, {', '.join(levels)} "
+        f"({PORTABLE_CMAKE_ARGS}; {LEVELS_ENV}=all builds all five); {minutes} min on 2 cores"
+    )
     started = time.monotonic()
     env = {
         **os.environ,
@@ -135,7 +205,7 @@ def build_wheel(version: str = LLAMA_CPP_PYTHON_VERSION, echo: Echo = print) -> 
         with tarfile.open(archives[0]) as archive:
             archive.extractall(tmp, filter="data")
         source = Path(tmp) / archives[0].name.removesuffix(".tar.gz")
-        _patch_variants(source)
+        _patch_variants(source, levels)
         result = _pip("wheel", "--quiet", "--no-deps", "--no-cache-dir", "-w", str(folder), str(source), env=env)
     wheels = sorted(folder.glob("llama_cpp_python-*.whl"))
     if result.returncode != 0 or not wheels:
