@@ -9,12 +9,12 @@ best one the running CPU supports. llama.cpp offers no option to build only some
 cost most of the compile, so the sdist's CMake list is cut before the build (`_patch_variants`,
 checked: a layout it does not recognise, or a level whose instruction sets moved, fails the build,
 named) to the levels of `CPU_VARIANTS` this CPU can run (`levels_for`, from the kernel's flags), with
-`x64` always as the fallback: an AVX2 machine compiles two levels, not five. `DBGORILLA_LLAMA_LEVELS=all`
-builds all five, for a cache shared with other CPUs. The wheel is kept in our cache under a name that
-carries the build options and the levels, so a cache moved to a CPU its levels do not cover builds
-again (a wheel of all five serves any CPU), and a native wheel in pip's cache is never picked up by
-mistake, and `prove_llama` runs one real completion in a child process, so a build
-that crashes is named at set-up instead of showing up as scores of 0.
+`x64` always as the fallback: an AVX2 machine compiles two levels, not five. `DBGORILLA_LLAMA_LEVELS`
+says otherwise: `all` for a cache shared with other CPUs, or the levels by name (`x64,haswell`). The
+wheel is kept in our cache under a name that carries the build options and the levels, so a cache moved
+to a CPU its levels do not cover builds again (a wheel of all five serves any CPU), and a native wheel
+in pip's cache is never picked up by mistake. `prove_llama` runs one real completion in a child
+process, so a build that crashes is named at set-up instead of showing up as scores of 0.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ KERNEL_FLAGS = {
     "AVX512_VNNI": ("avx512_vnni",),
     "AVX512_BF16": ("avx512_bf16",),
 }
-#: `all` builds every level of `CPU_VARIANTS` whatever this CPU runs.
+#: `all` builds every level of `CPU_VARIANTS` whatever this CPU runs; `x64,haswell` those (x64 always).
 LEVELS_ENV = "DBGORILLA_LLAMA_LEVELS"
 #: The CPU library every portable build has (the x86-64 baseline); a native build has none.
 BASELINE_CPU_LIBRARY = "libggml-cpu-x64.so"
@@ -87,9 +87,16 @@ def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str] | None:
 
 def levels_for(flags: frozenset[str] | None) -> tuple[str, ...]:
     """The levels of `CPU_VARIANTS` a CPU with these flags runs, `x64` first (all of them when the
-    flags are unknown or `DBGORILLA_LLAMA_LEVELS=all`)."""
-    if flags is None or os.environ.get(LEVELS_ENV, "").strip().lower() == "all":
+    flags are unknown). `DBGORILLA_LLAMA_LEVELS` overrides: `all`, or levels by name (`x64,haswell`)."""
+    asked = os.environ.get(LEVELS_ENV, "").strip().lower()
+    if asked == "all" or (flags is None and not asked):
         return CPU_VARIANTS
+    if asked:
+        named = [level.strip() for level in asked.split(",") if level.strip()]
+        unknown = sorted(set(named) - set(CPU_VARIANTS))
+        if unknown:
+            raise BuildFailed(f"{LEVELS_ENV} names {unknown}; the levels are all, or some of {', '.join(CPU_VARIANTS)}")
+        return ("x64", *[v for v in CPU_VARIANTS if v in named and v != "x64"])
     runs = [v for v in CPU_VARIANTS if all(f in flags for feat in LEVEL_FEATURES[v] for f in KERNEL_FLAGS[feat])]
     return ("x64", *[v for v in runs if v != "x64"])
 

@@ -157,3 +157,13 @@ def build_weaviate(
 
 def _go_version(go: str) -> str:
     return subprocess.run([go, "version"], capture_output=True, text=True).stdout.strip()
+
+
+if __name__ == "__main__":  # `python3 -m dbgorilla.weaviate_build`: the standard library alone, before any venv
+    import sys
+
+    try:
+        print(f"weaviate-server v{WEAVIATE_VERSION}: {build_weaviate()}")
+    except (BuildFailed, MissingDependency) as error:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(1)

@@ -11,17 +11,21 @@ PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
+# The Go build is the longest step and needs only the standard library: it starts first, and the
+# project's install and the llama.cpp compile run beside it (each is cached after the first time).
+echo "bootstrap: building weaviate-server in the background (log: .venv/weaviate-build.log)"
+"$PYTHON" -m dbgorilla.weaviate_build > .venv/weaviate-build.log 2>&1 &
+build_pid=$!
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 # setuptools prints an "Editable installation" banner on every editable install: progress, not a warning.
 export PYTHONWARNINGS=ignore
 echo "bootstrap: installing the project into .venv"
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -e '.[dev]'
+if ! { .venv/bin/python -m pip install --quiet --upgrade pip && .venv/bin/python -m pip install --quiet -e '.[dev]'; }; then
+    wait "$build_pid" || true
+    exit 1
+fi
 
-# The Go build and the llama.cpp compile both take minutes: run them side by side.
-echo "bootstrap: building weaviate-server and llama-cpp-python side by side (cached after the first time)"
-.venv/bin/dbgorilla setup weaviate > .venv/weaviate-build.log 2>&1 &
-build_pid=$!
+echo "bootstrap: building llama-cpp-python beside it (the CPU levels this CPU runs)"
 if ! .venv/bin/dbgorilla setup llama; then
     wait "$build_pid" || true
     exit 1

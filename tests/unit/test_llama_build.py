@@ -76,6 +76,11 @@ def test_an_avx2_cpu_builds_two_levels_and_a_zen4_every_one(tmp_path: Path, monk
     assert cpu_flags(tmp_path / "nowhere") is None
     monkeypatch.setenv(LEVELS_ENV, "all")
     assert levels_for(frozenset(ZEN2.split())) == CPU_VARIANTS
+    monkeypatch.setenv(LEVELS_ENV, "haswell")  # what an AVX2 machine builds, on any machine
+    assert levels_for(frozenset(ZEN4.split())) == ("x64", "haswell")
+    monkeypatch.setenv(LEVELS_ENV, "x64,sapphirerapids")
+    with pytest.raises(BuildFailed, match="sapphirerapids"):
+        levels_for(None)
     # the levels are part of the cache's name: a cache moved to a CPU they do not cover builds again
     assert wheel_dir(levels=("x64", "haswell")) != wheel_dir()
 
