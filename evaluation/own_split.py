@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ from agent.answer import FinalAnswer
 from agent.strategies.grounded import derived_answer
 from evaluation.answer_key import AnswerKey
 from evaluation.answers import grade_committed
+from evaluation.paraphrase import Reword, paraphrase
 from executors import ExecutorError, QueryResult, WeaviateExecutor
 from executors.schema import CollectionSchema
 from fixtures.authoring.own import Composed, compose_questions, words
@@ -45,6 +47,9 @@ class Composition:
     lines: list[dict[str, Any]] = field(default_factory=list)
     kept: dict[str, int] = field(default_factory=dict)
     dropped: list[str] = field(default_factory=list)
+    #: With a model to reword: how many questions it reworded, and why the template stayed for the rest.
+    reworded: int = 0
+    kept_templates: Counter[str] = field(default_factory=Counter)
 
 
 def _plain(value: Any) -> Any:
@@ -115,9 +120,11 @@ def compose_split(
     per_shape: int = 2,
     seed: int = 42,
     encode: Encode | None = None,
+    reword: Reword | None = None,
 ) -> Composition:
     """The questions over each collection whose gold the live collection confirms, in the public format
-    (`encode`: an embedder, for the questions the data cannot answer)."""
+    (`encode`: an embedder, for the questions the data cannot answer; `reword`: a model turn that rewords
+    each, kept where `evaluation.paraphrase` shows it asks the same thing)."""
     composition = Composition()
     schema = executor.schema
     for name in collections:
@@ -141,12 +148,26 @@ def compose_split(
                 "gold_calls": gold_calls(composed),
                 "shape": composed.shape,
             }
+            if reword is not None:
+                _reword(line, reword, [p.name for p in found.properties], composition)
             PublicQuestion.model_validate(line)  # the file eval reads
             composition.lines.append(line)
         composition.kept[name] = index
     if not composition.lines:
         raise OwnSplitError(f"no question could be composed over {', '.join(collections)}")
     return composition
+
+
+def _reword(line: dict[str, Any], reword: Reword, properties: list[str], composition: Composition) -> None:
+    """The line's question reworded where the check keeps the rewording; the template stays beside it."""
+    calls = [gold["call"] for gold in line["gold_calls"]]
+    lacking = [re.sub(r"s$", "", line["lacks"])] if line["lacks"] else []
+    text, why = paraphrase(line["query"], calls, reword, properties, lacking)
+    if text is None:
+        composition.kept_templates[why.split(" '")[0].split(" of ")[0].split(" on ")[0]] += 1
+        return
+    composition.reworded += 1
+    line.update(template=line["query"], query=text, forms=[*line["forms"], "paraphrase"])
 
 
 def gold_calls(composed: Composed) -> list[dict[str, Any]]:

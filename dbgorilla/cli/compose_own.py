@@ -11,27 +11,40 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from dbgorilla.cli.console import connected, err, out, progress_bar
+from dbgorilla.chat import resolve_model
+from dbgorilla.cli.console import connected, err, out, progress_bar, say
 from dbgorilla.embedding.encoder import MiniLMEncoder
 from dbgorilla.errors import ConfigError, ExitCode
 from evaluation.audit.own import OWN_TARGETS, audit_own
 from evaluation.audit.probes import PROBE_LIMIT
 from evaluation.own_split import compose_split, render
+from evaluation.paraphrase import Reword
 from executors import WeaviateExecutor
 from executors.vocabulary import ToolOperations
 from fixtures.datasets.public import read_public
+from llm import ChatRequest, ModelRequest, UserPromptPart
 
 
-def compose_own(collections: str, path: Path, per_shape: int, seed: int, replace: bool) -> None:
-    """Compose, verify by execution and write the questions over the named collections."""
+def compose_own(
+    collections: str,
+    path: Path,
+    per_shape: int,
+    seed: int,
+    replace: bool,
+    paraphrase_model: str | None = None,
+    base_url: str | None = None,
+) -> None:
+    """Compose, verify by execution and write the questions over the named collections (reworded by
+    `paraphrase_model` where the check keeps the rewording)."""
     names = [name.strip() for name in collections.split(",") if name.strip()]
     if not names:
         raise ConfigError("--collections names no collection")
     if path.exists() and not replace:
         raise ConfigError(f"{path} exists; pass --replace to write over it")
+    reword = _reworder(paraphrase_model, base_url) if paraphrase_model or base_url else None
     with connected() as client:
         executor = WeaviateExecutor(client, operations=ToolOperations.COMPOUND)  # the default tool, sort included
-        composition = compose_split(client, executor, names, per_shape, seed, MiniLMEncoder().encode)
+        composition = compose_split(client, executor, names, per_shape, seed, MiniLMEncoder().encode, reword)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render(composition.lines), encoding="utf-8")
     for dropped in composition.dropped:
@@ -40,9 +53,23 @@ def compose_own(collections: str, path: Path, per_shape: int, seed: int, replace
     kept = ", ".join(f"{name} {count}" for name, count in composition.kept.items())
     out.print(f"wrote {len(composition.lines)} questions to {path} ({kept}; dropped {len(composition.dropped)})")
     out.print("by shape: " + ", ".join(f"{form} {n}" for form, n in sorted(shapes.items())), highlight=False)
+    if reword is not None:
+        why = ", ".join(f"{reason} {n}" for reason, n in composition.kept_templates.most_common())
+        out.print(f"reworded {composition.reworded}; kept the template for the rest ({why or 'none'})", highlight=False)
     joined = ",".join(names)
     out.print(f"audit them: dbgorilla audit-dataset {path} --collections {joined}")
     out.print(f"score a model on them: dbgorilla eval --dataset {path} --collections {joined}")
+
+
+def _reworder(model: str | None, base_url: str | None) -> Reword:
+    """One greedy turn of the chat model: the instruction and the template in, its text out."""
+    chat = resolve_model(model, base_url, echo=say)
+
+    def reword(prompt: str) -> str:
+        request = ModelRequest(parts=[UserPromptPart(content=prompt)])
+        return chat.complete(ChatRequest(messages=[request], temperature=0.0, max_tokens=96)).content or ""
+
+    return reword
 
 
 def audit_own_file(path: Path, collections: str | None, as_json: bool) -> None:

@@ -362,13 +362,23 @@ def compose_split(
     per_shape: Annotated[int, typer.Option(min=1, help="With --collections: questions of each shape.")] = 2,
     seed: Annotated[int, typer.Option(help="With --collections: which properties and values are asked first.")] = 42,
     replace: Annotated[bool, typer.Option(help="With --collections: write over an existing --out file.")] = False,
+    paraphrase_model: Annotated[
+        str | None,
+        typer.Option(
+            help="With --collections: reword each question with this model (a local one, or the endpoint's "
+            "model name), kept only where a check shows it asks the same thing (docs/benchmark.md)."
+        ),
+    ] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="With --paraphrase-model: an OpenAI-compatible endpoint (key: OPENAI_API_KEY).")
+    ] = None,
 ) -> None:
     """Compose a split from its templates (searches are vetted with the embedding model, offline), or with
     --collections a benchmark of your own collections."""
     if collections is not None:
         if output is None:
             raise typer.BadParameter("--collections needs --out FILE")
-        compose_own(collections, output, per_shape, seed, replace)
+        compose_own(collections, output, per_shape, seed, replace, paraphrase_model, base_url)
         return
     if split not in compose.SPLITS:
         raise typer.BadParameter(f"unknown split {split!r}; known: {', '.join(compose.SPLITS)}")
