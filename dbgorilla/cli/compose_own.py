@@ -4,19 +4,15 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 
-import typer
-from rich.table import Table
-
 from dbgorilla.chat import resolve_model
+from dbgorilla.cli.audit_view import print_own_audit
 from dbgorilla.cli.console import connected, err, out, progress_bar, say
 from dbgorilla.embedding.encoder import MiniLMEncoder
-from dbgorilla.errors import ConfigError, ExitCode
-from evaluation.audit.own import OWN_TARGETS, audit_own
-from evaluation.audit.probes import PROBE_LIMIT
+from dbgorilla.errors import ConfigError
+from evaluation.audit.own import audit_own
 from evaluation.own_split import compose_split, render
 from evaluation.paraphrase import Reword
 from executors import WeaviateExecutor
@@ -85,27 +81,4 @@ def audit_own_file(path: Path, collections: str | None, as_json: bool) -> None:
             raise ConfigError(f"no collection named {', '.join(missing)} in this Weaviate; the questions are over it")
         executor = WeaviateExecutor(client, operations=ToolOperations.COMPOUND)
         report = audit_own(client, executor, str(path), questions, on_progress)
-    if as_json:
-        print(json.dumps(report.model_dump(mode="json")))
-    else:
-        table = Table("check", "found", "target", title=f"{path}: {report.questions} questions")
-        table.add_row("execution errors", str(len(report.execution_errors)), "0")
-        table.add_row("gold calls state the key", f"{report.answerable - len(report.disagreements)}", "all")
-        table.add_row("non-vacuous rate", f"{report.non_vacuous_rate:.3f}", f">= {OWN_TARGETS['non_vacuous_rate']:g}")
-        table.add_row(
-            "mutation sensitivity",
-            f"{report.mutation_sensitivity:.3f} ({report.killed}/{report.mutants})",
-            f">= {OWN_TARGETS['mutation_sensitivity']:g}",
-        )
-        table.add_row("ties at a cut", str(len(report.ties)), "0")
-        for name, rate in report.probes.items():
-            table.add_row(f"probe {name}", f"{rate:.3f}", "1" if name.startswith("gold") else f"<= {PROBE_LIMIT:g}")
-        out.print(table)
-        for line in [*report.execution_errors, *report.disagreements, *report.vacuous, *report.ties][:20]:
-            err.print(f"  {line}", highlight=False)
-        for survivor in report.survivors[:10]:
-            err.print(f"  survived: {survivor}", highlight=False)
-    for failed in report.failed_targets:
-        err.print(f"[red]target missed:[/] {failed}", highlight=False)
-    if not report.ok:
-        raise typer.Exit(int(ExitCode.FAILURE))
+    print_own_audit(report, as_json)

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from dbgorilla.cli.audit_view import finish_abstention_audit, print_audit
 from dbgorilla.cli.compose_own import audit_own_file, compose_own
 from dbgorilla.cli.console import NamespaceOption, connected, err, out, progress_bar
 from dbgorilla.cli.loading import drop, load
@@ -17,11 +18,9 @@ from dbgorilla.config import Settings
 from dbgorilla.embedding.encoder import MiniLMEncoder
 from dbgorilla.errors import ExitCode, ServiceNotRunning
 from dbgorilla.local_models import DEFAULT_MODEL
-from evaluation.audit import AuditReport, audit_dataset
-from evaluation.audit.answer_probes import CITING_RECEIVED
-from evaluation.audit.probes import PROBE_LIMIT, PROBE_SCORES
+from evaluation.audit import audit_dataset
 from evaluation.audit.report import SizeMismatch
-from evaluation.audit.unanswerable import AbstentionAudit, audit_abstentions
+from evaluation.audit.unanswerable import audit_abstentions
 from fixtures.authoring import compose
 from fixtures.authoring.generate import generate_records
 from fixtures.datasets import is_public_file, load_paper_dataset, read_dataset, render
@@ -123,7 +122,7 @@ def audit(
     if abstentions:  # questions the tool cannot answer have evidence and probes, not labels
         with connected() as client:
             checked = audit_abstentions(client, str(path), abstentions, namespace=namespace)
-        _finish_abstention_audit(checked, as_json)
+        finish_abstention_audit(checked, as_json)
         return
     try:
         chosen = resolve_use_case_names(use_case) if use_case else None
@@ -147,164 +146,11 @@ def audit(
     if as_json:
         print(json.dumps(report.model_dump(mode="json")))
     else:
-        _print_validation(report)
+        print_audit(report)
     for failed in report.failed_targets:
         err.print(f"[red]target missed:[/] {failed}", highlight=False)
     if not report.ok:
         raise typer.Exit(int(ExitCode.FAILURE))
-
-
-def _finish_abstention_audit(report: AbstentionAudit, as_json: bool) -> None:
-    if as_json:
-        print(json.dumps(report.model_dump(mode="json") | {"ok": report.ok}))
-    else:
-        table = Table("probe", "passed", "target", title=f"{report.dataset}: {report.questions} questions")
-        for name, rate in report.probes.items():
-            table.add_row(name, f"{rate:.3f}", "1" if name == "gold" else f"<= {PROBE_LIMIT:g}")
-        out.print(table)
-        reasons = ", ".join(f"{k} {v}" for k, v in report.by_reason.items())
-        out.print(f"reasons: {reasons}; evidence issues: {len(report.issues)} ({report.seconds:.1f}s)", highlight=False)
-    for failed in report.failed_targets:
-        err.print(f"[red]target missed:[/] {failed}", highlight=False)
-    if not report.ok:
-        raise typer.Exit(int(ExitCode.FAILURE))
-
-
-#: Survivors shown in the readable output (all of them are in --json).
-SHOWN_SURVIVORS = 60
-
-
-def _print_validation(report: AuditReport) -> None:
-    def verdict(ok: bool) -> str:
-        return "[green]ok[/]" if ok else "[red]missed[/]"
-
-    targets = report.targets
-    summary = Table("measure", "value", "target", "", title=f"{report.dataset} ({report.seconds:.1f}s)")
-    summary.add_row("queries", str(report.queries), "", "")
-    sizes = sorted({n for n in report.objects_per_collection.values() if n is not None})
-    summary.add_row("objects per collection", ", ".join(str(n) for n in sizes) or "unknown", "", "")
-    summary.add_row("invalid labels (not executed)", str(report.invalid_labels), "", "")
-    summary.add_row(
-        "execution errors",
-        str(report.execution_errors),
-        f"<= {targets['execution_errors']:g}",
-        verdict(report.execution_errors <= targets["execution_errors"]),
-    )
-    summary.add_row(
-        "non-vacuous rate",
-        f"{report.non_vacuous_rate:.3f}",
-        f">= {targets['non_vacuous_rate']:g}",
-        verdict(report.non_vacuous_rate >= targets["non_vacuous_rate"]),
-    )
-    summary.add_row(
-        "mutation sensitivity",
-        f"{report.mutation_sensitivity:.3f} ({report.killed}/{report.mutants})",
-        f">= {targets['mutation_sensitivity']:g}",
-        verdict(report.mutation_sensitivity >= targets["mutation_sensitivity"]),
-    )
-    out.print(summary)
-    kinds = Table("mutation", "mutants", "killed", "survived", "sensitivity", "skipped (no valid alternative)")
-    for kind, numbers in report.by_kind.items():
-        rate = numbers.sensitivity
-        kinds.add_row(
-            kind,
-            str(numbers.mutants),
-            str(numbers.killed),
-            str(numbers.mutants - numbers.killed),
-            "" if rate is None else f"{rate:.3f}",
-            str(numbers.skipped),
-        )
-    out.print(kinds)
-    components = Table("component", "mutants", "killed", "sensitivity", "target")
-    for component, numbers in report.by_component.items():
-        rate = numbers.sensitivity
-        ok = rate is None or rate >= targets["component_sensitivity"]
-        shown_rate = "" if rate is None else f"{rate:.3f} {verdict(ok)}"
-        components.add_row(
-            component, str(numbers.mutants), str(numbers.killed), shown_rate, f">= {targets['component_sensitivity']:g}"
-        )
-    out.print(components)
-    out.print(
-        f"ties at a cut: {len(report.ties)} {verdict(not report.ties)}; alternatives checked: "
-        f"{report.alternatives_checked}, disagreeing: {len(report.alternative_mismatches)} "
-        f"{verdict(not report.alternative_mismatches)}",
-        highlight=False,
-    )
-    unstable = report.unstable
-    out.print(
-        f"search cuts moved on this data: {len(report.search_cuts)}; unstable at this size (no stable result: "
-        f"not audited, not scored, not held against the exit): {len(unstable)}",
-        highlight=False,
-    )
-    for case_id, cut in sorted(report.search_cuts.items()):
-        out.print(f"  cut {case_id}: {cut:.4f}", highlight=False)
-    for item in unstable[:SHOWN_SURVIVORS]:
-        out.print(f"  unstable {item.id}: {item.detail}", highlight=False)
-    for tie in report.ties[:SHOWN_SURVIVORS]:
-        out.print(f"  tie {tie.id} ({tie.kind}): {tie.detail}", highlight=False)
-    for mismatch in report.alternative_mismatches[:SHOWN_SURVIVORS]:
-        out.print(f"  alternative of {mismatch.id}: {mismatch.reason}", highlight=False)
-    if report.search_relevance:
-        relevance = Table("use case", "search labels", "precision", "recall", title="search hits vs generator topics")
-        for use_case, numbers in report.search_relevance.items():
-            relevance.add_row(use_case, str(numbers.queries), f"{numbers.precision:.3f}", f"{numbers.recall:.3f}")
-        out.print(relevance)
-    if report.probes:
-        title = f"gameability probes: share earning exact / exec exact / exec subset (at most {PROBE_LIMIT:g}; gold 1)"
-        probes = Table(title=title)
-        probes.add_column("probe", no_wrap=True)
-        probes.add_column("n", justify="right")
-        probes.add_column("first", no_wrap=True)
-        probes.add_column("final", no_wrap=True)
-        probes.add_column("")
-        for name, summary in report.probes.items():
-            if not summary.predictions:
-                continue
-            rates = ["/".join(f"{summary.rates[p][k]:.3f}" for k in PROBE_SCORES) for p in ("first", "final")]
-            ok = summary.least == 1.0 if name == "gold" else summary.worst <= PROBE_LIMIT
-            probes.add_row(name, str(summary.questions), *rates, verdict(ok))
-        out.print(probes)
-    if report.answer_probes:
-        answers = Table("probe", "questions", "answer graded right", "", title="final-answer probes (gold 1, others 0)")
-        for name, rate in report.answer_probes.items():
-            ok = rate["right"] == 1.0 if name == "gold" else rate["right"] <= PROBE_LIMIT
-            answers.add_row(name, str(rate["questions"]), f"{rate['right']:.3f}", verdict(ok))
-        out.print(answers)
-    if report.citation_probes:
-        cited = Table("probe", "questions", "citation precision", "", title="citation probes (received 1, others 0)")
-        for name, rate in report.citation_probes.items():
-            ok = rate["precision"] == 1.0 if name in CITING_RECEIVED else rate["precision"] <= PROBE_LIMIT
-            cited.add_row(name, str(rate["questions"]), f"{rate['precision']:.3f}", verdict(ok))
-        out.print(cited)
-    for issue in report.chain_issues[:SHOWN_SURVIVORS]:
-        out.print(f"  chain: {issue}", highlight=False)
-    if report.errors:
-        table = Table("id", "code", "message", title="execution errors")
-        for failure in report.errors:
-            table.add_row(failure.id, failure.code, failure.message)
-        out.print(table)
-    if report.vacuous:
-        table = Table("id", "reason", title="vacuous ground truths")
-        for item in report.vacuous:
-            table.add_row(item.id, item.reason)
-        out.print(table)
-    if report.mutant_errors:
-        table = Table("id", "mutation", "code", "message", title="mutants that failed to execute (not counted)")
-        for failure in report.mutant_errors:
-            table.add_row(failure.id, failure.mutation, failure.code, failure.message)
-        out.print(table)
-    if report.survivors:
-        shown = report.survivors[:SHOWN_SURVIVORS]
-        title = f"survivors: mutants the eval cannot tell from the label ({len(report.survivors)})"
-        table = Table(title=title)
-        table.add_column("id", no_wrap=True)
-        table.add_column("mutation", overflow="fold")
-        table.add_column("mutant arguments", overflow="fold")
-        for survivor in shown:
-            table.add_row(survivor.id, survivor.mutation, json.dumps(survivor.arguments, separators=(",", ":")))
-        out.print(table)
-        if len(report.survivors) > len(shown):
-            out.print(f"... and {len(report.survivors) - len(shown)} more (see --json)")
 
 
 def generate(
