@@ -369,9 +369,8 @@ def _response_format() -> ResponseFormat:
 
 def _structured_instructions(tools: ToolSet) -> str:
     listing = "\n\n".join(
-        f"Function {t['function']['name']}: {t['function']['description']}\nArguments JSON schema: "
-        + json.dumps(t["function"]["parameters"])
-        for t in tools.tools
+        f"Function {t.name}: {t.description}\nArguments JSON schema: " + json.dumps(t.parameters)
+        for t in tools.definitions()
     )
     return (
         "Reply only with a JSON object of the ResponseOrToolCall schema: set use_tools to true and list "

@@ -85,7 +85,7 @@ class ToolSet:
     tool_to_collection: dict[str, str] = field(default_factory=dict)
 
     def tool_names(self) -> list[str]:
-        return [tool["function"]["name"] for tool in self.tools]
+        return [tool.name for tool in self.definitions()]
 
     def definitions(self) -> list[ToolDefinition]:
         """The tools as the model seam offers them (`llm.ToolDefinition`)."""

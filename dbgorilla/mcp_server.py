@@ -283,7 +283,7 @@ def tool_list(served: Served) -> list[types.Tool]:
     import mcp_types as types  # the SDK (half a second) is imported here: every CLI command imports this module
 
     read_only = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
-    query_tool = served.session.tools.tools[0]["function"]
+    query_tool = served.session.tools.definitions()[0]
     search_input = SearchInput.model_json_schema()
     search_input["properties"]["collection"] = {
         "type": "string",
@@ -310,8 +310,8 @@ def tool_list(served: Served) -> list[types.Tool]:
         ),
         types.Tool(
             name="query_database",
-            description=query_tool["description"],
-            input_schema=query_tool["parameters"],
+            description=query_tool.description,
+            input_schema=query_tool.parameters,
             output_schema=QueryDatabaseResult.model_json_schema(mode="serialization"),
             annotations=read_only,
         ),

@@ -51,12 +51,12 @@ STEP_PROMPTS = {
 def offered_collections(tools: ToolSet) -> list[str]:
     if tools.design.variant is ToolVariant.PER_COLLECTION:
         return list(tools.tool_to_collection.values())
-    return list(tools.tools[0]["function"]["parameters"]["properties"]["collection_name"]["enum"])
+    return list(tools.definitions()[0].parameters["properties"]["collection_name"]["enum"])
 
 
 def arguments_schema(tools: ToolSet, executor: Any, collection: str, kind: str) -> dict[str, Any]:
     """The tool's parameters narrowed to one collection and one kind, property names as typed enums."""
-    properties = tools.tools[0]["function"]["parameters"]["properties"]
+    properties = tools.definitions()[0].parameters["properties"]
     found = executor.schema.get(collection)
     names = property_names_by_kind([found]) if found else {}
     kept: dict[str, Any] = {}

@@ -115,7 +115,7 @@ class Examples:
             e if isinstance(e, SolvedExample) else SolvedExample.model_validate(e, from_attributes=True)
             for e in (self.retriever.nearest(question, self.k) if self.k > 0 else [])
         ]
-        preamble = examples_preamble(found, tools.tools[0]["function"]["parameters"] if tools.tools else None)
+        preamble = examples_preamble(found, tools.definitions()[0].parameters if tools.tools else None)
         config = config.model_copy(update={"question_preamble": preamble + config.question_preamble})
         run: AgentRun = self.inner.run(model, executor, tools, config, question, on_call)
         run.strategy_notes["examples"] = [e.model_dump(exclude_none=True) for e in found]

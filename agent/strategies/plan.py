@@ -33,7 +33,7 @@ PLAN_PROMPT = (
 
 def plan_schema(tools: ToolSet) -> dict[str, Any]:
     """A list of calls of the tool's parameters (any filter value may be a placeholder), each with its pick."""
-    call = json.loads(json.dumps(tools.tools[0]["function"]["parameters"]))
+    call = json.loads(json.dumps(tools.definitions()[0].parameters))
     for slot in call["properties"].values():
         value = slot.get("properties", {}).get("value")
         if value is not None:
