@@ -29,7 +29,7 @@ from agent.strategies.openings import openings_of
 from agent.strategies.plan import Plan
 from agent.strategies.refine import Refine
 from agent.strategies.typed import Typed
-from agent.strategies.values import Values
+from agent.strategies.values import StoredCategories, Values
 from agent.tooldef import ToolSet
 from llm import ChatRequest
 
@@ -92,17 +92,17 @@ STRATEGIES: dict[str, StrategyInfo] = {
     "chain": StrategyInfo(
         "chain",
         "a question of several is answered part by part; each next part rewritten to name the value picked",
-        lambda inner, _: Chain(inner),
+        lambda inner, options: Chain(inner, options["stored"]),
     ),
     "check": StrategyInfo(
         "check",
         "first decide what the question needs (properties, statistic); refuse when the database lacks it",
-        lambda inner, _: Check(inner),
+        lambda inner, options: Check(inner, options["stored"]),
     ),
     "values": StrategyInfo(
         "values",
         "the stored text values the question's words name, offered after it as candidate filters",
-        lambda inner, _: Values(inner),
+        lambda inner, options: Values(inner, options["stored"]),
     ),
     "examples": StrategyInfo(
         "examples", "the k nearest solved examples (question -> call) before the question", _examples
@@ -187,9 +187,11 @@ class Composed:
 
 
 def build_strategy(name: str = DEFAULT_STRATEGY, **options: Any) -> Composed:
-    """The strategy named ("react", "examples", "examples+grounded", …); options: retriever, k."""
+    """The strategy named ("react", "examples", "examples+grounded", …); options: retriever, k, and the
+    reader of stored category values its parts share (`stored`, a new one by default)."""
     label = canonical(name)
     strategy: Strategy = React()
+    options = {"stored": StoredCategories(), **options}  # one reader of category values per session
     for part in reversed(label.split("+")):
         strategy = STRATEGIES[part].build(strategy, options)
     return Composed(label, strategy)

@@ -37,7 +37,7 @@ from agent.strategies import arithmetic
 from agent.strategies.asked import LEAST_WORDS
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
 from agent.strategies.rewrite import completed, rewrite
-from agent.strategies.values import Values
+from agent.strategies.values import StoredCategories, Values
 from agent.strategies.which_group import per_group_part, per_group_question
 from agent.tooldef import ToolSet
 from executors import QueryResult
@@ -211,10 +211,11 @@ class Chain:
 
     name = "chain"
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, stored: StoredCategories | None = None) -> None:
         self.inner = inner
-        #: Reads each collection's stored category values once, for the values a question compares.
-        self._values = Values(None)
+        #: Reads each collection's stored category values once, for the values a question compares (the
+        #: reader the session's other strategies share, `build_strategy`).
+        self._values = Values(None, stored)
 
     def run(
         self,

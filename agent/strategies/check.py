@@ -192,9 +192,9 @@ class Check:
 
     name = "check"
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, stored: StoredCategories | None = None) -> None:
         self.inner = inner
-        self.stored = StoredCategories()
+        self.stored = stored if stored is not None else StoredCategories()
 
     def openings(self, model: Any, executor: Executor, tools: ToolSet, config: AgentConfig) -> list[ChatRequest]:
         """The first turn's listing, then for each collection it may name the verdict's prompt (its

@@ -132,9 +132,9 @@ class Values:
 
     name = "values"
 
-    def __init__(self, inner: Any) -> None:
+    def __init__(self, inner: Any, stored: StoredCategories | None = None) -> None:
         self.inner = inner
-        self.stored = StoredCategories()
+        self.stored = stored if stored is not None else StoredCategories()
         self.categories = self.stored.categories
         self.complete_categories = self.stored.complete_categories
 

@@ -304,3 +304,19 @@ def test_the_program_says_why_only_when_filters_were_added(value: str) -> None:
     program = Snippet(build_plan(spec, ExecutorOptions(), wholes), "Clues").program()
     assert ("Whole value" in program) == (value == "Jeopardy!")
     assert ("not_equal" in program) == (value == "Jeopardy!")
+
+
+def test_a_session_s_strategies_share_one_reader_of_stored_categories() -> None:
+    """chain, check and values read a collection's category values through one reader, once per session."""
+    from agent.strategies import build_strategy
+
+    readers = []
+    strategy = build_strategy("chain+check+values+typed+grounded").strategy
+    while strategy is not None:
+        reader = getattr(strategy, "stored", None) or getattr(getattr(strategy, "_values", None), "stored", None)
+        if reader is not None:
+            readers.append((type(strategy).__name__, reader))
+        strategy = getattr(strategy, "inner", None)
+    assert [name for name, _ in readers] == ["Chain", "Check", "Values"]
+    assert len({id(reader) for _, reader in readers}) == 1
+    assert build_strategy("check+values").strategy.stored is not readers[0][1]  # a new session, a new reader
