@@ -267,17 +267,21 @@ _STATISTIC_NAME = re.compile(r"\b(?:average|avg|mean|total|sum)\b", re.I)
 def to_statistic(question: str, arguments: dict[str, Any], numbers: list[str]) -> tuple[dict[str, Any], str]:
     """The call computing the mean (sum) the question's words ask for ("Average yield of the Manchuria or
     Svansota plots?": MEAN of yield) where it computes no number at all: a count or the top values of a
-    category, a listing. A call with a statistic of its own keeps it, and a question that asks per group or
-    which group is left as it is, as is a property the call filters or whose name says the statistic
-    (`averageRating`). Its conditions are kept."""
+    category, a listing. A call with a statistic of its own keeps it, as does a property the call filters or
+    whose name says the statistic (`averageRating`). A question that asks per group in so many words keeps
+    the call's group-by, with the statistic computed per group ("the average weight for each origin" counted
+    each origin: the mean of the weight per origin); one that asks which group, or per group with no
+    group-by in the call, is left as it is. Its conditions are kept."""
     asked = statistic_asked(question, numbers)
     busy = any(arguments.get(slot) for slot in (NUMBER_AGGREGATION, BOOLEAN_AGGREGATION, *RELATED_FIELDS))
-    if asked is None or busy or asks_for_groups(question):
+    # "for each origin", "per site": the statistic per group; "which subject", "the most common": left as is
+    per_group = bool(arguments.get(GROUPBY_FIELD)) and bool(ASKS_PER_GROUP.search(question))
+    if asked is None or busy or (asks_for_groups(question) and not per_group):
         return arguments, ""
     prop, metric = asked
     if prop in filtered_properties(arguments) or _STATISTIC_NAME.search(split_name(prop)):
         return arguments, ""  # "an average wait of at most 30 minutes": a condition on `averageWaitMinutes`
-    return _computing(arguments, prop, metric, keep_groups=False)
+    return _computing(arguments, prop, metric, keep_groups=per_group)
 
 
 def _about(tools: ToolSet, config: AgentConfig) -> str:

@@ -415,7 +415,30 @@ def test_a_mean_the_words_ask_for_is_computed_where_the_call_computes_no_number_
         and why
     )
     per_group = {"collection_name": "B", "groupby_property": "site"}
-    assert to_statistic("What is the average yield per site?", per_group, ["yield_bushels"]) == (per_group, "")
+    amended, why = to_statistic("What is the average yield per site?", per_group, ["yield_bushels"])
+    assert amended == {
+        **per_group,
+        "integer_property_aggregation": {"property_name": "yield_bushels", "metrics": "MEAN"},
+    }
+    counted_per_group = {  # the model counted each origin for "the average weight in lbs for each origin"
+        "collection_name": "Cars",
+        "text_property_aggregation": {"property_name": "origin", "metrics": "COUNT"},
+        "groupby_property": "origin",
+    }
+    amended, why = to_statistic(
+        "What is the average weight in lbs for each origin?", counted_per_group, ["weight_in_lbs", "horsepower"]
+    )
+    assert (
+        amended
+        == {
+            "collection_name": "Cars",
+            "groupby_property": "origin",
+            "integer_property_aggregation": {"property_name": "weight_in_lbs", "metrics": "MEAN"},
+        }
+        and "MEAN of weight_in_lbs" in why
+    )
+    ungrouped = {"collection_name": "B", "text_property_aggregation": {"property_name": "site", "metrics": "COUNT"}}
+    assert to_statistic("What is the average yield per site?", ungrouped, ["yield_bushels"]) == (ungrouped, "")
     changed = []
     for split in ("natural", "explicit", "compound", "related", "multistep"):
         for case in load_split(split_path(split)):
