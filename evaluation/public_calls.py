@@ -1,5 +1,6 @@
 """A composed question's calls scored as our splits' are: the model's last call against the last gold call, by
-its arguments (`evaluation.argument_match`) and by the rows Weaviate returns for each (`execution_match`).
+its arguments (`evaluation.argument_match`) and by the rows Weaviate returns for each (`execution_match`; for a
+count, the number: `same_result`).
 
 A hand-written question of the public suite has no gold call: it is graded on its answer alone. The oracle of
 a composed question replays its gold calls and commits its key, as `eval --model oracle` does on our splits.
@@ -36,7 +37,7 @@ def score_calls(
     """The model's last call against the question's last gold call (None: the question has no gold call)."""
     if not question.gold_calls:
         return None
-    gold = question.gold_calls[-1].call
+    gold, read = question.gold_calls[-1].call, question.gold_calls[-1].read
     schema = executor.schema
     truth = try_canonical(gold, schema)
     last = calls[-1] if calls else None
@@ -46,7 +47,18 @@ def score_calls(
     if gold_result is None:
         return scores
     mine = _run(executor, last) if last is not None else None
-    return scores.model_copy(update={"execution_exact": mine is not None and compare(gold_result, mine).exact})
+    return scores.model_copy(update={"execution_exact": mine is not None and same_result(gold_result, mine, read)})
+
+
+def same_result(gold: QueryResult, mine: QueryResult, read: str) -> bool:
+    """The same rows (`execution_match.compare`); for a question whose answer is how many objects matched
+    (`read` "count") or how many groups there are ("groups"), the same number, as SQL-Eval compares the one
+    value of a COUNT: the objects listed with their count and a COUNT aggregation over them agree."""
+    if read == "count":
+        return gold.total_count is not None and gold.total_count == mine.total_count
+    if read == "groups":
+        return gold.groups is not None and mine.groups is not None and len(gold.groups) == len(mine.groups)
+    return compare(gold, mine).exact
 
 
 def _run(executor: WeaviateExecutor, call: dict[str, Any]) -> QueryResult | None:

@@ -74,3 +74,19 @@ def test_a_question_the_data_cannot_answer_has_no_gold_call() -> None:
 def test_composed_wording_takes_its_article_and_says_mean_of_an_average() -> None:
     assert _a("average rating") == "an average rating" and _a("horsepower") == "a horsepower"
     assert _mean_of("averageRating") == "the mean average rating" and _mean_of("wind") == "the average wind"
+
+
+def test_a_count_is_the_same_result_whether_listed_or_aggregated_and_another_count_is_not() -> None:
+    from evaluation.public_calls import same_result
+    from executors import QueryResult
+
+    listed = QueryResult(collection="Stones", operator_class="filter", total_count=12)
+    aggregated = QueryResult(
+        collection="Stones",
+        operator_class="aggregate",
+        aggregations={"facets": {"COUNT": 12}},
+        total_count=12,
+    )
+    other = aggregated.model_copy(update={"total_count": 13})
+    assert same_result(listed, aggregated, "count") and not same_result(listed, other, "count")
+    assert not same_result(listed, aggregated, "answer")  # rows and an aggregation are not the same rows
