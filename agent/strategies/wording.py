@@ -45,9 +45,11 @@ NUMBER_AGGREGATION = AGGREGATION_SLOT[PropertyKind.NUMBER]
 _COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 #: A limit the words may state: more is a number of something else ("the 2023 most popular songs").
 MAX_TOP = 50
+#: The words after "most" that mean the most common: "the most prevalent origin", "the most typical".
+MOST_COMMON_WORDS = "common|frequent|popular|often|prevalent|typical|usual|widespread"
 #: "the most common X" (one), "the 3 most common Xs" (three), and the word after it.
 ASKS_TOP = re.compile(
-    rf"\b(?:(?P<n>\d+|{'|'.join(_COUNTS)})\s+)?most\s+(?:common|frequent|popular|often)\b\s*(?P<noun>[a-z]*)", re.I
+    rf"\b(?:(?P<n>\d+|{'|'.join(_COUNTS)})\s+)?most\s+(?:{MOST_COMMON_WORDS})\b\s*(?P<noun>[a-z]*)", re.I
 )
 _ORDINAL = re.compile(r"\b(?:second|third|fourth|fifth|\d+(?:st|nd|rd|th))\s+$", re.I)
 #: A comparison written before its number ("more than 4 credits", "before 1900", "at most $15"). The
@@ -118,7 +120,7 @@ ASKS_HOW_MANY_DIFFERENT = re.compile(
 )
 #: "Which state has the most airports?", "what species shows up most often": the most common value, asked.
 ASKS_WHICH_MOST = re.compile(
-    r"^\W*(?:\w+\W+){0,9}?(?:which|what)\b[^?]*\b(?:the most\b(?! \w+est\b)|most (?:often|common|frequent|popular)\b)",
+    rf"^\W*(?:\w+\W+){{0,9}}?(?:which|what)\b[^?]*\b(?:the most\b(?! \w+est\b)|most (?:{MOST_COMMON_WORDS})\b)",
     re.I,
 )
 

@@ -70,6 +70,8 @@ def test_every_label_is_left_as_it_is_and_every_label_written_loosely_is_mended(
         ("What are the 3 most common cuisines?", (3, True)),
         ("Which are the two most frequent moods?", (2, True)),
         ("Which variety most often topped 40 bushels?", (1, False)),  # "most often": the most common one
+        ("What is the most prevalent origin of cars?", (1, False)),  # a synonym of "most common"
+        ("What are the 2 most typical moods?", (2, True)),
         ("What are the most common cuisines?", None),  # says no count
         ("List the most common genres.", None),  # a plural
         ("What is the second most common genre?", None),  # an ordinal: not a count
