@@ -7,7 +7,8 @@ Per answerable question, on the live collection:
 - its last gold call is not vacuous (`execution_match.vacuity`) and its TOP_OCCURRENCES does not cut
   through a tie;
 - each of its last call's components mutated on its own (`derive_mutants`, the mutants our splits' audit
-  makes: another value, operator, property, metric, a condition dropped) changes the executed result.
+  makes: another value, operator, property, metric, a condition dropped) changes the executed result, as
+  the eval compares it (`public_calls.same_result`: for a count, the count).
 
 And probes that try to game the scores: the gold answers and calls score 1; committing 0 everywhere,
 refusing everything (on the answerable questions) and calling the collection alone score at most
@@ -25,9 +26,9 @@ from agent.answer import FinalAnswer
 from evaluation.answers import grade_committed
 from evaluation.audit.probes import PROBE_LIMIT
 from evaluation.audit.report import TARGETS
-from evaluation.execution_match import compare, vacuity
+from evaluation.execution_match import vacuity
 from evaluation.own_split import executed_answer, rows_hash, stored_rows
-from evaluation.public_calls import score_calls
+from evaluation.public_calls import same_result, score_calls
 from evaluation.public_run import answer_key, grade
 from evaluation.search_cut import top_occurrences_tie
 from executors import ExecutorError, QueryResult, WeaviateExecutor
@@ -169,7 +170,7 @@ def _check(
         except ExecutorError:
             continue  # a mutant the executor refuses tells nothing about the label
         audit.mutants += 1
-        if compare(truth, outcome).exact:
+        if same_result(truth, outcome, question.gold_calls[-1].read):  # as the eval scores it
             audit.survivors.append(f"{question.id}: {mutant.description}")
         else:
             audit.killed += 1
