@@ -171,10 +171,12 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
     )  # "how many guests in total"
     if counts and not summed and isinstance(measured, dict) and measured.get("metrics") not in _TALLY:
         prop = str(measured.get("property_name"))
-        if not any(meets(w, p) for w in content_stems(question) for p in content_stems(split_name(prop))):
-            # "How many foggy days were there in 2015?" summed precipitation: a count of the objects is asked
+        named = any(meets(w, p) for w in content_stems(question) for p in content_stems(split_name(prop)))
+        if not named or prop in filtered_properties(amended):
+            # "How many foggy days were there in 2015?" summed precipitation, "How many Italian restaurants have
+            # an average rating of more than 3.8?" averaged the rating it bounds: a count of the objects is asked
             amended[NUMBER_AGGREGATION] = {"property_name": prop, "metrics": NumberMetric.COUNT.value}
-            why.append(f"the question counts objects and names no {prop}: its {measured.get('metrics')} left out")
+            why.append(f"the question counts objects, not the {measured.get('metrics')} of {prop}")
     amended, literals = amend_wording(question, amended)
     why += literals
     return (amended, "; ".join(why) + ".") if why else (arguments, "")

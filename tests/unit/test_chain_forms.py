@@ -185,6 +185,13 @@ def test_a_count_of_objects_keeps_no_statistic_of_a_number_the_question_does_not
     asked = "How many millimetres of precipitation fell in 2015?"  # the property named: its sum is asked
     assert amend_to_question(asked, summed, [])[0] == summed
     assert amend_to_question("How many guests in total are expected?", summed, [])[0] == summed  # a sum asked
+    bounded = {  # "average rating" names the property, and the call averages the rating it bounds
+        "collection_name": "Restaurants",
+        "integer_property_filter": {"property_name": "averageRating", "operator": ">", "value": 3.8},
+        "integer_property_aggregation": {"property_name": "averageRating", "metrics": "MEAN"},
+    }
+    amended = amend_to_question("How many Italian restaurants have an average rating of more than 3.8?", bounded, [])
+    assert amended[0]["integer_property_aggregation"]["metrics"] == "COUNT"
     for split in ("natural", "explicit", "compound", "related", "multistep", "conversation"):
         for case in load_split(split_path(split)):
             gold = case.ground_truth.model_dump(exclude_none=True)
