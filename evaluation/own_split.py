@@ -24,7 +24,7 @@ from agent.answer import FinalAnswer
 from agent.strategies.grounded import derived_answer
 from evaluation.answer_key import AnswerKey
 from evaluation.answers import grade_committed
-from evaluation.paraphrase import Reword, paraphrase
+from evaluation.paraphrase import Reword, paraphrase, reason_kind
 from executors import ExecutorError, QueryResult, WeaviateExecutor
 from executors.schema import CollectionSchema
 from fixtures.authoring.own import Composed, compose_questions, words
@@ -164,7 +164,7 @@ def _reword(line: dict[str, Any], reword: Reword, properties: list[str], composi
     lacking = [re.sub(r"s$", "", line["lacks"])] if line["lacks"] else []
     text, why = paraphrase(line["query"], calls, reword, properties, lacking)
     if text is None:
-        composition.kept_templates[why.split(" '")[0].split(" of ")[0].split(" on ")[0]] += 1
+        composition.kept_templates[reason_kind(why)] += 1
         return
     composition.reworded += 1
     line.update(template=line["query"], query=text, forms=[*line["forms"], "paraphrase"])

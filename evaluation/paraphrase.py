@@ -165,3 +165,9 @@ def paraphrase(
     if not reason and (gone := [w for w in lacking if not _named(w, text)]):
         reason = f"drops the measure {gone[0]!r}"
     return (None, reason) if reason else (" ".join(text.split()), "")
+
+
+def reason_kind(why: str) -> str:
+    """A reason without what it names, to count reasons by kind: "drops the value 'Thai'" -> "drops the value"."""
+    named = re.match(r"(drops the value|drops the measure|names no word|adds a condition|the model failed)\b", why)
+    return named.group(1) if named else why

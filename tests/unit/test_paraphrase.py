@@ -73,3 +73,12 @@ def test_the_model_s_reply_is_kept_only_where_the_check_keeps_it() -> None:
     unanswerable = "What is the average weight of the stones?"
     kept = paraphrase(unanswerable, [], lambda _p: "How heavy are the stones on average?", lacking=["weight"])
     assert kept == (None, "drops the measure 'weight'")
+
+
+def test_reasons_are_counted_by_kind_without_what_they_name() -> None:
+    from evaluation.paraphrase import reason_kind
+
+    assert reason_kind("drops the value 'Thai'") == "drops the value"
+    assert reason_kind("names no word of averageRating") == "names no word"
+    assert reason_kind("adds a condition on openNow") == "adds a condition"
+    assert reason_kind("no longer asks above") == "no longer asks above"
