@@ -270,14 +270,18 @@ def to_statistic(question: str, arguments: dict[str, Any], numbers: list[str]) -
     """The call computing the mean (sum) the question's words ask for ("Average yield of the Manchuria or
     Svansota plots?": MEAN of yield) where it computes no number at all: a count or the top values of a
     category, a listing. A call with a statistic of its own keeps it, as does a property the call filters or
-    whose name says the statistic (`averageRating`). A question that asks per group in so many words keeps
-    the call's group-by, with the statistic computed per group ("the average weight for each origin" counted
-    each origin: the mean of the weight per origin); one that asks which group, or per group with no
-    group-by in the call, is left as it is. Its conditions are kept."""
+    whose name says the statistic (`averageRating`). A question that asks per group in so many words, over a
+    call that groups by a property and tallies it, keeps the group-by with the statistic computed per group
+    ("the average weight for each origin" counted each origin: the mean of the weight per origin); one that
+    asks which group, a bare group-by, or no group-by is left as it is. Its conditions are kept."""
     asked = statistic_asked(question, numbers)
     busy = any(arguments.get(slot) for slot in (NUMBER_AGGREGATION, BOOLEAN_AGGREGATION, *RELATED_FIELDS))
-    # "for each origin", "per site": the statistic per group; "which subject", "the most common": left as is
-    per_group = bool(arguments.get(GROUPBY_FIELD)) and bool(ASKS_PER_GROUP.search(question))
+    # "for each origin" over a call that tallies the origins it groups by (COUNT, TYPE): the statistic per
+    # group; a bare group-by (the counts a comparison of the most common groups reads), "which subject": as is
+    grouped = arguments.get(GROUPBY_FIELD)
+    tally = arguments.get(TEXT_AGGREGATION)
+    tallies = isinstance(tally, dict) and tally.get("property_name") == grouped and tally.get("metrics") in _TALLY
+    per_group = bool(grouped) and tallies and bool(ASKS_PER_GROUP.search(question))
     if asked is None or busy or (asks_for_groups(question) and not per_group):
         return arguments, ""
     prop, metric = asked
