@@ -1,4 +1,8 @@
-"""Speculative decoding from the prompt for `dbgorilla.llm_server` (`--draft_tokens=N`; see its docstring)."""
+"""Speculative decoding from the prompt for `dbgorilla.llm_server` (`--draft_tokens=N`; see its docstring).
+
+Read against llama-cpp-python `READ_AGAINST` (`Llama.generate`'s speculative loop, `Llama.eval`, the
+context's `decode`); tests/unit/test_llama_patches.py fails when the installed version moves.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+#: The llama-cpp-python version whose speculative loop and eval this module was read against.
+READ_AGAINST = "0.3.36"
 #: Tokens before a reply kept with it in the history (the template's "<|im_start|>assistant\n"), so that
 #: the next reply's first tokens find the earlier reply's opening.
 LEAD = 3

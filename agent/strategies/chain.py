@@ -35,6 +35,7 @@ from agent.answer import Commit, FinalAnswer
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies import arithmetic
 from agent.strategies.asked import LEAST_WORDS
+from agent.strategies.compared import asked_of
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
 from agent.strategies.rewrite import completed, rewrite
 from agent.strategies.values import StoredCategories, Values
@@ -230,7 +231,7 @@ class Chain:
         if comparison is not None:
             return self._compare(model, executor, tools, config, question, comparison, on_call)
         parts = parts_of(question)
-        form = arithmetic.asked_of(question)
+        form = asked_of(question)
         if form is not None:
             answering = arithmetic.Answering(self.inner, self._values, executor, len(parts))
             computed = answering.run(model, tools, config, question, form, on_call)

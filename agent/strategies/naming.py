@@ -51,7 +51,7 @@ def mentions(question: str, values: dict[str, list[str]]) -> list[tuple[str, str
     pairs = [(a.start(), b.end()) for a, b in pairwise(words)]
     held = {letters(v) for stored in values.values() for v in stored}
     whole = [p for p in pairs if letters(question[p[0] : p[1]]) in held]  # "University Farm" before "University"
-    # "non-American": the value after the prefix (`conditions.excluded` reads the prefix)
+    # "non-American": the value after the prefix (`alternatives.excluded` reads the prefix)
     tails = [(m.start() + 4, m.end()) for m in words if m.group().lower().startswith("non-")]
     phrases = whole + tails + [(m.start(), m.end()) for m in words] + pairs
     found: list[tuple[str, str, int, int]] = []

@@ -28,21 +28,13 @@ from typing import Any
 
 from agent._words import content_stems, split_name
 from agent.loop import AgentConfig, AgentRun, Executor
+from agent.strategies.alternatives import alternatives, either, exclude, excluded, or_clause
 from agent.strategies.asked import one_number_asked
 from agent.strategies.codes import Chooser, chosen_code, code_for, code_mentions, held_elsewhere, letters
-from agent.strategies.conditions import (
-    alternatives,
-    either,
-    exclude,
-    excluded,
-    filtered_properties,
-    or_clause,
-    unasked,
-    with_condition,
-)
+from agent.strategies.conditions import filtered_properties, unasked, with_condition
 from agent.strategies.decompose import offered_collections
 from agent.strategies.naming import can_match, linked, mentions, named_values, nearest_value
-from agent.strategies.wording import restates
+from agent.strategies.restating import restates
 from agent.tooldef import ToolSet
 from executors.errors import ExecutorError
 from executors.schema import CollectionSchema

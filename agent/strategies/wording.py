@@ -25,12 +25,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent._words import IRREGULAR_PLURALS, MONTHS, close_spelling, content_stems, meets, split_name
-from executors.schema import CollectionSchema
+from agent._words import IRREGULAR_PLURALS, close_spelling, content_stems, meets, split_name
 from executors.vocabulary import (
     AGGREGATION_SLOT,
-    CONDITIONS_FIELD,
-    FILTER_FIELDS,
     FILTER_SLOT,
     NumberMetric,
     NumberOperator,
@@ -350,64 +347,3 @@ def amend_wording(question: str, arguments: dict[str, Any]) -> tuple[dict[str, A
             amended[TEXT_FILTER] = {**where, "value": pattern}
             why.append(f"the words ask for the pattern {pattern}")
     return (amended, why) if why else (arguments, [])
-
-
-#: Words a search that only restates conditions may hold besides values and names ("X and Y", "in July 2025").
-#: The most words a stored value has that a search may restate as a category ("Computer Science").
-MAX_CATEGORY_WORDS = 3
-_JOINERS = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "not",
-        "no",
-        "in",
-        "on",
-        "at",
-        "of",
-        "for",
-        "with",
-        "by",
-        "to",
-        "from",
-        "between",
-        "than",
-        "that",
-        "which",
-        "who",
-        "whose",
-        "is",
-        "are",
-        "was",
-        "were",
-        "mention",
-        "mentions",
-        "mentioning",
-        "contain",
-        "contains",
-        "containing",
-        "word",
-        "words",
-    ]
-)
-
-
-def restates(search: str, arguments: dict[str, Any], found: CollectionSchema, values: dict[str, list[str]]) -> bool:
-    """Whether a search holds nothing but the call's filter values, the collection's property names, its
-    stored category values (of a few words), dates and numbers: "Computer Science and Python", "rating
-    between 3 and 4.2", "July 2025". Such a search restricts an aggregation to its nearest objects and finds
-    nothing a filter does not say; a topic ("places with live music") holds other words."""
-    listed = arguments.get(CONDITIONS_FIELD)
-    held = [f for f in [*map(arguments.get, FILTER_FIELDS), *(listed if isinstance(listed, list) else [])]]
-    texts = [str(f.get("value")) for f in held if isinstance(f, dict)]
-    # a stored value counts when it is a category (a few words), not prose: "The host asks for wheelchair
-    # access." makes no search for "wheelchair access" a restatement
-    texts += [split_name(p.name) for p in found.properties] + [
-        v for vs in values.values() for v in vs if len(v.split()) <= MAX_CATEGORY_WORDS
-    ]
-    known = {w for text in texts for w in re.findall(r"[a-z]+", text.lower())} | _JOINERS | set(MONTHS)
-    words = re.findall(r"[a-z]+", search.lower())
-    return bool(words) and all(w in known for w in words)

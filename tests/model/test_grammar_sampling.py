@@ -1,6 +1,6 @@
 """Greedy sampling under a grammar, best token checked first: the same tokens as llama.cpp's chain.
 
-The fast path (`dbgorilla.llm_server.greedy_grammar_token`) must never change what the model writes,
+The fast path (`dbgorilla.llama_grammar.greedy_grammar_token`) must never change what the model writes,
 only how long it takes: the small test model writes the same JSON with and without it, for a schema
 of enums and free text, and the fast path did decide most tokens (else it saves nothing).
 """
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dbgorilla import llm_server
+from dbgorilla import llama_grammar
 
 pytestmark = pytest.mark.model
 
@@ -50,7 +50,7 @@ def write(llama: Any, prompt: str, repeat_penalty: float) -> str:
 def test_the_fast_path_writes_what_the_full_chain_writes(llama: Any, repeat_penalty: float) -> None:
     plain = [write(llama, prompt, repeat_penalty) for prompt in PROMPTS]
     decided = {"fast": 0, "full": 0}
-    original = llm_server.greedy_grammar_token
+    original = llama_grammar.greedy_grammar_token
 
     def counted(model: Any, idx: int | None) -> int | None:
         token = original(model, idx)
@@ -58,12 +58,12 @@ def test_the_fast_path_writes_what_the_full_chain_writes(llama: Any, repeat_pena
         return token
 
     sample = type(llama).sample
-    llm_server.patch_grammar_sampling(type(llama))
+    llama_grammar.patch_grammar_sampling(type(llama))
     try:
-        llm_server.greedy_grammar_token = counted  # type: ignore[assignment]
+        llama_grammar.greedy_grammar_token = counted  # type: ignore[assignment]
         fast = [write(llama, prompt, repeat_penalty) for prompt in PROMPTS]
     finally:
-        llm_server.greedy_grammar_token = original  # type: ignore[assignment]
+        llama_grammar.greedy_grammar_token = original  # type: ignore[assignment]
         type(llama).sample = sample
     assert fast == plain
     assert all(text.startswith("{") for text in fast)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from dbgorilla import _speculative, llm_server
+from dbgorilla import _speculative, llama_grammar
 
 pytestmark = pytest.mark.model
 
@@ -86,7 +86,7 @@ def counted_decodes(llama: Any) -> Iterator[Counted]:
         counted.decodes += 1
         return decode(batch)
 
-    llm_server.patch_grammar_sampling(cls)
+    llama_grammar.patch_grammar_sampling(cls)
     try:
         context.decode = counting
         keep_replies(cls, counted)

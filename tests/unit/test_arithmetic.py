@@ -11,7 +11,7 @@ import pytest
 from agent import AgentConfig, ModelReply, ToolDesign, build_tools
 from agent.answer import is_commit_request
 from agent.strategies import build_strategy
-from agent.strategies.arithmetic import asked_of, held, keeping, pair_of
+from agent.strategies.compared import asked_of, held, keeping, pair_of
 from agent.testing import FunctionModel, tool_reply
 from agent.tokens import estimate_counter
 from executors import ReferenceExecutor

@@ -8,20 +8,10 @@ from typing import Any
 
 import pytest
 
-from agent.strategies.conditions import (
-    alternatives,
-    date_condition,
-    either,
-    exclude,
-    excluded,
-    filtered_properties,
-    or_clause,
-    put_back,
-    shown,
-    with_condition,
-)
+from agent.strategies.alternatives import alternatives, either, exclude, excluded, or_clause
+from agent.strategies.conditions import date_condition, filtered_properties, put_back, shown, with_condition
 from agent.strategies.naming import mentions
-from agent.strategies.wording import restates
+from agent.strategies.restating import restates
 from executors.vocabulary import MAX_CONDITIONS
 from fixtures.use_cases import database_schema_of, get_use_case
 
@@ -284,8 +274,8 @@ def test_the_question_s_number_on_another_property_is_moved_to_the_property_its_
 
 
 def test_excluded_names_of_stored_codes_exclude_the_codes_whatever_the_model_wrote() -> None:
+    from agent.strategies.alternatives import excluded
     from agent.strategies.codes import code_mentions
-    from agent.strategies.conditions import excluded
 
     question = "How many airports are in states other than Alaska and Texas?"
     states = {"state": ["AK", "TX", "CA", "KS"]}
@@ -311,7 +301,7 @@ def test_excluded_names_of_stored_codes_exclude_the_codes_whatever_the_model_wro
 
 
 def test_a_people_s_name_names_its_country_as_the_data_stores_it_excluded_too() -> None:
-    from agent.strategies.conditions import excluded
+    from agent.strategies.alternatives import excluded
     from agent.strategies.naming import nearest_value
 
     origins = {"origin": ["USA", "Japan", "Europe"]}
