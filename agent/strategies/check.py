@@ -211,6 +211,48 @@ class Check:
             sent += openings_of(self.inner, model, executor, tools, about)
         return sent
 
+    def _settle(
+        self,
+        model: Any,
+        executor: Executor,
+        question: str,
+        asked: str,
+        shown: list[Any],
+        decision: dict[str, Any],
+    ) -> Usage:
+        """The verdict on the decided collection, set in `decision`: from the words where they settle it
+        (a property or a stored value named, objects alone), else from one more request; its usage."""
+        chosen = next((c for c in shown if c.name == decision.get("collection")), shown[0])
+        collection = linked_collection(question, shown, chosen)
+        if collection is not chosen:
+            decision["collection"], decision["linked_by_words"] = collection.name, chosen.name
+        asks_for = str(decision.get("asks_for", ""))
+        foregone = (
+            properties_name(asks_for, collection)
+            or named_by_properties(asks_for, question, collection)
+            or named_by_properties(asks_for, question, collection, self.stored.categories(executor, collection))
+        )
+        if foregone and written_in(asks_for, question):
+            decision["verdict"], decision["named_by_properties"] = LISTED, True
+        elif asking_alone(asks_for):
+            decision["verdict"], decision["asks_for_objects"] = LISTED, True
+        elif (
+            decision.get("statistic") in COUNTS
+            and asked_words(asks_for)
+            and not beyond_names(asks_for, question, collection)
+        ):
+            # "How many airports does Texas have?": objects and a name, no property to hold
+            decision["verdict"], decision["objects_and_names"] = LISTED, True
+        elif decision.get("statistic") in COUNTS and counts_named_values(
+            asks_for, question, collection, self.stored.categories(executor, collection)
+        ):
+            decision["verdict"], decision["objects_and_values"] = LISTED, True
+        else:
+            verdict, more = _verdict(model, _verdict_prompt(collection, asked))
+            decision["verdict"] = verdict
+            return more
+        return Usage()
+
     def run(
         self,
         model: Any,
@@ -236,37 +278,7 @@ class Check:
                 if not named_in(str(decision.get("asks_for", "")), shown):
                     decision["verdict"], decision["named_in_database"] = NOT_LISTED, False
                 else:
-                    chosen = next((c for c in shown if c.name == decision.get("collection")), shown[0])
-                    target = [linked_collection(question, shown, chosen)]
-                    if target[0] is not chosen:
-                        decision["collection"], decision["linked_by_words"] = target[0].name, chosen.name
-                    asks_for = str(decision.get("asks_for", ""))
-                    collection = target[0]
-                    foregone = (
-                        properties_name(asks_for, collection)
-                        or named_by_properties(asks_for, question, collection)
-                        or named_by_properties(
-                            asks_for, question, collection, self.stored.categories(executor, collection)
-                        )
-                    )
-                    if foregone and written_in(asks_for, question):
-                        decision["verdict"], decision["named_by_properties"] = LISTED, True
-                    elif asking_alone(asks_for):
-                        decision["verdict"], decision["asks_for_objects"] = LISTED, True
-                    elif (
-                        decision.get("statistic") in COUNTS
-                        and asked_words(asks_for)
-                        and not beyond_names(asks_for, question, target[0])
-                    ):
-                        # "How many airports does Texas have?": objects and a name, no property to hold
-                        decision["verdict"], decision["objects_and_names"] = LISTED, True
-                    elif decision.get("statistic") in COUNTS and counts_named_values(
-                        asks_for, question, collection, self.stored.categories(executor, collection)
-                    ):
-                        decision["verdict"], decision["objects_and_values"] = LISTED, True
-                    else:
-                        verdict, more = _verdict(model, _verdict_prompt(target[0], asked))
-                        decision["verdict"], usage = verdict, usage + more
+                    usage = usage + self._settle(model, executor, question, asked, shown, decision)
         except (ModelError, ValueError) as error:  # undecided: the inner strategy as is
             run = self.inner.run(model, executor, tools, config, question, on_call)
             run.strategy_notes["check"] = {"fell_back": f"{type(error).__name__}: {error}"}

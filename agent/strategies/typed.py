@@ -99,8 +99,8 @@ def group_named(question: str, properties: list[str]) -> str | None:
     return named[0] if best and len(named) == 1 else None
 
 
-def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[str]) -> tuple[dict[str, Any], str]:
-    """The call with the slots the question's words ask for and the model left out, and why ("" if none)."""
+def _asked_shapes(question: str, arguments: dict[str, Any], groupable: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """The call with the share, the group-by and the number of different values the words ask for, and why."""
     amended, why = dict(arguments), []
     where = arguments.get(BOOLEAN_FILTER)
     # a call that aggregates something else read the share words as part of a name ("the average discount
@@ -145,6 +145,13 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
         del amended[TEXT_AGGREGATION]
         amended[GROUPBY_FIELD] = counted["property_name"]
         why.append(f"the question asks how many different {counted['property_name']}: grouped by it")
+    return amended, why
+
+
+def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[str]) -> tuple[dict[str, Any], str]:
+    """The call with the slots the question's words ask for and the model left out, and what it leaves out
+    beside them, and why ("" if none)."""
+    amended, why = _asked_shapes(question, arguments, groupable)
     beside = amended.get(TEXT_AGGREGATION)
     numeric = any(isinstance(amended.get(slot), dict) for slot in (NUMBER_AGGREGATION, BOOLEAN_AGGREGATION))
     if isinstance(beside, dict) and beside.get("metrics") in _TALLY and numeric and not _TYPE.search(question):
