@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 
 from dbgorilla.config import Ports, Settings
-from dbgorilla.embedding.encoder import MiniLMEncoder
+from llm.encoder import MiniLMEncoder
 from dbgorilla.services import EmbedderService
 
 WORDS = [

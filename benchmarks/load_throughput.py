@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dbgorilla.config import Settings
 from dbgorilla.connection import connect
-from dbgorilla.embedding.encoder import MiniLMEncoder
+from llm.encoder import MiniLMEncoder
 from fixtures.generator import DEFAULT_SEED, ObjectGenerator
 from fixtures.loader import BatchOptions, drop_use_cases, load_schemas, resolve_use_case_names
 from fixtures.use_cases import UseCase, get_use_cases

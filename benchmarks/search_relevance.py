@@ -17,7 +17,7 @@ import statistics
 
 import numpy as np
 
-from dbgorilla.embedding.encoder import MiniLMEncoder
+from llm.encoder import MiniLMEncoder
 from executors.options import SEARCH_MAX_DISTANCE
 from fixtures import DEFAULT_SEED, ObjectGenerator, get_use_cases
 from fixtures.use_cases import DATA_DIR

@@ -17,6 +17,7 @@ from executors.index_health import IndexBroken
 from executors.ownership import InvalidNamespace, NotOurCollection
 from fixtures.datasets import DatasetFileError, PaperFileError
 from fixtures.loader import LoadFailed
+from llm.encoder import EncoderMissing
 
 #: Errors of the lower layers, each reported as one line with the exit code of its kind.
 EXIT_CODES: dict[type[Exception], ExitCode] = {
@@ -30,6 +31,7 @@ EXIT_CODES: dict[type[Exception], ExitCode] = {
     IndexBroken: ExitCode.FAILURE,
     ScopeError: ExitCode.CONFIG,
     ModelError: ExitCode.FAILURE,
+    EncoderMissing: ExitCode.MISSING_DEPENDENCY,
     OwnSplitError: ExitCode.CONFIG,  # a collection missing or too large, or no question composed
     # A file the user gave is not what the command reads: the message names the file and its bad lines.
     DatasetFileError: ExitCode.BAD_INPUT,

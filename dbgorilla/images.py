@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dbgorilla.config import WEAVIATE_VERSION, cache_dir, weaviate_binary_path
-from dbgorilla.embedding.encoder import onnx_model_path, tokenizer_path
+from llm.encoder import onnx_model_path, tokenizer_path
 from dbgorilla.errors import BuildFailed, MissingDependency
 
 Echo = Callable[[str], None]
@@ -294,6 +294,10 @@ def build_embedder_image(client, base: str, echo: Echo = print) -> BuiltImage:  
         shutil.copy2(PACKAGE_DIR / module, app / module)
     for module in sorted((PACKAGE_DIR / "embedding").glob("*.py")):
         shutil.copy2(module, app / "embedding" / module.name)
+    # the encoder is the lowest layer's (`llm.encoder`); the image holds it alone, not llm's clients
+    (context / "app" / "llm").mkdir()
+    (context / "app" / "llm" / "__init__.py").write_text("")
+    shutil.copy2(PACKAGE_DIR.parent / "llm" / "encoder.py", context / "app" / "llm" / "encoder.py")
     return _docker_build(client, "embedder", EMBEDDER_IMAGE, context, base, echo)
 
 

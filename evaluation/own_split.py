@@ -90,7 +90,7 @@ def _slug(name: str) -> str:
     return slug if slug[:1].isalpha() else f"c_{slug}"
 
 
-#: An embedder: texts -> one vector each (`dbgorilla.embedding.encoder.MiniLMEncoder.encode`).
+#: An embedder: texts -> one vector each (`llm.encoder.MiniLMEncoder.encode`).
 Encode = Callable[[list[str]], Any]
 
 

@@ -106,7 +106,7 @@ FUNCTION_WORDS = frozenset(
     )
 )
 #: A capitalized word inside a sentence: a name the question gives ("airports in Texas"), a value.
-_NAME = re.compile(r"(?<=[\w,;:'’)] )[A-Z][\w'’&.-]*")
+NAME = re.compile(r"(?<=[\w,;:'’)] )[A-Z][\w'’&.-]*")
 
 
 def beyond_names(
@@ -116,7 +116,7 @@ def beyond_names(
     inside it: a value, "Texas"; "34.0"), nor stored `values` it names ("snow", a `weather`), nor the
     collection's own name ("airports"): what a property would have to hold. A word of size stands for
     the measure it names ("heaviest" for weight)."""
-    names = {w for m in _NAME.finditer(question) for w in content_stems(m.group())}
+    names = {w for m in NAME.finditer(question) for w in content_stems(m.group())}
     names |= {w for _, _, start, end in mentions(question, values or {}) for w in content_stems(question[start:end])}
     objects = content_stems(split_name(collection.name))
     sized = {w for w in content_stems(asks_for) if w in DIMENSION_STEMS}

@@ -46,6 +46,7 @@ from agent.strategies.asked_for import (
     written_in,
 )
 from agent.strategies.decompose import offered_collections
+from agent.strategies.meaning import meant_property
 from agent.strategies.openings import openings_of
 from agent.strategies.values import StoredCategories
 from agent.tooldef import ToolSet
@@ -247,6 +248,9 @@ class Check:
             asks_for, question, collection, self.stored.categories(executor, collection)
         ):
             decision["verdict"], decision["objects_and_values"] = LISTED, True
+        elif (meant := meant_property(asks_for, question, collection)) is not None:
+            # "the worst gas mileage": miles_per_gallon by meaning, no word of it spelled (`meaning`)
+            decision["verdict"], decision["named_by_meaning"] = LISTED, meant
         else:
             verdict, more = _verdict(model, _verdict_prompt(collection, asked))
             decision["verdict"] = verdict
@@ -275,7 +279,8 @@ class Check:
         try:  # what the question is about, then a verdict on that one collection's properties alone
             decision, usage = ask(*_about(shown, asked))
             if not refusal(decision, question):
-                if not named_in(str(decision.get("asks_for", "")), shown):
+                said = str(decision.get("asks_for", ""))
+                if not named_in(said, shown) and not any(meant_property(said, question, c) for c in shown):
                     decision["verdict"], decision["named_in_database"] = NOT_LISTED, False
                 else:
                     usage = usage + self._settle(model, executor, question, asked, shown, decision)

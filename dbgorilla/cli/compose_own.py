@@ -10,7 +10,7 @@ from pathlib import Path
 from dbgorilla.chat import resolve_model
 from dbgorilla.cli.audit_view import print_own_audit
 from dbgorilla.cli.console import connected, err, out, progress_bar, say
-from dbgorilla.embedding.encoder import MiniLMEncoder
+from llm.encoder import MiniLMEncoder
 from dbgorilla.errors import ConfigError
 from evaluation.audit.own import audit_own
 from evaluation.own_split import compose_split, render

@@ -15,7 +15,7 @@ from dbgorilla.cli.compose_own import audit_own_file, compose_own
 from dbgorilla.cli.console import NamespaceOption, connected, err, out, progress_bar
 from dbgorilla.cli.loading import drop, load
 from dbgorilla.config import Settings
-from dbgorilla.embedding.encoder import MiniLMEncoder
+from llm.encoder import MiniLMEncoder
 from dbgorilla.errors import ExitCode, ServiceNotRunning
 from dbgorilla.local_models import DEFAULT_MODEL
 from evaluation.audit import audit_dataset

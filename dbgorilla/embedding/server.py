@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-from dbgorilla.embedding.encoder import DIMENSIONS, MAX_TOKENS, MODEL_ID, MiniLMEncoder
+from llm.encoder import DIMENSIONS, MAX_TOKENS, MODEL_ID, MiniLMEncoder
 
 MAX_BATCH = 64
 GATHER_SECONDS = 0.002

@@ -19,7 +19,7 @@ from weaviate.classes.config import Configure, DataType, Property
 from agent.answer import FinalAnswer
 from dbgorilla.cli.evaluate_public import prepare_collections
 from dbgorilla.connection import connect
-from dbgorilla.embedding.encoder import MiniLMEncoder
+from llm.encoder import MiniLMEncoder
 from dbgorilla.errors import ConfigError
 from evaluation.own_split import OwnSplitError, compose_split, stored_rows
 from evaluation.public_run import grade

@@ -9,7 +9,7 @@ import httpx
 import numpy as np
 import pytest
 
-from dbgorilla.embedding.encoder import DIMENSIONS, MiniLMEncoder
+from llm.encoder import DIMENSIONS, MiniLMEncoder
 from dbgorilla.services import EmbedderService
 from tests.conftest import fresh_settings
 

@@ -8,7 +8,7 @@ from functools import cache
 
 import pytest
 
-from dbgorilla.embedding.encoder import MiniLMEncoder
+from llm.encoder import MiniLMEncoder
 from executors import CollectionSchema, DatabaseSchema, PropertySchema, ReferenceExecutor
 from fixtures import (
     DEFAULT_OBJECTS_PER_COLLECTION,

