@@ -43,6 +43,7 @@ from typing import Any
 from agent._words import content_stems, meets, split_name
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.asked import ASKS_PER_GROUP, asks_for_groups, extreme_asked, one_number_asked, statistic_asked
+from agent.strategies.compared import held
 from agent.strategies.conditions import filtered_properties, put_back, shown
 from agent.strategies.openings import openings_of
 from agent.strategies.wording import (
@@ -297,6 +298,25 @@ def to_statistic(question: str, arguments: dict[str, Any], numbers: list[str]) -
     return _computing(arguments, prop, metric, keep_groups=per_group)
 
 
+def off_fixed(question: str, arguments: dict[str, Any], numbers: list[str]) -> tuple[dict[str, Any], str]:
+    """The call's statistic moved off a number property its conditions hold to one value: the mean of
+    `cylinders` where `cylinders = 8` is 8 whatever the data ("avg weight of US cars with 8 cylinders?"
+    averaged the cylinders it put back). Moved to the one other number property the question's words name
+    with a statistic (`asked.statistic_asked`); left as it is where they name none."""
+    asked = arguments.get(NUMBER_AGGREGATION)
+    fixed = {str(c.get("property_name")) for c in held(arguments) if c.get("operator") == "="}
+    if not isinstance(asked, dict) or asked.get("property_name") not in fixed or asked.get("metrics") in _TALLY:
+        return arguments, ""
+    other = statistic_asked(question, [n for n in numbers if n not in fixed])
+    if other is None:
+        return arguments, ""
+    prop, metric = other
+    moved = {**arguments, NUMBER_AGGREGATION: {"property_name": prop, "metrics": metric}}
+    return moved, f"the {asked.get('metrics')} of {asked.get('property_name')}, which the call holds to one value, " + (
+        f"answers nothing: the {metric} of {prop} the question names."
+    )
+
+
 def _about(tools: ToolSet, config: AgentConfig) -> str:
     """The collection whose properties the enums hold ("": every one offered, as a `related` call may cross to
     them; the compound tool's conditions are on the collection's own properties)."""
@@ -354,6 +374,8 @@ class Typed:
                 if restored is not None and restored["property_name"] not in filtered_properties(amended):
                     amended = {**amended, NUMBER_FILTER: restored}
                     why = (why + " " if why else "") + f"the question's condition {shown(restored)} was put back."
+            amended, off = off_fixed(question, amended, numbers)
+            why = " ".join(w for w in (why, off) if w)
             unsearchable = found is not None and not found.searchable and bool(amended.get(SEARCH_FIELD))
             if unsearchable and any(amended.get(slot) for slot in COMPONENT_FIELDS if slot != SEARCH_FIELD):
                 # no vectorizer, no search: the call's conditions answer without it (a search alone is left

@@ -446,3 +446,33 @@ def test_a_mean_the_words_ask_for_is_computed_where_the_call_computes_no_number_
             if to_statistic(case.query, gold, numbers)[0] != gold:
                 changed.append((split, case.id))
     assert changed == []
+
+
+def test_a_statistic_of_a_property_the_call_holds_to_one_value_moves_to_the_one_the_words_name() -> None:
+    from agent.strategies.typed import off_fixed
+    from executors.vocabulary import PropertyKind
+    from fixtures.datasets import load_split, split_path
+    from fixtures.use_cases import get_use_case
+
+    numbers = ["miles_per_gallon", "cylinders", "weight_in_lbs", "horsepower"]
+    fixed = {
+        "collection_name": "Cars",
+        "integer_property_aggregation": {"property_name": "cylinders", "metrics": "MEAN"},
+        "conditions": [{"property_name": "cylinders", "operator": "=", "value": 8}],
+    }
+    amended, why = off_fixed("avg weight of cars with 8 cylinders?", fixed, numbers)
+    assert amended["integer_property_aggregation"] == {"property_name": "weight_in_lbs", "metrics": "MEAN"}
+    assert amended["conditions"] == fixed["conditions"] and "holds to one value" in why
+    # no other property named with a statistic: left as it is; a count of it is a count
+    assert off_fixed("How many cars have 8 cylinders?", fixed, numbers) == (fixed, "")
+    counted = {**fixed, "integer_property_aggregation": {"property_name": "cylinders", "metrics": "COUNT"}}
+    assert off_fixed("average weight of cars with 8 cylinders?", counted, numbers) == (counted, "")
+    changed = []
+    for split in ("natural", "explicit", "compound", "related", "multistep"):
+        for case in load_split(split_path(split)):
+            properties = [p for c in get_use_case(case.use_case).collections for p in c.properties]
+            gold = case.ground_truth.to_tool_arguments()
+            names = [p.name for p in properties if p.kind is PropertyKind.NUMBER]
+            if off_fixed(case.query, gold, names)[0] != gold:
+                changed.append((split, case.id))
+    assert changed == []
