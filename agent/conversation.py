@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.loop import AgentRun, ExecutedCall
+from agent.loop import AgentRun, ExecutedCall, Follows
 from executors import ExecutorError
 from executors.spec import FilterSpec, QuerySpec
 from executors.vocabulary import AGGREGATION_FIELDS, CONDITIONS_FIELD, GROUPBY_FIELD, MATCH_FIELD, SORT_FIELD, Match
@@ -145,23 +145,20 @@ def carried_into(question: str, earlier: Sequence[Turn]) -> Carried | None:
 
 #: A follow-up that asks the earlier question again of other objects: "And what about Japanese ones?".
 _AGAIN = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\b", re.IGNORECASE)
-#: The earlier question, as `context_of` quotes it.
-_QUOTED = re.compile(r'^\(This follows the question "(.*)"\.(?: Its answer rested on .*)?\)$', re.DOTALL)
 
 
-def form_question(question: str, conversation: str) -> str:
+def form_question(question: str, follows: Follows | None) -> str:
     """The words that say what form the answer takes (a count, a name, a value): the question's own, and
-    for one that only asks the earlier question again of other objects, the earlier question
-    (`context_of` quotes it)."""
-    earlier = _QUOTED.search(conversation) if _AGAIN.search(question) else None
-    return earlier.group(1) if earlier else question
+    for one that only asks the earlier question again of other objects, the earlier question."""
+    return follows.question if follows is not None and _AGAIN.search(question) else question
 
 
-def context_of(turn: Turn) -> str:
+def context_of(turn: Turn) -> Follows:
     """What the model reads after a follow-up: the question it follows and the objects that one's answer
     rested on (a follow-up's own words name neither the earlier statistic nor the earlier values)."""
-    found = f" Its answer rested on {turn.keeps.collection} where {turn.keeps.said()}." if turn.keeps else ""
-    return f'(This follows the question "{turn.question}".{found})'
+    if turn.keeps is None:
+        return Follows(question=turn.question)
+    return Follows(question=turn.question, collection=turn.keeps.collection, where=turn.keeps.said())
 
 
 def answered_on(run: AgentRun) -> ExecutedCall | None:

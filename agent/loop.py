@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent._recover import recover_tool_calls
 from agent.answer import Commit, FinalAnswer, commit_answer
@@ -112,6 +112,28 @@ class AgentRun(BaseModel):
         return self.commit.answer if self.commit is not None else None
 
 
+class Follows(BaseModel):
+    """The earlier turn a follow-up follows: its question, and the objects its answer rested on."""
+
+    model_config = ConfigDict(frozen=True)
+    question: str
+    #: The collection and the conditions (as words) of the call the earlier answer rested on; "" unknown.
+    collection: str = ""
+    where: str = ""
+
+    def context(self) -> str:
+        """What the model reads after the follow-up: the question it follows and what that one found."""
+        found = f" Its answer rested on {self.collection} where {self.where}." if self.collection else ""
+        return f'(This follows the question "{self.question}".{found})'
+
+    def brief(self) -> str:
+        """Which objects the follow-up is about, without the earlier question's words: what deciding the
+        collection and whether it holds what is asked needs (`check`), in a third of the tokens."""
+        if not self.collection:
+            return self.context()
+        return f"(It follows a question on {self.collection} where {self.where}.)"
+
+
 class AgentConfig(BaseModel):
     max_steps: int = 4
     max_corrections: int = 2
@@ -128,9 +150,9 @@ class AgentConfig(BaseModel):
     #: Text put after the question in the same turn: what a strategy found in the database for it (the
     #: stored values its words name, for instance).
     question_context: str = ""
-    #: For a follow-up, the conversation it follows (`agent.conversation.context_of`), shown to the model
-    #: after the question; the strategies read the user's own words, without it.
-    conversation: str = ""
+    #: For a follow-up, the turn it follows (`agent.conversation.context_of`), shown to the model after the
+    #: question; the strategies read the user's own words, without it.
+    follows: Follows | None = None
     #: A strategy's test of a result that answers the question by itself (grounded's `derived_answer`):
     #: when the run's one successful call passes it, the loop ends there, with no prose turn; the
     #: strategy writes the answer from the result.
@@ -165,9 +187,11 @@ class AgentConfig(BaseModel):
 
         return self.model_copy(update={"amend": amend})
 
-    def user_turn(self, question: str) -> str:
-        """The question as the user turn shows it: the preamble, the question, then the context."""
-        context = "".join(f"\n{text}" for text in (self.conversation, self.question_context) if text)
+    def user_turn(self, question: str, brief: bool = False) -> str:
+        """The question as the user turn shows it: the preamble, the question, then the context (of a
+        follow-up, `brief`ly: only which objects it is about)."""
+        follows = (self.follows.brief() if brief else self.follows.context()) if self.follows else ""
+        context = "".join(f"\n{text}" for text in (follows, self.question_context) if text)
         return f"{self.question_preamble}{question}{context}"
 
 

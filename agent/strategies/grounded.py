@@ -215,7 +215,7 @@ class Grounded:
         derived = derived_answer(results[0]) if len(results) == 1 else None
         rule = ""
         if only is not None:  # the form the question asks for: a count, a group's name, one group's value
-            formed, rule = shaped(derived or FinalAnswer(), results[0], form_question(question, config.conversation))
+            formed, rule = shaped(derived or FinalAnswer(), results[0], form_question(question, config.follows))
             if derived is None and SAYS_IT_CANNOT.search(run.final_answer or ""):
                 rule = ""  # a listing after which the model said it cannot answer: its pointing decides
             derived = formed if rule else derived

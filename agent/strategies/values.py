@@ -335,7 +335,7 @@ class Values:
                 found = schema.get(str(arguments.get("collection_name") or ""))
                 complete = self.complete_categories(executor, found) if found is not None else {}
                 # a follow-up's earlier turn names what it carries ("And how many of those are female?")
-                said = f"{question} {config.conversation or ''}"
+                said = f"{question} {config.follows.context() if config.follows else ''}"
                 arguments, dropped = unasked(said, arguments, complete)
             calls.append(str(arguments.get("collection_name") or ""))
             return arguments, " ".join(w for w in (restored, why, dropped) if w)

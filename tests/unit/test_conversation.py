@@ -75,13 +75,27 @@ def test_a_follow_up_is_told_by_its_words(question: str, follows: bool) -> None:
 
 def test_the_model_reads_what_a_follow_up_follows() -> None:
     turn = Turn(question="How many Italian restaurants are there?", answer="27", keeps=CARRIED)
-    said = context_of(turn)
+    follows = context_of(turn)
+    said = follows.context()
     assert said == (
         '(This follows the question "How many Italian restaurants are there?". '
         "Its answer rested on Restaurants where cuisine = Italian.)"
     )
-    asked = AgentConfig(conversation=said, question_context="Stored values: x.").user_turn("And those open now?")
+    config = AgentConfig(follows=follows, question_context="Stored values: x.")
+    asked = config.user_turn("And those open now?")
     assert asked == f"And those open now?\n{said}\nStored values: x."  # the question first, as every strategy reads it
+    # the check reads which objects it is about, not the earlier question's words
+    brief = config.user_turn("And those open now?", brief=True)
+    assert (
+        brief
+        == "And those open now?\n(It follows a question on Restaurants where cuisine = Italian.)\nStored values: x."
+    )
+    unknown = Turn(question="How many Italian restaurants are there?", answer="27")
+    assert (
+        context_of(unknown).brief()
+        == context_of(unknown).context()
+        == ('(This follows the question "How many Italian restaurants are there?".)')
+    )
     assert AgentConfig().user_turn("And those open now?") == "And those open now?"
 
 
@@ -255,4 +269,4 @@ def test_a_follow_up_asking_the_earlier_question_again_takes_its_form() -> None:
     asked = form_question("And what about courses whose subject is Mathematics?", said)
     assert asked == "How many courses whose subject is History are there?"  # the form asked again
     assert form_question("Which of those are online?", said) == "Which of those are online?"  # its own form
-    assert form_question("And what about Mathematics?", "") == "And what about Mathematics?"
+    assert form_question("And what about Mathematics?", None) == "And what about Mathematics?"
