@@ -13,7 +13,7 @@ from agent.loop import Executor
 from agent.models import ModelError, OracleModel, oracle_replies
 from executors.errors import ExecutorError
 from executors.schema import CollectionSchema
-from executors.vocabulary import FILTER_SLOT, PropertyKind
+from executors.vocabulary import CONDITIONS_FIELD, FILTER_SLOT, PropertyKind
 from llm import ChatRequest, ModelRequest, ResponseFormat
 
 
@@ -192,3 +192,42 @@ def country_of(written: str, stored: str) -> bool:
     names = COUNTRY_NAMES.get(written.strip().lower(), ())
     held = letters(stored)
     return any(held in (letters(name), "".join(w[0] for w in name.lower().split() if w != "of")) for name in names)
+
+
+TEXT_FILTER = FILTER_SLOT[PropertyKind.TEXT]
+
+
+def off_code_names(
+    question: str, arguments: dict[str, Any], coded_at: list[tuple[str, str, int, int]]
+) -> tuple[dict[str, Any], list[str]]:
+    """The call without a text `=` filter on another property whose value is (part of) a name the question
+    gives for a stored code: "District of Columbia" is `state = DC`, and the model's `city = "Columbia"`
+    beside it matched nothing; "Puerto Rico" is `PR`, and `country = "Puerto Rico"` matched nothing (2 of
+    the public split's airports questions, 2026-11-29). Each left out with a note."""
+    spans = [(prop, letters(question[start:end])) for prop, _, start, end in coded_at]
+
+    def named(held: object) -> bool:
+        if not isinstance(held, dict) or held.get("operator") != "=" or not isinstance(held.get("value"), str):
+            return False
+        value = letters(str(held["value"]))
+        return len(value) >= 4 and any(held.get("property_name") != p and value in name for p, name in spans)
+
+    notes = [
+        f'{f["property_name"]} = "{f["value"]}" is the name the question gives for a code: left out.'
+        for f in _filters(arguments)
+        if named(f)
+    ]
+    if not notes:
+        return arguments, []
+    kept = {k: v for k, v in arguments.items() if not (k == TEXT_FILTER and named(v))}
+    listed = [c for c in arguments.get(CONDITIONS_FIELD) or [] if not named(c)]
+    if listed:
+        kept[CONDITIONS_FIELD] = listed
+    else:
+        kept.pop(CONDITIONS_FIELD, None)
+    return kept, notes
+
+
+def _filters(arguments: dict[str, Any]) -> list[Any]:
+    listed = arguments.get(CONDITIONS_FIELD)
+    return [arguments.get(TEXT_FILTER), *(listed if isinstance(listed, list) else [])]

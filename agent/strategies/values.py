@@ -30,7 +30,15 @@ from agent._words import content_stems, split_name
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.alternatives import alternatives, either, exclude, excluded, or_clause
 from agent.strategies.asked import one_number_asked
-from agent.strategies.codes import Chooser, chosen_code, code_for, code_mentions, held_elsewhere, letters
+from agent.strategies.codes import (
+    Chooser,
+    chosen_code,
+    code_for,
+    code_mentions,
+    held_elsewhere,
+    letters,
+    off_code_names,
+)
 from agent.strategies.conditions import filtered_properties, unasked, with_condition
 from agent.strategies.decompose import offered_collections
 from agent.strategies.naming import can_match, linked, mentions, named_values, nearest_value
@@ -229,6 +237,9 @@ class Values:
         named = [(p, v) for p, v in named_values(question, categories) if not names_the_objects(collection, v)]
         held = held_elsewhere(executor, found)
         coded_at = code_mentions(question, categories, choose, held)
+        if compound:
+            arguments, notes = off_code_names(question, arguments, coded_at)
+            why += notes
         named += [n for n in dict.fromkeys((p, c) for p, c, *_ in coded_at) if n not in named]
         if compound:  # "other than X" and "X or Y" first: neither is a value to filter on as it is
             at = mentions(question, categories)

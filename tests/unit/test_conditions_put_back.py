@@ -334,3 +334,26 @@ def test_a_condition_on_a_stored_value_the_question_does_not_name_is_left_out() 
     assert unasked("How many airports are in Texas?", texas, kinds) == (texas, "")  # a code: a name stands for it
     either = {**call, "match": "any"}
     assert unasked("What was the lowest minimum temperature in 2013?", either, kinds) == (either, "")
+
+
+def test_a_filter_on_a_name_the_question_gives_for_a_code_is_left_out() -> None:
+    from agent.strategies.codes import off_code_names
+
+    question = "How many ports are in the Isle of Skye?"
+    start = question.index("Isle of Skye")
+    coded_at = [("region", "IS", start, start + len("Isle of Skye"))]
+    call = {
+        "collection_name": "Ports",
+        "text_property_filter": {"property_name": "town", "operator": "=", "value": "Skye"},
+        "conditions": [{"property_name": "region", "operator": "=", "value": "IS"}],
+    }
+    amended, notes = off_code_names(question, call, coded_at)
+    assert amended == {"collection_name": "Ports", "conditions": call["conditions"]} and len(notes) == 1
+    # a value of the code's own property, a value outside the name, or a short one: kept
+    own = {**call, "text_property_filter": {"property_name": "region", "operator": "=", "value": "Isle of Skye"}}
+    assert off_code_names(question, own, coded_at) == (own, [])
+    other = {**call, "text_property_filter": {"property_name": "town", "operator": "=", "value": "Portree"}}
+    assert off_code_names(question, other, coded_at) == (other, [])
+    short = {**call, "text_property_filter": {"property_name": "town", "operator": "=", "value": "Isle"}}
+    assert off_code_names(question, short, coded_at)[1] != []  # four letters and inside the name: left out
+    assert off_code_names(question, call, []) == (call, [])
