@@ -100,6 +100,21 @@ _PLACE_WORDS = "in|of|from|at|for|across|within|outside|and|or|than|between|to|n
 _PLACED = re.compile(rf"(?:\b(?:{_PLACE_WORDS})\.?\s+|,\s*)$", re.I)
 
 
+#: A capitalized word inside a sentence, of three letters or more: a name the question gives.
+_INNER_CAPITAL = re.compile(r"(?<=[\w,;:'’)] )[A-Z][\w'’&.-]{2,}")
+
+
+def abbreviates(value: str, question: str) -> bool:
+    """Whether a stored abbreviation (2 to 5 capitals: `AMZN`, `MSFT`) may stand for a name the question
+    gives: a capitalized word inside it with the same first letter ("Amazon's", "Microsoft"). Loose on
+    purpose: it only keeps a condition the model wrote (a ticker it knows), never adds one; the unasked
+    rule dropped `symbol = "AMZN"` for "What was Amazon's average monthly closing price before March 2003?"
+    (2026-11-29)."""
+    if not (value.isupper() and value.isalpha() and 2 <= len(value) <= 5):
+        return False
+    return any(m.group()[0] == value[0] for m in _INNER_CAPITAL.finditer(question))
+
+
 def coded(values: list[str]) -> bool:
     """Whether a property stores codes: every value is one (`is_code`)."""
     return bool(values) and all(is_code(v) for v in values)

@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from agent._words import MONTHS
-from agent.strategies.codes import coded, letters
+from agent.strategies.codes import abbreviates, coded, letters
 from agent.strategies.naming import mentions
 from agent.strategies.wording import NUMBER_FILTER, number_condition, number_range
 from executors.vocabulary import (
@@ -258,7 +258,8 @@ def unasked(question: str, arguments: dict[str, Any], categories: dict[str, list
     does not name in any way (`mentions`, its letters), and why ("" where none). Asked "What was the
     lowest minimum temperature in 2013?", the model added `weather = "Rain"` and answered for rainy days
     (2 of 16 questions on a table never seen, 2026-11-29). Properties that store codes are left alone
-    (a name stands for them: "Texas" `TX`), as is anything but a whole stored value."""
+    (a name stands for them: "Texas" `TX`), as is a stored abbreviation a name the question gives may stand
+    for ("Amazon's" `AMZN`: the model's own knowledge), and anything but a whole stored value."""
     if arguments.get(MATCH_FIELD) == Match.ANY.value:
         return arguments, ""
     named = {(prop, letters(value)) for prop, value, *_ in mentions(question, categories)}
@@ -272,6 +273,7 @@ def unasked(question: str, arguments: dict[str, Any], categories: dict[str, list
         return (
             value in {letters(v) for v in stored}  # "Rain" for `rain`: the same value to the filter
             and not coded(stored)
+            and not abbreviates(str(held.get("value")), question)
             and (prop, value) not in named
             and value not in written
         )

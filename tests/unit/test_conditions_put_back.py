@@ -357,3 +357,20 @@ def test_a_filter_on_a_name_the_question_gives_for_a_code_is_left_out() -> None:
     short = {**call, "text_property_filter": {"property_name": "town", "operator": "=", "value": "Isle"}}
     assert off_code_names(question, short, coded_at)[1] != []  # four letters and inside the name: left out
     assert off_code_names(question, call, []) == (call, [])
+
+
+def test_a_stored_abbreviation_a_name_of_the_question_may_stand_for_is_kept() -> None:
+    from agent.strategies.codes import abbreviates
+    from agent.strategies.conditions import unasked
+
+    categories = {"ticker": ["ZNTH", "QRLX", "BOLT"]}
+    call = {
+        "collection_name": "Quotes",
+        "text_property_filter": {"property_name": "ticker", "operator": "=", "value": "ZNTH"},
+    }
+    assert abbreviates("ZNTH", "What was Zenith's average close?")
+    assert unasked("What was Zenith's average close?", call, categories) == (call, "")
+    # no name of the question begins like it: the model's own condition, left out
+    assert unasked("What was the average close in 2004?", call, categories)[0] == {"collection_name": "Quotes"}
+    assert not abbreviates("ZNTH", "Zenith closed where?")  # the first word is no name: any question opens so
+    assert not abbreviates("Rain", "What about Rome?")
