@@ -129,12 +129,14 @@ def code_mentions(
     (`_PLACED`: never "the word Municipal" nor "above the Arctic Circle", never the first word: "Which" has
     the letters of `WI`), and not one that `held(property, name)` finds stored whole in another property
     ("Denver", a city, fits `DE`): asked to choose, the model took `DE` for Denver, `AR` for Arctic and `OR`
-    for Orlando, never "none". Left to right, a pair of words before a word of it ("New York")."""
+    for Orlando, never "none". Left to right, a pair of words before a word of it ("New York"). A property of
+    longer abbreviations (tickers) is read by `_abbreviated`."""
     found: list[tuple[str, str, int, int]] = []
     names = [(m.group("name"), m.start()) for m in _INNER_OF.finditer(question)]
     names += [(m.group(), m.start()) for pattern in (_INNER_PAIR, _INNER_NAME) for m in pattern.finditer(question)]
     for prop, stored in values.items():
         if not coded(stored):
+            found += _abbreviated(question, prop, stored, names, found)
             continue
         for name, start in names:
             end = question.index(name, start) + len(name)
@@ -147,6 +149,32 @@ def code_mentions(
             if meant is not None:
                 found.append((prop, meant, start, end))
     return sorted(found, key=lambda m: m[2])
+
+
+def _abbreviated(
+    question: str, prop: str, stored: list[str], names: list[tuple[str, int]], found: list[tuple[str, str, int, int]]
+) -> list[tuple[str, str, int, int]]:
+    """For a property that stores abbreviations of 4 or 5 capitals (tickers: `MSFT`, `AMZN`), each name of
+    five letters or more inside the question that exactly one of them abbreviates: its first letter, then
+    the others in order ("Microsoft" `MSFT`, "Google" `GOOG`; "Apple" is no `AAPL`, "Tesla" none). Where a
+    name stands is not read (a company is no place: "Microsoft's average close"), and the model is never
+    asked to choose: among every stored value it named one for a name the data does not hold."""
+    if not (stored and all(v.isupper() and v.isalpha() and 2 <= len(v) <= 5 for v in stored)):
+        return []
+    added: list[tuple[str, str, int, int]] = []
+    for name, start in names:
+        end = question.index(name, start) + len(name)
+        if len(name) < 5 or " " in name or any(s < end and start < e for _, _, s, e in [*found, *added]):
+            continue
+        fits = [v for v in stored if len(v) >= 4 and _in_order(letters(name), letters(v))]
+        if len(fits) == 1:
+            added.append((prop, fits[0], start, end))
+    return added
+
+
+def _in_order(name: str, code: str) -> bool:
+    rest = iter(name[1:])
+    return name[:1] == code[:1] and all(letter in rest for letter in code[1:])
 
 
 def held_elsewhere(executor: Executor, found: CollectionSchema) -> Callable[[str, str], bool]:

@@ -374,3 +374,18 @@ def test_a_stored_abbreviation_a_name_of_the_question_may_stand_for_is_kept() ->
     assert unasked("What was the average close in 2004?", call, categories)[0] == {"collection_name": "Quotes"}
     assert not abbreviates("ZNTH", "Zenith closed where?")  # the first word is no name: any question opens so
     assert not abbreviates("Rain", "What about Rome?")
+
+
+def test_a_name_one_stored_ticker_abbreviates_is_its_code_wherever_it_stands() -> None:
+    from agent.strategies.codes import code_mentions
+
+    tickers = {"ticker": ["ZNTH", "QRLX", "BOLT", "IBX"]}
+    unheld = lambda prop, name: False  # noqa: E731
+    asked = "What was Quorlax's average close, and how did Zenith do?"
+    assert [(p, c) for p, c, *_ in code_mentions(asked, tickers, None, unheld)] == [
+        ("ticker", "QRLX"),
+        ("ticker", "ZNTH"),
+    ]
+    # a name no stored ticker abbreviates in order, or too short to tell: none
+    assert code_mentions("What was Lightning's average close?", tickers, None, unheld) == []
+    assert code_mentions("What did Bolt close at?", tickers, None, unheld) == []
