@@ -54,6 +54,7 @@ from agent.strategies.wording import (
     TEXT_AGGREGATION,
     amend_wording,
     number_condition,
+    unwritten_numbers,
 )
 from agent.tooldef import ToolSet, typed_tools
 from executors.vocabulary import (
@@ -351,11 +352,17 @@ class Typed:
         about = _about(tools, config)
         compound = tools.design.operations is ToolOperations.COMPOUND
 
+        calls: list[str] = []
+
         def amend(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
             found = schema.get(str(arguments.get("collection_name") or ""))
             kinds = (PropertyKind.TEXT, PropertyKind.BOOLEAN)
             groupable = [p.name for p in found.properties if p.kind in kinds] if found is not None else []
+            # a later call may hold a number an earlier result gave
+            arguments, unwritten = unwritten_numbers(question, arguments) if not calls else (arguments, "")
+            calls.append(str(arguments.get("collection_name") or ""))
             amended, why = amend_to_question(question, arguments, groupable)
+            why = " ".join(w for w in (unwritten, why) if w)
             amended, first = to_first(question, amended)
             kinds_known = [p.name for p in found.properties if p.kind is not None] if found is not None else []
             amended, distinct = to_distinct(question, amended, kinds_known)

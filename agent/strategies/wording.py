@@ -347,3 +347,35 @@ def amend_wording(question: str, arguments: dict[str, Any]) -> tuple[dict[str, A
             amended[TEXT_FILTER] = {**where, "value": pattern}
             why.append(f"the words ask for the pattern {pattern}")
     return (amended, why) if why else (arguments, [])
+
+
+#: A number as written: digits with thousands commas and decimals, a "k" for thousands ("$50k").
+_WRITTEN = re.compile(r"(?<![\w.])(?P<n>\d[\d,]*(?:\.\d+)?)(?P<k>k\b)?", re.I)
+
+
+def written_numbers(question: str) -> set[float]:
+    """The numbers a question writes, in digits ("4,500", "66.56", "$50k") or as words up to twelve, and
+    each as a share or a percentage."""
+    numbers = {
+        float(m["n"].replace(",", "")) * (1000 if m["k"] else 1)
+        for m in _WRITTEN.finditer(question)
+        if m["n"].replace(",", "").replace(".", "", 1).isdigit()
+    }
+    words = {w.lower() for w in _WORD.findall(question)}
+    numbers |= {float(n) for word, n in NUMBER_WORDS.items() if word in words}
+    return numbers | {n / 100 for n in numbers} | {n * 100 for n in numbers}  # "50%" as 0.5, "0.5" as 50
+
+
+def unwritten_numbers(question: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The call without a number filter whose value the question does not write: the small model writes
+    the answer it expects as a condition ("Smallest sepal length of any flower that isn't a setosa?" got
+    `sepal_length <= 4.3`, and the minimum over it was read as 0; the public split, 2026-11-29). A number
+    that came from an earlier result is written in the part that uses it (`chain` names it), so this
+    reads a run's first call; "" where nothing is left out."""
+    where = arguments.get(NUMBER_FILTER)
+    value = where.get("value") if isinstance(where, dict) else None
+    if not isinstance(value, int | float) or isinstance(value, bool) or float(value) in written_numbers(question):
+        return arguments, ""
+    kept = {k: v for k, v in arguments.items() if k != NUMBER_FILTER}
+    said = f"{where.get('property_name')} {where.get('operator')} {value:g}"
+    return kept, f"the question writes no {value:g}: the condition {said} left out."

@@ -476,3 +476,26 @@ def test_a_statistic_of_a_property_the_call_holds_to_one_value_moves_to_the_one_
             if off_fixed(case.query, gold, names)[0] != gold:
                 changed.append((split, case.id))
     assert changed == []
+
+
+def test_a_number_filter_the_question_does_not_write_is_left_out() -> None:
+    from agent.strategies.wording import unwritten_numbers, written_numbers
+    from fixtures.datasets import load_split, split_path
+
+    assert {4500.0, 66.56, 50000.0, 3.0} <= written_numbers("under 4,500 g, over 66.56, $50k, three stars")
+    guessed = {
+        "collection_name": "Flowers",
+        "integer_property_filter": {"property_name": "stem_cm", "operator": "<=", "value": 4.3},
+    }
+    amended, why = unwritten_numbers("Shortest stem of any flower that isn't a tulip?", guessed)
+    assert amended == {"collection_name": "Flowers"} and "4.3" in why
+    written = {**guessed, "integer_property_filter": {"property_name": "stem_cm", "operator": ">", "value": 12}}
+    assert unwritten_numbers("How many flowers have stems over twelve cm?", written) == (written, "")
+    assert unwritten_numbers("How many flowers have stems over 12.0 cm?", written) == (written, "")
+    changed = []
+    for split in ("natural", "explicit", "compound", "related", "multistep", "conversation"):
+        for case in load_split(split_path(split)):
+            gold = case.ground_truth.to_tool_arguments()
+            if unwritten_numbers(case.query, gold)[0] != gold:
+                changed.append((split, case.id))
+    assert changed == []
