@@ -283,10 +283,11 @@ class Answering:
             return run
         arguments = made[-1].arguments or {}
         variants = Variants(executor)
-        if asked.form == "share":
-            computed = share(variants, arguments, asked)
-        elif asked.form == "spread":
-            computed = spread(variants, arguments)
+        if asked.form in ("share", "spread"):
+            # the values the question names, which a group-by of the model's call had stood for ("the longest
+            # and shortest sepal among the setosas", grouped by species): the variants run without the group-by
+            arguments, _ = self.values.restore(executor, _bare(arguments), question, compound=True)
+            computed = share(variants, arguments, asked) if asked.form == "share" else spread(variants, arguments)
         else:
             found = schema.get(str(arguments.get("collection_name"))) if schema is not None else None
             pair = pair or pair_of(question, arguments, {}, found)

@@ -159,6 +159,17 @@ def test_a_spread_is_the_maximum_less_the_minimum_over_the_call_s_conditions() -
     assert done.answer.numbers == pytest.approx([max(greek) - min(greek)])
 
 
+def test_a_spread_keeps_the_value_a_group_by_stood_for() -> None:
+    grouped = {  # the model grouped by the property whose value the question names, and filtered nothing
+        "collection_name": NAME,
+        "integer_property_aggregation": {"property_name": "price", "metrics": "MAX"},
+        "groupby_property": "cuisine",
+    }
+    done = run("What's the gap between the highest and lowest price among the Greek places?", grouped)
+    greek = [p for p in prices(cuisine="Greek") if p is not None]
+    assert done.answer.numbers == pytest.approx([max(greek) - min(greek)])
+
+
 def test_a_chain_of_parts_is_not_read_as_one_share() -> None:
     question = "Which cuisine is most common? What percentage of the places of that cuisine stay open late?"
     done = run(
