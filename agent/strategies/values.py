@@ -41,6 +41,7 @@ from agent.strategies.codes import (
 )
 from agent.strategies.conditions import filtered_properties, unasked, with_condition
 from agent.strategies.decompose import offered_collections
+from agent.strategies.free_text import named_in_text
 from agent.strategies.naming import can_match, linked, mentions, named_values, nearest_value
 from agent.strategies.restating import restates
 from agent.tooldef import ToolSet
@@ -257,6 +258,19 @@ class Values:
             else:
                 arguments, notes = or_clause(question, arguments, at)
                 why += notes
+        if compound:  # "any Honda": a word of the cars' names, no category's value
+            taken = [(s, e) for *_, s, e in (*mentions(question, categories), *coded_at)]
+            texts = [p for p in text_properties(found) if p not in complete]
+
+            def matches(prop: str, pattern: str) -> bool:
+                return self._matches(executor, collection, prop, pattern)
+
+            filtered = filtered_properties(arguments)
+            for condition in named_in_text(question, found, categories, texts, filtered, matches, taken):
+                if (added := with_condition(arguments, condition)) is not None:
+                    arguments = added
+                    prop, pattern = condition["property_name"], condition["value"]
+                    why.append(f"the question names {pattern.strip('*')!r}, a word of {prop}: {prop} LIKE {pattern}.")
         top = arguments.get(TEXT_AGGREGATION)
         # a property's top values name it; a COUNT or TYPE of it only tallies: its value is still to put back
         named_top = isinstance(top, dict) and top.get("metrics") not in ("COUNT", "TYPE")
