@@ -25,7 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agent.loop import AgentRun, ExecutedCall, Follows
+from agent.follows import Follows
+from agent.loop import AgentRun, ExecutedCall
 from executors import ExecutorError
 from executors.spec import FilterSpec, QuerySpec
 from executors.vocabulary import AGGREGATION_FIELDS, CONDITIONS_FIELD, GROUPBY_FIELD, MATCH_FIELD, SORT_FIELD, Match

@@ -14,10 +14,11 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from agent._recover import recover_tool_calls
 from agent.answer import Commit, FinalAnswer, commit_answer
+from agent.follows import Follows
 from agent.models import RESULT_OF, TOOL_TURN_SCHEMA_NAME, ModelError, ModelReply, RawToolCall, Usage
 from agent.tooldef import TOOL_NAME, ToolSet, ToolVariant
 from executors import ErrorPayload, ExecutorError, InvalidArgumentsError, QueryResult, UnknownToolError
@@ -110,28 +111,6 @@ class AgentRun(BaseModel):
     def answer(self) -> FinalAnswer | None:
         """The committed answer, if the model committed one that parses."""
         return self.commit.answer if self.commit is not None else None
-
-
-class Follows(BaseModel):
-    """The earlier turn a follow-up follows: its question, and the objects its answer rested on."""
-
-    model_config = ConfigDict(frozen=True)
-    question: str
-    #: The collection and the conditions (as words) of the call the earlier answer rested on; "" unknown.
-    collection: str = ""
-    where: str = ""
-
-    def context(self) -> str:
-        """What the model reads after the follow-up: the question it follows and what that one found."""
-        found = f" Its answer rested on {self.collection} where {self.where}." if self.collection else ""
-        return f'(This follows the question "{self.question}".{found})'
-
-    def brief(self) -> str:
-        """Which objects the follow-up is about, without the earlier question's words: what deciding the
-        collection and whether it holds what is asked needs (`check`), in a third of the tokens."""
-        if not self.collection:
-            return self.context()
-        return f"(It follows a question on {self.collection} where {self.where}.)"
 
 
 class AgentConfig(BaseModel):

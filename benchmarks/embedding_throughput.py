@@ -19,8 +19,8 @@ from pathlib import Path
 import httpx
 
 from dbgorilla.config import Ports, Settings
-from llm.encoder import MiniLMEncoder
 from dbgorilla.services import EmbedderService
+from llm.encoder import MiniLMEncoder
 
 WORDS = [
     "spicy",

@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dbgorilla.config import Settings
 from dbgorilla.connection import connect
-from llm.encoder import MiniLMEncoder
 from fixtures.generator import DEFAULT_SEED, ObjectGenerator
 from fixtures.loader import BatchOptions, drop_use_cases, load_schemas, resolve_use_case_names
 from fixtures.use_cases import UseCase, get_use_cases
+from llm.encoder import MiniLMEncoder
 
 #: What `dbgorilla load` did before issue 13: the baseline every ratio is against.
 PREVIOUS = BatchOptions(batch_size=100, concurrent_requests=4, collections_at_once=1, index_retry_seconds=1.0)

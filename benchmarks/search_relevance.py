@@ -17,10 +17,10 @@ import statistics
 
 import numpy as np
 
-from llm.encoder import MiniLMEncoder
 from executors.options import SEARCH_MAX_DISTANCE
 from fixtures import DEFAULT_SEED, ObjectGenerator, get_use_cases
 from fixtures.use_cases import DATA_DIR
+from llm.encoder import MiniLMEncoder
 
 
 def unit(vectors: list[list[float]]) -> np.ndarray:

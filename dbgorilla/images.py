@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dbgorilla.config import WEAVIATE_VERSION, cache_dir, weaviate_binary_path
-from llm.encoder import onnx_model_path, tokenizer_path
 from dbgorilla.errors import BuildFailed, MissingDependency
+from llm.encoder import onnx_model_path, tokenizer_path
 
 Echo = Callable[[str], None]
 

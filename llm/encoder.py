@@ -33,9 +33,7 @@ ONNX_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 def _package_dir(package: str) -> Path:
     spec = importlib.util.find_spec(package)
     if spec is None or spec.origin is None:
-        raise EncoderMissing(
-            f"the embedding model package {package!r} is not installed; run `dbgorilla setup models`"
-        )
+        raise EncoderMissing(f"the embedding model package {package!r} is not installed; run `dbgorilla setup models`")
     return Path(spec.origin).parent
 
 

@@ -134,6 +134,13 @@ def named_by_properties(
     return bool(words) and all(any(meets(word, name) for name in _property_words(collection)) for word in words)
 
 
+def spelled_by_properties(asks_for: str, question: str, collection: CollectionSchema) -> bool:
+    """Whether any word of what the question asks for, past the names it gives, is a word of a property name:
+    then the words, not their meaning, are what the verdict weighs ("cozy seats": `seats`, and "cozy")."""
+    words = beyond_names(asks_for, question, collection)
+    return any(meets(word, name) for word in words for name in _property_words(collection))
+
+
 def _property_words(collection: CollectionSchema) -> set[str]:
     return {w for p in collection.properties for w in content_stems(split_name(p.name))}
 

@@ -44,6 +44,7 @@ from agent.strategies.asked_for import (
     named_by_properties,
     named_in,
     properties_name,
+    spelled_by_properties,
     written_in,
 )
 from agent.strategies.decompose import offered_collections
@@ -249,7 +250,9 @@ class Check:
             asks_for, question, collection, self.stored.categories(executor, collection)
         ):
             decision["verdict"], decision["objects_and_values"] = LISTED, True
-        elif (meant := meant_property(asks_for, question, collection)) is not None:
+        elif not spelled_by_properties(asks_for, question, collection) and (
+            meant := meant_property(asks_for, question, collection)
+        ):
             # "the worst gas mileage": miles_per_gallon by meaning, no word of it spelled (`meaning`)
             decision["verdict"], decision["named_by_meaning"] = LISTED, meant
         else:

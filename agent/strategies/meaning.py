@@ -30,6 +30,7 @@ from agent._words import content_stems, meets, split_name
 from agent.sentence import unit_of
 from agent.strategies.asked_for import ASKING_WORDS, FUNCTION_WORDS, NAME
 from executors.schema import CollectionSchema
+from llm.encoder import EncoderMissing, MiniLMEncoder
 
 #: The least similarity of the phrase and the nearest property name.
 MIN_SIMILARITY = 0.53
@@ -41,8 +42,6 @@ MIN_MARGIN = 0.1
 def _encoder() -> Any | None:
     """The sentence encoder, loaded once per process; None where its model files are not installed."""
     try:
-        from llm.encoder import EncoderMissing, MiniLMEncoder
-
         return MiniLMEncoder(threads=1)
     except (ImportError, OSError, EncoderMissing):
         return None

@@ -10,7 +10,6 @@ from pathlib import Path
 from dbgorilla.chat import resolve_model
 from dbgorilla.cli.audit_view import print_own_audit
 from dbgorilla.cli.console import connected, err, out, progress_bar, say
-from llm.encoder import MiniLMEncoder
 from dbgorilla.errors import ConfigError
 from evaluation.audit.own import audit_own
 from evaluation.own_split import compose_split, render
@@ -19,6 +18,7 @@ from executors import WeaviateExecutor
 from executors.vocabulary import ToolOperations
 from fixtures.datasets.public import read_public
 from llm import ChatRequest, ModelRequest, UserPromptPart
+from llm.encoder import MiniLMEncoder
 
 
 def compose_own(

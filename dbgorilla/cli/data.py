@@ -15,7 +15,6 @@ from dbgorilla.cli.compose_own import audit_own_file, compose_own
 from dbgorilla.cli.console import NamespaceOption, connected, err, out, progress_bar
 from dbgorilla.cli.loading import drop, load
 from dbgorilla.config import Settings
-from llm.encoder import MiniLMEncoder
 from dbgorilla.errors import ExitCode, ServiceNotRunning
 from dbgorilla.local_models import DEFAULT_MODEL
 from evaluation.audit import audit_dataset
@@ -28,6 +27,7 @@ from fixtures.datasets.splits import SPLITS_DIR
 from fixtures.loader import resolve_use_case_names
 from fixtures.use_cases import get_use_cases
 from llm import ModelTimeout, ModelUnavailable, open_model, split_model_name
+from llm.encoder import MiniLMEncoder
 
 
 def register(app: typer.Typer) -> None:

@@ -19,7 +19,6 @@ from weaviate.classes.config import Configure, DataType, Property
 from agent.answer import FinalAnswer
 from dbgorilla.cli.evaluate_public import prepare_collections
 from dbgorilla.connection import connect
-from llm.encoder import MiniLMEncoder
 from dbgorilla.errors import ConfigError
 from evaluation.own_split import OwnSplitError, compose_split, stored_rows
 from evaluation.public_run import grade
@@ -27,6 +26,7 @@ from executors import WeaviateExecutor
 from executors.vocabulary import ToolOperations
 from fixtures.authoring.own import SHAPES
 from fixtures.datasets.public import PublicQuestion, read_public
+from llm.encoder import MiniLMEncoder
 from tests.conftest import Stack, run_cli
 
 pytestmark = pytest.mark.integration

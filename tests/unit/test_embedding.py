@@ -9,8 +9,8 @@ import httpx
 import numpy as np
 import pytest
 
-from llm.encoder import DIMENSIONS, MiniLMEncoder
 from dbgorilla.services import EmbedderService
+from llm.encoder import DIMENSIONS, MiniLMEncoder
 from tests.conftest import fresh_settings
 
 

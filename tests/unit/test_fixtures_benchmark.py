@@ -8,7 +8,6 @@ from functools import cache
 
 import pytest
 
-from llm.encoder import MiniLMEncoder
 from executors import CollectionSchema, DatabaseSchema, PropertySchema, ReferenceExecutor
 from fixtures import (
     DEFAULT_OBJECTS_PER_COLLECTION,
@@ -25,6 +24,7 @@ from fixtures import (
 from fixtures.authoring.compose import NATURAL_ID_OFFSET, VERSION, combinations, compose
 from fixtures.authoring.sanity import filtered, the_filter
 from fixtures.datasets import file_sha256, render
+from llm.encoder import MiniLMEncoder
 
 #: The explicit split: the wording that spells out arguments (the natural split is tested below).
 BENCHMARK_PATH = split_path("explicit")

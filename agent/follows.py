@@ -1,0 +1,27 @@
+"""The turn a follow-up follows, as the model and the check read it (`agent.conversation` makes it)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Follows(BaseModel):
+    """The earlier turn a follow-up follows: its question, and the objects its answer rested on."""
+
+    model_config = ConfigDict(frozen=True)
+    question: str
+    #: The collection and the conditions (as words) of the call the earlier answer rested on; "" unknown.
+    collection: str = ""
+    where: str = ""
+
+    def context(self) -> str:
+        """What the model reads after the follow-up: the question it follows and what that one found."""
+        found = f" Its answer rested on {self.collection} where {self.where}." if self.collection else ""
+        return f'(This follows the question "{self.question}".{found})'
+
+    def brief(self) -> str:
+        """Which objects the follow-up is about, without the earlier question's words: what deciding the
+        collection and whether it holds what is asked needs (`check`), in a third of the tokens."""
+        if not self.collection:
+            return self.context()
+        return f"(It follows a question on {self.collection} where {self.where}.)"
