@@ -231,78 +231,15 @@ def add_routes(app: FastAPI, backend: Backend) -> FastAPI:
         except Exception as error:
             refused = _refused_of(error)
             return _error(refused.status, refused.code, refused.message)
-        loop = asyncio.get_running_loop()
-        events: asyncio.Queue[str | None] = asyncio.Queue()
-
-        def emit(item: str | None) -> None:
-            with contextlib.suppress(RuntimeError):  # the server is shutting down: nobody is listening
-                loop.call_soon_threadsafe(events.put_nowait, item)
-
-        def work() -> None:
-            try:
-                final = asked.run(lambda step, call: emit(sse("progress_message", progress_of(step, call))))
-                for delta in deltas(final["final_answer"]):
-                    emit(sse("streamed_tokens", {"output_type": "streamed_tokens", "delta": delta}))
-                emit(sse("final_state", final))
-            except Exception as error:
-                refused = _refused_of(error)
-                emit(sse("error", {"error": {"message": refused.message, "code": refused.code}}))
-            finally:
-                emit(None)
-
-        threading.Thread(target=work, daemon=True).start()
-
-        async def stream() -> Any:
-            while (item := await events.get()) is not None:
-                yield item
-
-        return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+        return _streamed(asked)
 
     @app.post("/query/search_only")
     def search_only(request: Request, body: dict[str, Any]) -> Response:
-        def work(headers: dict[str, str]) -> dict[str, Any]:
-            started = time.perf_counter()
-            limit, offset = int(body.get("limit", 20)), int(body.get("offset", 0))
-            if limit < 1 or offset < 0:
-                raise WireError("limit is at least 1 and offset at least 0", "invalid_request")
-            searches, requests = body.get("searches"), 0
-            if searches is None:  # the first page: the agent writes the searches
-                asked = Asked(backend, body, headers)
-                run = asked.session.run(asked.question, None, asked.earlier)
-                ran = asked.session.ran(run)
-                searches = [search_of(spec) for _, spec in ran]
-                requests, session = len(run.steps), asked.session
-                if not searches:  # the agent wrote none (it refused, say): the question is the search
-                    searches = [_plain_search(asked.question, name) for name in session.collection_names]
-            else:
-                _unserved(body)
-                names, scope = collections_of(body.get("collections") or [])
-                session = backend.session(names, scope, headers)
-            objects = backend.run_searches(session, searches, limit, offset)
-            return {
-                "searches": searches,
-                "usage": usage_of(requests),
-                "total_time": round(time.perf_counter() - started, 3),
-                "search_results": {"objects": objects},
-            }
-
-        return answered(request, body, work)
+        return answered(request, body, lambda headers: _searched(backend, body, headers))
 
     @app.post("/query/suggest_queries")
     def suggest_queries(request: Request, body: dict[str, Any]) -> Response:
-        def work(headers: dict[str, str]) -> dict[str, Any]:
-            started = time.perf_counter()
-            names, scope = collections_of(body.get("collections") or [])
-            session = backend.session(names, scope, headers)
-            queries = backend.suggestions(session, max(1, int(body.get("num_queries", 3))))
-            return {
-                "queries": [{"query": q} for q in queries],
-                "collection_count": len(names),
-                "usage": usage_of(0),
-                "total_time": round(time.perf_counter() - started, 3),
-            }
-
-        return answered(request, body, work)
+        return answered(request, body, lambda headers: _suggested(backend, body, headers))
 
     @app.post("/query/stream_research")
     @app.post("/agent/query")
@@ -312,6 +249,79 @@ def add_routes(app: FastAPI, backend: Backend) -> FastAPI:
         return _error(501, "not_served", f"{what} is not served by the local Query Agent; use ask or ask_stream")
 
     return app
+
+
+def _streamed(asked: Asked) -> StreamingResponse:
+    """The ask as server-sent events: the agent runs in a thread (it blocks), each finished call, the
+    answer's pieces and the final state are queued to the event loop as they come. Called on the loop."""
+    loop = asyncio.get_running_loop()
+    events: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def emit(item: str | None) -> None:
+        with contextlib.suppress(RuntimeError):  # the server is shutting down: nobody is listening
+            loop.call_soon_threadsafe(events.put_nowait, item)
+
+    def work() -> None:
+        try:
+            final = asked.run(lambda step, call: emit(sse("progress_message", progress_of(step, call))))
+            for delta in deltas(final["final_answer"]):
+                emit(sse("streamed_tokens", {"output_type": "streamed_tokens", "delta": delta}))
+            emit(sse("final_state", final))
+        except Exception as error:
+            refused = _refused_of(error)
+            emit(sse("error", {"error": {"message": refused.message, "code": refused.code}}))
+        finally:
+            emit(None)
+
+    threading.Thread(target=work, daemon=True).start()
+
+    async def stream() -> Any:
+        while (item := await events.get()) is not None:
+            yield item
+
+    return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+def _searched(backend: Backend, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
+    """A search_only page: the agent writes the searches for the first page, a later page sends them back."""
+    started = time.perf_counter()
+    limit, offset = int(body.get("limit", 20)), int(body.get("offset", 0))
+    if limit < 1 or offset < 0:
+        raise WireError("limit is at least 1 and offset at least 0", "invalid_request")
+    searches, requests = body.get("searches"), 0
+    if searches is None:  # the first page: the agent writes the searches
+        asked = Asked(backend, body, headers)
+        run = asked.session.run(asked.question, None, asked.earlier)
+        ran = asked.session.ran(run)
+        searches = [search_of(spec) for _, spec in ran]
+        requests, session = len(run.steps), asked.session
+        if not searches:  # the agent wrote none (it refused, say): the question is the search
+            searches = [_plain_search(asked.question, name) for name in session.collection_names]
+    else:
+        _unserved(body)
+        names, scope = collections_of(body.get("collections") or [])
+        session = backend.session(names, scope, headers)
+    objects = backend.run_searches(session, searches, limit, offset)
+    return {
+        "searches": searches,
+        "usage": usage_of(requests),
+        "total_time": round(time.perf_counter() - started, 3),
+        "search_results": {"objects": objects},
+    }
+
+
+def _suggested(backend: Backend, body: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
+    """The client's `suggest_queries` reply: questions the session's collections could answer."""
+    started = time.perf_counter()
+    names, scope = collections_of(body.get("collections") or [])
+    session = backend.session(names, scope, headers)
+    queries = backend.suggestions(session, max(1, int(body.get("num_queries", 3))))
+    return {
+        "queries": [{"query": q} for q in queries],
+        "collection_count": len(names),
+        "usage": usage_of(0),
+        "total_time": round(time.perf_counter() - started, 3),
+    }
 
 
 def _passed(body: dict[str, Any]) -> dict[str, str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
 from executors.index_health import wait_until_indexed
@@ -133,6 +134,40 @@ def tool_arguments_strategy(schema: Any) -> Any:
 
     from hypothesis import strategies as st
 
+    pools = _pools(schema)
+    typed_calls = _typed_calls(pools, corrupt=True)
+    clean_calls = _typed_calls(pools, corrupt=False)
+    return st.one_of(
+        clean_calls,
+        clean_calls,
+        typed_calls,
+        typed_calls,
+        typed_calls.map(lambda call: json.dumps(call, allow_nan=True)),
+        _broken_calls(pools),
+        pools.json_values,
+        st.text(max_size=60),
+    )
+
+
+@dataclass(frozen=True)
+class _Pools:
+    """What every family of fuzzed calls draws from: the schema, its names and values good and bad."""
+
+    schema: Any
+    names: list[str]
+    props: list[str]
+    scalars: Any
+    json_values: Any
+    all_operators: list[str]
+    all_metrics: list[str]
+    good_values: dict[PropertyKind, Any]
+
+
+def _pools(schema: Any) -> _Pools:
+    """The schema's collection and property names; JSON scalars of every type (NaN, huge integers, wild
+    words), nested JSON values, every operator and metric plus unknown ones, and well-typed values per kind."""
+    from hypothesis import strategies as st
+
     names = schema.names()
     props = sorted({p.name for c in schema.collections for p in c.properties})
     words = ["pizza", "Thai", "It*", "?ta*", "the", "*", "  ", "Italian", "cozy pizza", "", "a?b", "Ω"]
@@ -156,8 +191,15 @@ def tool_arguments_strategy(schema: Any) -> Any:
         PropertyKind.TEXT: st.one_of(st.sampled_from(words), st.text(min_size=1, max_size=12)),
         PropertyKind.BOOLEAN: st.booleans(),
     }
+    return _Pools(schema, names, props, scalars, json_values, all_operators, all_metrics, good_values)
 
-    corrupt = True
+
+def _typed_calls(pools: _Pools, corrupt: bool) -> Any:
+    """Calls shaped as the tool's schema says; with `corrupt`, one draw in ten of each name, operator,
+    metric and value is a wrong one."""
+    from hypothesis import strategies as st
+
+    schema, names, props, scalars = pools.schema, pools.names, pools.props, pools.scalars
 
     def mostly(good: Any, bad: Any) -> Any:
         return st.one_of(good, good, good, good, good, good, good, good, good, bad) if corrupt else good
@@ -170,8 +212,8 @@ def tool_arguments_strategy(schema: Any) -> Any:
         return st.fixed_dictionaries(
             {
                 "property_name": kind_props(kind),
-                "operator": mostly(st.sampled_from(OPERATORS[kind]), st.sampled_from(all_operators)),
-                "value": mostly(good_values[kind], scalars),
+                "operator": mostly(st.sampled_from(OPERATORS[kind]), st.sampled_from(pools.all_operators)),
+                "value": mostly(pools.good_values[kind], scalars),
             }
         )
 
@@ -180,55 +222,48 @@ def tool_arguments_strategy(schema: Any) -> Any:
         return st.fixed_dictionaries(
             {
                 "property_name": kind_props(kind),
-                "metrics": mostly(st.sampled_from(METRICS[kind]), st.sampled_from(all_metrics)),
+                "metrics": mostly(st.sampled_from(METRICS[kind]), st.sampled_from(pools.all_metrics)),
             },
             optional=optional if kind == PropertyKind.TEXT else {},
         )
 
-    def calls() -> Any:
-        collection_names = mostly(st.sampled_from(names), st.text(max_size=12)) if names else st.text(max_size=12)
-        return st.fixed_dictionaries(
-            {"collection_name": collection_names},
-            optional={
-                "search_query": mostly(st.sampled_from(["pizza", "cozy thai noodles", "bar"]), scalars),
-                **{slot: filter_slot(kind) for kind, slot in FILTER_SLOT.items()},
-                **{slot: aggregation_slot(kind) for kind, slot in AGGREGATION_SLOT.items()},
-                "groupby_property": mostly(st.sampled_from(props), scalars),
-                "rationale": st.text(max_size=10),
-            },
-        )
+    collection_names = mostly(st.sampled_from(names), st.text(max_size=12)) if names else st.text(max_size=12)
+    return st.fixed_dictionaries(
+        {"collection_name": collection_names},
+        optional={
+            "search_query": mostly(st.sampled_from(["pizza", "cozy thai noodles", "bar"]), scalars),
+            **{slot: filter_slot(kind) for kind, slot in FILTER_SLOT.items()},
+            **{slot: aggregation_slot(kind) for kind, slot in AGGREGATION_SLOT.items()},
+            "groupby_property": mostly(st.sampled_from(props), scalars),
+            "rationale": st.text(max_size=10),
+        },
+    )
 
-    typed_calls = calls()
-    corrupt = False
-    clean_calls = calls()
-    collection_names = st.sampled_from(names) if names else st.text(max_size=12)
+
+def _broken_calls(pools: _Pools) -> Any:
+    """Calls broken in structure: any collection name or JSON scalar, slots that are loose objects (any of
+    the slots' keys, and one extra) or any JSON value, and an unexpected key."""
+    from hypothesis import strategies as st
+
+    scalars = pools.scalars
+    collection_names = st.sampled_from(pools.names) if pools.names else st.text(max_size=12)
     loose_slot = st.one_of(
         st.fixed_dictionaries(
             {},
             optional={
-                "property_name": st.sampled_from(props) | scalars,
-                "operator": st.sampled_from(all_operators),
-                "metrics": st.sampled_from(all_metrics),
+                "property_name": st.sampled_from(pools.props) | scalars,
+                "operator": st.sampled_from(pools.all_operators),
+                "metrics": st.sampled_from(pools.all_metrics),
                 "value": scalars,
                 "extra": scalars,
             },
         ),
-        json_values,
+        pools.json_values,
     )
-    broken_calls = st.fixed_dictionaries(
+    return st.fixed_dictionaries(
         {"collection_name": collection_names | scalars},
         optional={
             **{slot: loose_slot for slot in (*FILTER_SLOT.values(), *AGGREGATION_SLOT.values())},
             "unexpected": scalars,
         },
-    )
-    return st.one_of(
-        clean_calls,
-        clean_calls,
-        typed_calls,
-        typed_calls,
-        typed_calls.map(lambda call: json.dumps(call, allow_nan=True)),
-        broken_calls,
-        json_values,
-        st.text(max_size=60),
     )

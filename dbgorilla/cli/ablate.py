@@ -112,6 +112,29 @@ def ablate(
             seed, temperature, concurrency, request_timeout, out_dir, resume, namespace,
         )  # fmt: skip
         return
+    compare_designs(only, model, base_url, dataset, use_case, limit, case_id, token_budget, max_steps, seed,
+                    temperature, concurrency, request_timeout, out_dir, resume, namespace)  # fmt: skip
+
+
+def compare_designs(
+    only: list[str] | None,
+    model: str | None,
+    base_url: str | None,
+    dataset: Path | None,
+    use_case: list[str] | None,
+    limit: int | None,
+    case_id: list[str] | None,
+    token_budget: int,
+    max_steps: int | None,
+    seed: int | None,
+    temperature: float,
+    concurrency: int,
+    request_timeout: float | None,
+    out_dir: Path | None,
+    resume: bool,
+    namespace: str,
+) -> None:
+    """The original tool and each tool-design change named on the same questions; the ablation table."""
     names = [BASELINE, *(only or ablation_names()[1:])]
     unknown = sorted(set(names) - set(ablation_names()))
     if unknown:

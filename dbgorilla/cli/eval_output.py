@@ -59,6 +59,12 @@ def show_summary(summary: dict[str, Any], run_dir: Path | None = None) -> None:
             f"tokens per question: {tokens['prompt']:,.0f} prompt{new}, {tokens['completion']:,.0f} completion",
             highlight=False,
         )
+    _show_scores(summary)
+    _show_conduct(summary)
+
+
+def _show_scores(summary: dict[str, Any]) -> None:
+    """The pass rate and the final answers' accuracy, and what was left out of them as unstable."""
     verdicts = summary.get("pass") or {}
     if verdicts.get("interval"):
         low, high = verdicts["interval"]
@@ -85,6 +91,10 @@ def show_summary(summary: dict[str, Any], run_dir: Path | None = None) -> None:
             f"execution match and the pass rate: {len(unstable)}" + (f" ({shown})" if unstable else ""),
             highlight=False,
         )
+
+
+def _show_conduct(summary: dict[str, Any]) -> None:
+    """How the agent went about it, beside the scores: its calls, abstentions, citations and trajectories."""
     diagnostics = summary.get("diagnostics") or {}
     if diagnostics.get("any_call_execution_exact") is not None:
         out.print(

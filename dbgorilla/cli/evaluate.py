@@ -4,6 +4,8 @@ display is `eval_progress`)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Annotated
 
@@ -11,7 +13,7 @@ import typer
 from rich.markup import escape
 
 from agent import AgentConfig
-from agent.tooldef import DEFAULT_OPERATIONS, DEFAULT_TOKEN_BUDGET
+from agent.tooldef import DEFAULT_OPERATIONS, DEFAULT_TOKEN_BUDGET, ToolDesign
 from dbgorilla.chat import token_counter
 from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, err, open_model, say
 from dbgorilla.cli.eval_output import show_repeats, show_summary
@@ -20,6 +22,7 @@ from dbgorilla.cli.evaluate_public import evaluate_public, public_file
 from dbgorilla.cli.strategy_options import DEFAULT_STRATEGY, StrategyOption, check_strategy
 from dbgorilla.errors import ConfigError
 from evaluation.orchestration import (
+    Driver,
     default_run_dir,
     open_executor,
     prepared_directories,
@@ -113,29 +116,78 @@ def evaluate(
     if resume and overwrite:
         raise ConfigError("choose --resume or --overwrite, not both")
     check_strategy(strategy)
-    public = public_file(dataset)
-    if public is not None:
-        design = design_from_flags(
-            variant, rationale, parallel, structured, token_budget, operations or DEFAULT_OPERATIONS.value
-        )
-        named = [name.strip() for name in collections.split(",") if name.strip()] if collections else None
-        config = AgentConfig(max_steps=max_steps or 3, commit_answer=commit)
-        driver = open_model(model, base_url, request_timeout, max_retries, temperature)
-        evaluate_public(
-            public, named, limit, case_id, driver, design, strategy, config, out_dir, resume, allow_other_data, as_json
-        )
+    make_design = partial(design_from_flags, variant, rationale, parallel, structured, token_budget,
+                          operations or DEFAULT_OPERATIONS.value)  # fmt: skip
+    open_driver = partial(open_model, model, base_url, request_timeout, max_retries, temperature)
+    if (public := public_file(dataset)) is not None:
+        _evaluate_public_file(public, collections, limit, case_id, make_design, open_driver, max_steps, commit,
+                              strategy, out_dir, resume, allow_other_data, as_json)  # fmt: skip
         return
+    _evaluate_split(dataset, collections, use_case, limit, case_id, model, base_url, make_design, open_driver,
+                    max_steps, out_dir, resume, overwrite, repeats, seed, concurrency, namespace, commit, strategy,
+                    as_json)  # fmt: skip
+
+
+def _evaluate_public_file(
+    public: Path,
+    collections: str | None,
+    limit: int | None,
+    case_id: list[str] | None,
+    make_design: Callable[[], ToolDesign],
+    open_driver: Callable[[], Driver],
+    max_steps: int | None,
+    commit: bool,
+    strategy: str,
+    out_dir: Path | None,
+    resume: bool,
+    allow_other_data: bool,
+    as_json: bool,
+) -> None:
+    """A question file over your own collections: run and reported by `evaluate_public`, not the splits' path.
+    The flags' tool design and model are made here, in the order this path has always checked them."""
+    design = make_design()
+    named = [name.strip() for name in collections.split(",") if name.strip()] if collections else None
+    config = AgentConfig(max_steps=max_steps or 3, commit_answer=commit)
+    driver = open_driver()
+    evaluate_public(
+        public, named, limit, case_id, driver, design, strategy, config, out_dir, resume, allow_other_data, as_json
+    )
+
+
+def _evaluate_split(
+    dataset: Path | None,
+    collections: str | None,
+    use_case: list[str] | None,
+    limit: int | None,
+    case_id: list[str] | None,
+    model: str | None,
+    base_url: str | None,
+    make_design: Callable[[], ToolDesign],
+    open_driver: Callable[[], Driver],
+    max_steps: int | None,
+    out_dir: Path | None,
+    resume: bool,
+    overwrite: bool,
+    repeats: int,
+    seed: int | None,
+    concurrency: int,
+    namespace: str,
+    commit: bool,
+    strategy: str,
+    as_json: bool,
+) -> None:
+    """A split of ours or a paper-format file: the chosen questions run `repeats` times over one connection and
+    one model, then the summary (or, repeated, the pass rates) shown. The flags' tool design and model are made
+    here, after the questions are chosen, in the order this path has always checked them."""
     if collections:
         raise ConfigError("--collections is for a question file over your own collections (--dataset public)")
     chosen = select_questions(dataset, use_case, limit, case_id, max_steps, echo=say)
     # The paper's tool unless asked, or unless the questions' gold calls need the related slots.
-    design = design_from_flags(
-        variant, rationale, parallel, structured, token_budget, operations or DEFAULT_OPERATIONS.value
-    )
+    design = make_design()
     run_dir = out_dir or default_run_dir(model or "offline-default")
     directories = prepared_directories(repeat_directories(run_dir, repeats), resume, overwrite)
     # The model first: one that cannot answer a token stops here, before any data is loaded.
-    driver = open_model(model, base_url, request_timeout, max_retries, temperature)
+    driver = open_driver()
     with connected() as client:
         executor = open_executor(client, chosen, namespace, echo=say)
         context = run_context(client, executor, chosen, design, driver, token_counter())

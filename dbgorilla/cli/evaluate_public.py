@@ -161,7 +161,12 @@ def evaluate_public(
     if as_json:
         print(json.dumps(summary, default=str))
         return
-    say(f"{len(records)} questions → {run_dir}")
+    _show_public(summary, len(records), run_dir)
+
+
+def _show_public(summary: dict[str, Any], count: int, run_dir: Path) -> None:
+    """The run's pass rate, by kind, dataset and shape, and its calls' scores, as the terminal shows them."""
+    say(f"{count} questions → {run_dir}")
     say(f"pass {format_rate(summary['pass'])}")
     for kind, rate in summary["by_kind"].items():
         say(f"  {kind:<13} {format_rate(rate)}")

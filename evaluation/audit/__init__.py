@@ -50,19 +50,10 @@ from evaluation.audit.checks import (
     top_occurrences_tie,
     topics_of,
 )
-from evaluation.audit.probes import run_probes
-from evaluation.audit.report import (
-    TARGETS,
-    AuditReport,
-    ExecutionFailure,
-    KindSummary,
-    MutantFailure,
-    MutantOutcome,
-    SizeMismatch,
-    UnstableQuestion,
-    VacuousQuery,
-)
-from evaluation.execution_match import SCORING_OPTIONS, compare, vacuity
+from evaluation.audit.probes import ProbeSummary, run_probes
+from evaluation.audit.report import TARGETS, AuditReport, SizeMismatch, UnstableQuestion
+from evaluation.audit.tally import Cut, Job, moved_cuts, mutant_jobs, sort_truths, tally_mutants
+from evaluation.execution_match import SCORING_OPTIONS
 from evaluation.ground_truth import Gold, GroundTruthCache
 from evaluation.records import EvalRecord, Outcome
 from evaluation.scorer import Scorer
@@ -110,100 +101,28 @@ def audit_dataset(
     started = time.perf_counter()
     dataset = read_dataset(path)
     cases = [c for c in dataset.cases if use_cases is None or c.use_case in use_cases]
-    used = [u for u in dataset.use_cases if u.name in {case.use_case for case in cases}]
-    size = DEFAULT_OBJECTS_PER_COLLECTION if objects_per_collection is None else objects_per_collection
-    ensure_loaded(client, used, echo=lambda _: None, namespace=namespace, objects_per_collection=size)
-    # A split is checked with the smallest tool its labels are written in (the paper's for the paper's labels).
-    operations = operations_needed(cases)
-    executor = WeaviateExecutor(client, SCORING_OPTIONS, names=names_of(used, namespace), operations=operations)
+    executor = _loaded_executor(client, dataset.use_cases, cases, namespace, objects_per_collection)
     collections = sorted({case.collection for case in cases})
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        sizes_and_objects = pool.map(lambda name: _observe(executor, name), collections)
-        observed = dict(zip(collections, sizes_and_objects, strict=True))
-        if objects_per_collection is not None:
-            wrong = {name: n for name, (n, _) in observed.items() if n != objects_per_collection}
-            if wrong:
-                raise SizeMismatch(objects_per_collection, wrong)
+        observed = _observed(pool, executor, collections, objects_per_collection)
         # Each label, its mutants and checks run at its own search cut on this data, as the eval scores it.
         gold = GroundTruthCache(executor, client)
-        cut_of = dict(zip((c.id for c in cases), pool.map(lambda c: _cut(gold, c), cases), strict=True))
-        executor_of = {
-            c.id: at_cut(executor, cut)
-            for c, cut in zip(cases, cut_of.values(), strict=True)
-            if not isinstance(cut, ExecutorError)
-        }
-        unstable = [
-            UnstableQuestion(id=case_id, detail=cut.unstable)
-            for case_id, cut in cut_of.items()
-            if isinstance(cut, SearchCut) and cut.unstable
-        ]
+        cut_of, executor_of, unstable = _search_cuts(pool, gold, executor, cases)
         stable = [c for c in cases if c.id not in {u.id for u in unstable}]
         truths = _run_all(
             pool, [(executor_of.get(c.id, executor), c.ground_truth) for c in stable], "ground truth", on_progress
         )
-        errors: list[ExecutionFailure] = []
-        vacuous: list[VacuousQuery] = []
-        answered: list[tuple[Case, QueryResult]] = []
-        for case, outcome in zip(stable, truths, strict=True):
-            cut = cut_of[case.id]
-            result = cut if isinstance(cut, ExecutorError) else outcome  # the cut could not be read: an error
-            if isinstance(result, ExecutorError):
-                errors.append(
-                    ExecutionFailure(id=case.id, code=result.code, message=result.message, field=result.field)
-                )
-                continue
-            answered.append((case, result))
-            reason = vacuity(result, observed.get(case.collection, (None, []))[0])
-            if reason is not None:
-                vacuous.append(VacuousQuery(id=case.id, reason=reason))
-
+        errors, vacuous, answered = sort_truths(stable, truths, cut_of, observed)
         context = use_case_context(
             executor.schema, dataset.use_cases, {name: objs for name, (_, objs) in observed.items()}
         )
-        by_kind = {kind: KindSummary() for kind in MUTATION_KINDS}
-        jobs: list[tuple[Case, QueryResult, Mutant]] = []
-        for case, truth in answered:
-            mutants, skipped = derive_mutants(case.ground_truth, context, case.alternatives)
-            jobs.extend((case, truth, mutant) for mutant in mutants)
-            for entry in skipped:
-                by_kind[entry.split(":", 1)[0]].skipped += 1
+        jobs, by_kind = mutant_jobs(answered, context)
         outcomes = _run_all(pool, [(executor_of[c.id], m.arguments) for c, _, m in jobs], "mutants", on_progress)
         checks = _label_checks(pool, executor_of, answered, dataset.use_cases, observed, on_progress)
-        mutants_of: dict[str, list[Mutant]] = {}
-        for case, _, mutant in jobs:
-            mutants_of.setdefault(case.id, []).append(mutant)
-        scorer = Scorer(lambda _record: executor.schema, executor, gold)
-        probes = run_probes(scorer, [case for case, _ in answered], mutants_of, pool.map)
-        records = [
-            EvalRecord.for_case(case, model="probe", tool_design="probe", outcome=Outcome.OK) for case, _ in answered
-        ]
-        golds = [gold.gold(record) for record in records if record.chain]
-        chain_issues = [g.key.unscored for g in golds if isinstance(g, Gold) and g.key.unscored]
-        answers = answer_probe_rates(records, gold)
-        citations = citation_probe_rates(records, gold)
-        if on_progress is not None:
-            on_progress("probes", 1, 1)
+        probed = _probed(pool, executor, gold, answered, jobs, on_progress)
 
-    survivors: list[MutantOutcome] = []
-    mutant_errors: list[MutantFailure] = []
-    by_component: dict[str, KindSummary] = {}
-    for (case, truth, mutant), outcome in zip(jobs, outcomes, strict=True):
-        described = {
-            "id": case.id,
-            "kind": mutant.kind,
-            "field": mutant.field,
-            "mutation": mutant.description,
-            "arguments": mutant.arguments.to_tool_arguments(),
-        }
-        if isinstance(outcome, ExecutorError):
-            mutant_errors.append(MutantFailure(**described, code=outcome.code, message=outcome.message))
-            continue
-        for summary in (by_kind[mutant.kind], by_component.setdefault(mutant.component, KindSummary())):
-            summary.mutants += 1
-            summary.killed += not compare(truth, outcome).exact
-        if compare(truth, outcome).exact:
-            survivors.append(MutantOutcome(**described))
+    survivors, mutant_errors, by_component = tally_mutants(jobs, outcomes, by_kind)
     mutants = sum(s.mutants for s in by_kind.values())
     killed = sum(s.killed for s in by_kind.values())
     selected = dataset.size if use_cases is None else len(cases)
@@ -227,21 +146,103 @@ def audit_dataset(
         by_kind=by_kind,
         by_component=dict(sorted(by_component.items())),
         ties=checks.ties,
-        search_cuts={
-            case_id: cut.value
-            for case_id, cut in cut_of.items()
-            if isinstance(cut, SearchCut) and cut.moved and not cut.unstable
-        },
+        search_cuts=moved_cuts(cut_of),
         unstable=unstable,
         alternative_mismatches=checks.mismatches,
         alternatives_checked=checks.alternatives,
         search_relevance=relevance_by_use_case(checks.relevance),
-        probes=probes,
-        chain_issues=chain_issues,
-        answer_probes=answers,
-        citation_probes=citations,
+        probes=probed.probes,
+        chain_issues=probed.chain_issues,
+        answer_probes=probed.answers,
+        citation_probes=probed.citations,
         seconds=round(time.perf_counter() - started, 2),
     )
+
+
+def _loaded_executor(
+    client: Any,
+    use_cases: list[UseCase],
+    cases: list[Case],
+    namespace: str | None,
+    objects_per_collection: int | None,
+) -> WeaviateExecutor:
+    """The collections the chosen questions ask over, loaded when missing or empty (default size and seed),
+    and the executor that runs their labels: the smallest tool they are written in (the paper's for the
+    paper's labels), with the eval's scoring options."""
+    used = [u for u in use_cases if u.name in {case.use_case for case in cases}]
+    size = DEFAULT_OBJECTS_PER_COLLECTION if objects_per_collection is None else objects_per_collection
+    ensure_loaded(client, used, echo=lambda _: None, namespace=namespace, objects_per_collection=size)
+    operations = operations_needed(cases)
+    return WeaviateExecutor(client, SCORING_OPTIONS, names=names_of(used, namespace), operations=operations)
+
+
+def _observed(
+    pool: ThreadPoolExecutor, executor: WeaviateExecutor, collections: list[str], objects_per_collection: int | None
+) -> dict[str, tuple[int | None, list[dict[str, Any]]]]:
+    """Each collection's size and objects; given a size, every collection must hold exactly that many."""
+    sizes_and_objects = pool.map(lambda name: _observe(executor, name), collections)
+    observed = dict(zip(collections, sizes_and_objects, strict=True))
+    if objects_per_collection is not None:
+        wrong = {name: n for name, (n, _) in observed.items() if n != objects_per_collection}
+        if wrong:
+            raise SizeMismatch(objects_per_collection, wrong)
+    return observed
+
+
+def _search_cuts(
+    pool: ThreadPoolExecutor, gold: GroundTruthCache, executor: WeaviateExecutor, cases: list[Case]
+) -> tuple[dict[str, Cut], dict[str, WeaviateExecutor], list[UnstableQuestion]]:
+    """Each label's search cut on this data, an executor at it for each label whose cut could be read, and
+    the labels no cut holds stable at this size."""
+    cut_of = dict(zip((c.id for c in cases), pool.map(lambda c: _cut(gold, c), cases), strict=True))
+    executor_of = {
+        c.id: at_cut(executor, cut)
+        for c, cut in zip(cases, cut_of.values(), strict=True)
+        if not isinstance(cut, ExecutorError)
+    }
+    unstable = [
+        UnstableQuestion(id=case_id, detail=cut.unstable)
+        for case_id, cut in cut_of.items()
+        if isinstance(cut, SearchCut) and cut.unstable
+    ]
+    return cut_of, executor_of, unstable
+
+
+@dataclass
+class _Probed:
+    """What the probes came to, for the report."""
+
+    probes: dict[str, ProbeSummary]
+    chain_issues: list[str]
+    answers: dict[str, dict[str, float | int]]
+    citations: dict[str, dict[str, float | int]]
+
+
+def _probed(
+    pool: ThreadPoolExecutor,
+    executor: WeaviateExecutor,
+    gold: GroundTruthCache,
+    answered: list[tuple[Case, QueryResult]],
+    jobs: list[Job],
+    on_progress: ProgressCallback | None,
+) -> _Probed:
+    """The gameability probes scored by the eval's own scorer (mutants among the wrong predictors), the gold
+    chains this data leaves untrustworthy, and the final-answer and citation probes."""
+    mutants_of: dict[str, list[Mutant]] = {}
+    for case, _, mutant in jobs:
+        mutants_of.setdefault(case.id, []).append(mutant)
+    scorer = Scorer(lambda _record: executor.schema, executor, gold)
+    probes = run_probes(scorer, [case for case, _ in answered], mutants_of, pool.map)
+    records = [
+        EvalRecord.for_case(case, model="probe", tool_design="probe", outcome=Outcome.OK) for case, _ in answered
+    ]
+    golds = [gold.gold(record) for record in records if record.chain]
+    chain_issues = [g.key.unscored for g in golds if isinstance(g, Gold) and g.key.unscored]
+    answers = answer_probe_rates(records, gold)
+    citations = citation_probe_rates(records, gold)
+    if on_progress is not None:
+        on_progress("probes", 1, 1)
+    return _Probed(probes, chain_issues, answers, citations)
 
 
 @dataclass
