@@ -238,39 +238,10 @@ class Values:
         named = [(p, v) for p, v in named_values(question, categories) if not names_the_objects(collection, v)]
         held = held_elsewhere(executor, found)
         coded_at = code_mentions(question, categories, choose, held)
-        if compound:
-            arguments, notes = off_code_names(question, arguments, coded_at)
-            why += notes
         named += [n for n in dict.fromkeys((p, c) for p, c, *_ in coded_at) if n not in named]
-        if compound:  # "other than X" and "X or Y" first: neither is a value to filter on as it is
-            at = mentions(question, categories)
-            at = sorted(
-                [*at, *(c for c in coded_at if not any(c[2] < e and s < c[3] for *_, s, e in at))], key=lambda m: m[2]
-            )
-            out, alternative = excluded(question, at), alternatives(question, at)
-            said = {(p, v) for p, v, *_ in out} | {(alternative[0], v) for v in (alternative or ("", []))[1]}
-            named = [n for n in named if n not in said]
-            arguments, notes = exclude(arguments, out, question)
+        if compound:
+            arguments, named, notes = self._compound(executor, found, arguments, question, categories, coded_at, named)
             why += notes
-            if alternative is not None:
-                arguments, notes = either(arguments, *alternative)
-                why += notes
-            else:
-                arguments, notes = or_clause(question, arguments, at)
-                why += notes
-        if compound:  # "any Honda": a word of the cars' names, no category's value
-            taken = [(s, e) for *_, s, e in (*mentions(question, categories), *coded_at)]
-            texts = [p for p in text_properties(found) if p not in complete]
-
-            def matches(prop: str, pattern: str) -> bool:
-                return self._matches(executor, collection, prop, pattern)
-
-            filtered = filtered_properties(arguments)
-            for condition in named_in_text(question, found, categories, texts, filtered, matches, taken):
-                if (added := with_condition(arguments, condition)) is not None:
-                    arguments = added
-                    prop, pattern = condition["property_name"], condition["value"]
-                    why.append(f"the question names {pattern.strip('*')!r}, a word of {prop}: {prop} LIKE {pattern}.")
         top = arguments.get(TEXT_AGGREGATION)
         # a property's top values name it; a COUNT or TYPE of it only tallies: its value is still to put back
         named_top = isinstance(top, dict) and top.get("metrics") not in ("COUNT", "TYPE")
@@ -298,6 +269,52 @@ class Values:
                 continue
             why.append(f'the question names {prop} = "{value}", which the call did not filter on: put back.')
         return arguments, " ".join(why)
+
+    def _compound(
+        self,
+        executor: Executor,
+        found: CollectionSchema,
+        arguments: dict[str, Any],
+        question: str,
+        categories: dict[str, list[str]],
+        coded_at: list[tuple[str, str, int, int]],
+        named: list[tuple[str, str]],
+    ) -> tuple[dict[str, Any], list[tuple[str, str]], list[str]]:
+        """What the compound tool's conditions can say beyond one value per property: a filter on a code's name
+        left out, the values the question excludes or joins by "or", a name inside a text property's values;
+        the call, the named values still to put back, and why."""
+        arguments, why = off_code_names(question, arguments, coded_at)
+        # "other than X" and "X or Y" first: neither is a value to filter on as it is
+        at = mentions(question, categories)
+        at = sorted(
+            [*at, *(c for c in coded_at if not any(c[2] < e and s < c[3] for *_, s, e in at))], key=lambda m: m[2]
+        )
+        out, alternative = excluded(question, at), alternatives(question, at)
+        said = {(p, v) for p, v, *_ in out} | {(alternative[0], v) for v in (alternative or ("", []))[1]}
+        named = [n for n in named if n not in said]
+        arguments, notes = exclude(arguments, out, question)
+        why += notes
+        if alternative is not None:
+            arguments, notes = either(arguments, *alternative)
+        else:
+            arguments, notes = or_clause(question, arguments, at)
+        why += notes
+        # "any Honda": a word of the cars' names, no category's value
+        taken = [(s, e) for *_, s, e in at]
+        complete = self.stored.complete.get(found.name, set())
+        texts = [p for p in text_properties(found) if p not in complete]
+
+        def matches(prop: str, pattern: str) -> bool:
+            return self._matches(executor, found.name, prop, pattern)
+
+        for condition in named_in_text(
+            question, found, categories, texts, filtered_properties(arguments), matches, taken
+        ):
+            if (added := with_condition(arguments, condition)) is not None:
+                arguments = added
+                prop, pattern = condition["property_name"], condition["value"]
+                why.append(f"the question names {pattern.strip('*')!r}, a word of {prop}: {prop} LIKE {pattern}.")
+        return arguments, named, why
 
     @staticmethod
     def _matches(executor: Executor, collection: str, prop: str, pattern: str) -> bool:
