@@ -22,7 +22,7 @@ ASKS_PER_GROUP = re.compile(
 
 #: A question of one number ("what was the average ...", "how many ...") and the words that would ask for
 #: one per group instead (which value, each, per, by, grouped, split, broken down, among the groups).
-ONE_NUMBER = re.compile(r"^\W*(?:what(?:'s|\s+is|\s+was|\s+were|\s+are)?|how\s+(?:many|much))\b", re.I)
+ONE_NUMBER = re.compile(r"^\W*(?:what(?:'s|\s+is|\s+was|\s+were|\s+are)?|how\s+(?:many|much)|count)\b", re.I)
 GROUP_WORDS = re.compile(
     r"\b(?:which|who|whose|each|every|by|group\w*|split|break\w*|among|respectively|distribution)\b",
     re.I,

@@ -40,14 +40,18 @@ def named_in_text(
     filtered: set[str],
     matches: Callable[[str, str], bool],
     taken: Iterable[tuple[int, int]] = (),
+    held: Iterable[object] = (),
 ) -> list[dict[str, str]]:
     """The `LIKE "*word*"` conditions for the names of the question that one text property holds inside its
     values. `categories` are the stored category values (a name they hold is theirs), `texts` the text
     properties that are not categories, `filtered` the properties the call already filters, `matches(prop,
-    pattern)` whether any object matches; `taken` the spans of words already read as values or codes."""
+    pattern)` whether any object matches; `taken` the spans of words already read as values or codes; `held`
+    the call's conditions."""
     known = {letters(v) for values in categories.values() for v in values}
     known |= {w for name in (found.name, *(p.name for p in found.properties)) for w in content_stems(split_name(name))}
     known |= {m.lower() for m in MONTHS} | set(_DAYS)
+    # a word the call already filters on, in whatever property: the model placed it ("city = Houston")
+    known |= {letters(str(c.get("value"))) for c in held if isinstance(c, dict)}
     open_texts = [p for p in texts if p not in filtered]
     added: list[dict[str, str]] = []
     spans = list(taken)

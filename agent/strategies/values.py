@@ -39,6 +39,7 @@ from agent.strategies.codes import (
     letters,
     off_code_names,
 )
+from agent.strategies.compared import held as held_conditions
 from agent.strategies.conditions import filtered_properties, unasked, with_condition
 from agent.strategies.decompose import offered_collections
 from agent.strategies.free_text import named_in_text
@@ -307,9 +308,8 @@ class Values:
         def matches(prop: str, pattern: str) -> bool:
             return self._matches(executor, found.name, prop, pattern)
 
-        for condition in named_in_text(
-            question, found, categories, texts, filtered_properties(arguments), matches, taken
-        ):
+        filtered, held = filtered_properties(arguments), held_conditions(arguments)
+        for condition in named_in_text(question, found, categories, texts, filtered, matches, taken, held):
             if (added := with_condition(arguments, condition)) is not None:
                 arguments = added
                 prop, pattern = condition["property_name"], condition["value"]

@@ -45,3 +45,11 @@ def test_nothing_where_the_word_is_ambiguous_filtered_a_category_or_a_time() -> 
     assert linked("How many of the boats are rigged as a Sloop?") == []  # a category's value
     assert linked("How many boats were launched in March?") == []
     assert linked("How many Boats are longer than 30 ft?") == []  # the collection's own name
+
+
+def test_a_word_the_call_already_filters_on_is_the_model_s() -> None:
+    placed = [{"property_name": "notes", "operator": "=", "value": "Brixham"}]
+    found = named_in_text(
+        "How many boats are from Brixham?", BOATS, CATEGORIES, ["hull_name"], set(), matches, held=placed
+    )
+    assert found == []
