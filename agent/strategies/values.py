@@ -231,6 +231,8 @@ class Values:
         ):
             arguments = {k: v for k, v in arguments.items() if k != SEARCH_FIELD}
             why.append(f"the search {search!r} only restated the question's conditions; they are filters.")
+        if not found.searchable:  # a search there is left out (`typed`): it stands for no condition
+            busy = tuple(slot for slot in busy if slot != SEARCH_FIELD)
         if any(arguments.get(slot) for slot in busy):  # read the stored values only where they are used
             return arguments, " ".join(why)
         values = self.categories(executor, found)

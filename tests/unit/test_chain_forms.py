@@ -444,3 +444,23 @@ def test_stored_values_a_question_names_are_no_more_than_names() -> None:
     assert not named_by_properties("average maximum temperature of snow", asked, days)  # the value unread
     humid = "What is the average humidity on snow days?"
     assert not named_by_properties("average humidity on snow days", humid, days, kinds)
+
+
+def test_a_search_on_a_collection_without_a_vectorizer_stands_for_no_condition() -> None:
+    from agent.strategies.values import Values
+    from executors import DatabaseSchema, ReferenceExecutor
+    from executors.schema import CollectionSchema, PropertySchema
+    from executors.testing import DataObject
+
+    state = PropertySchema(name="state", data_type="text", tokenization="field")
+    ports = CollectionSchema(name="Ports", properties=(state,), searchable=False)
+    objects = [
+        DataObject(uuid=f"00000000-0000-0000-0000-{i:012d}", properties={"state": c})
+        for i, c in enumerate(["TX", "FL", "GA"] * 3)
+    ]
+    executor = ReferenceExecutor(DatabaseSchema(collections=(ports,)), {"Ports": objects})
+    searched = {"collection_name": "Ports", "search_query": "Texas ports"}
+    restored, why = Values(None).restore(executor, searched, "How many ports are in Texas?", compound=True)
+    assert restored["text_property_filter"] == {"property_name": "state", "operator": "=", "value": "TX"}, why
+    searchable = ReferenceExecutor(DatabaseSchema(collections=(ports.model_copy(update={"searchable": True}),)), {})
+    assert Values(None).restore(searchable, searched, "How many ports are in Texas?", compound=True)[0] == searched
