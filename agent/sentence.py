@@ -157,12 +157,26 @@ def measure(prop: str, metric: str) -> str:
 
 
 def _unit_apart(prop: str) -> tuple[str, str]:
-    """The property's unit and its name in words without it: ("g", "body mass")."""
+    """The property's unit and its name in words without it: ("g", "body mass"); ("lbs", "weight") of
+    `weight_in_lbs`, not "weight in"."""
     unit = unit_of(prop)
     shown = _words(prop)
-    if unit and shown.endswith(" " + unit.lower()):
-        shown = shown[: -len(unit) - 1]
+    last = prop.replace("-", "_").lower().split("_")[-1]
+    if unit and shown.endswith(" " + last):
+        shown = shown[: -len(last) - 1].removesuffix(" in").removesuffix(" per")
     return unit, shown
+
+
+def singular(things: str) -> str:
+    """One of a collection's objects, in words: "airport" of "airports", "city" of "cities", "stock price"."""
+    head, _, last = things.rpartition(" ")
+    if last.endswith("ies") and len(last) > 4:
+        last = last[:-3] + "y"
+    elif last.endswith(("sses", "shes", "ches", "xes")):
+        last = last[:-2]
+    elif last.endswith("s") and not last.endswith("ss"):
+        last = last[:-1]
+    return f"{head} {last}" if head else last
 
 
 def sentence(answer: FinalAnswer, arguments: dict[str, Any], result: QueryResult, form: str = "") -> str:
@@ -172,9 +186,10 @@ def sentence(answer: FinalAnswer, arguments: dict[str, Any], result: QueryResult
         return f"I cannot answer that: {answer.cannot_answer.strip()}."
     things = _words(str(arguments.get("collection_name") or "objects"))
     over = f"{things}{scope_of(arguments)}"
+    one = f"{singular(things)}{scope_of(arguments)}"  # "There is 1 airport with ..."
     prop, metric, limit = _aggregation(arguments)
     count = result.total_count
-    counted = f"the {rounded(count)} {over}" if count is not None else f"the {over}"
+    counted = f"the {rounded(count)} {one if count == 1 else over}" if count is not None else f"the {over}"
     group_by = arguments.get(GROUPBY_FIELD)
     if answer.groups:
         values = "; ".join(f"{name}: {rounded(value)}" for name, value in answer.groups.items())
@@ -193,8 +208,8 @@ def sentence(answer: FinalAnswer, arguments: dict[str, Any], result: QueryResult
         return f"The {common} {_words(prop)} among {counted} {verb} {', '.join(answer.names)}."
     if metric == COUNT_METRIC and len(answer.numbers) == 1 and not answer.names:  # a count of values: of objects
         if count is None or answer.numbers[0] == count:
-            verb = "is" if answer.numbers[0] == 1 else "are"
-            return f"There {verb} {rounded(answer.numbers[0])} {over}."
+            verb, objects = ("is", one) if answer.numbers[0] == 1 else ("are", over)
+            return f"There {verb} {rounded(answer.numbers[0])} {objects}."
         return f"{rounded(answer.numbers[0])} of {counted} have a {_words(prop)}."
     if metric in TALLIES and len(answer.numbers) == 1 and not answer.names:
         state = "true" if metric == BooleanMetric.TOTAL_TRUE.value else "false"
@@ -205,8 +220,8 @@ def sentence(answer: FinalAnswer, arguments: dict[str, Any], result: QueryResult
     if prop and metric and len(answer.numbers) == 1 and not answer.names:
         return f"The {measure(prop, metric)} of {counted} is {rounded(answer.numbers[0])}."
     if not prop and count is not None and answer.numbers == [float(count)] and not answer.names:
-        verb = "is" if count == 1 else "are"
-        return f"There {verb} {rounded(count)} {over}."
+        verb, objects = ("is", one) if count == 1 else ("are", over)
+        return f"There {verb} {rounded(count)} {objects}."
     return plain(answer)
 
 

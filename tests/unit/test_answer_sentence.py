@@ -56,6 +56,7 @@ def test_a_count_a_top_value_and_groups_read_as_sentences_that_state_the_commit(
         "boolean_property_filter": {"property_name": "tagged", "operator": "=", "value": True},
     }
     assert sentence(FinalAnswer(numbers=[12.0]), count, result(12)) == "There are 12 penguins with tagged = true."
+    assert sentence(FinalAnswer(numbers=[1.0]), count, result(1)) == "There is 1 penguin with tagged = true."
     top = {
         "collection_name": "Penguins",
         "text_property_aggregation": {
@@ -216,3 +217,17 @@ def test_counts_tallies_and_conditions_read_as_a_person_writes_them() -> None:
         "integer_property_aggregation": {"property_name": "averageMass", "metrics": "MEAN"},
     }
     assert sentence(FinalAnswer(numbers=[4.0]), mean, result(5)) == "The average mass of the 5 penguins is 4."
+
+
+def test_one_object_is_one_and_a_unit_leaves_its_preposition() -> None:
+    from agent.sentence import measure, singular
+
+    assert [singular(x) for x in ("airports", "cities", "stock prices", "classes", "glass")] == [
+        "airport",
+        "city",
+        "stock price",
+        "class",
+        "glass",
+    ]
+    assert measure("weight_in_lbs", "MEAN") == "average weight (lbs)"  # not "weight in (lbs)"
+    assert measure("body_mass_g", "MEAN") == "average body mass (g)"
