@@ -7,7 +7,9 @@ categories, finds nothing, and the model filtered nothing (2 of the public split
 names, nor a month) is looked up as a word inside each text property that is not a category, one
 filtered listing per property; a plural is tried singular ("Fords" -> `*ford*`). Where exactly one
 property holds it, the call gets `LIKE "*word*"` on it as a condition, unless it already filters that
-property. Where several hold it, nothing is added: the word does not say which.
+property or holds the word in a filter of another ("Houston" as `city = "Houston"`: not also in the airports'
+names, which lost "How many airports are in Houston, Texas?" once). Where several hold it, nothing is added:
+the word does not say which.
 """
 
 from __future__ import annotations
