@@ -162,9 +162,8 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
         del amended[TEXT_AGGREGATION]
         why.append(f"a {beside.get('metrics')} of {beside.get('property_name')} beside the aggregation asked: left out")
     grouped = amended.get(GROUPBY_FIELD)  # `numeric` still holds: only a text aggregation was left out above
-    counts = bool(
-        re.match(r"\W*(?:how\s+many|count)\b", question, re.I)
-    )  # a count is one number too ("Count the Fords")
+    # a count is one number too ("How many ...?", "Count the Fords")
+    counts = bool(re.match(r"\W*(?:how\s+many|count)\b", question, re.I))
     if grouped and (numeric or counts) and one_number_asked(question):
         # "What was the average mpg for 1982?" grouped by origin: one number asked, its groups' are not
         del amended[GROUPBY_FIELD]
