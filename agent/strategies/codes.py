@@ -41,8 +41,7 @@ def code_for(written: str, stored: str) -> bool:
         return False
     if initials(written) == code:
         return True
-    rest = iter(name[1:])
-    return name[0] == code[0] and all(letter in rest for letter in code[1:])
+    return _in_order(name, code)
 
 
 #: (property, the value the model wrote, the stored codes it fits) -> the one meant, or None.
@@ -173,6 +172,7 @@ def _abbreviated(
 
 
 def _in_order(name: str, code: str) -> bool:
+    """The code is the name's first letter, then letters of the rest in order ("texas" `tx`, "google" `goog`)."""
     rest = iter(name[1:])
     return name[:1] == code[:1] and all(letter in rest for letter in code[1:])
 
