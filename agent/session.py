@@ -156,14 +156,7 @@ class AgentSession:
         """Each opening sent once, for one token: a server that keeps prompt prefixes
         (`dbgorilla.llm_server`) then starts every question from its system turn already evaluated,
         and the first question of a demo is as fast as the later ones. A model error is raised."""
-        warmed = []
-        for request in self.openings():
-            started = time.perf_counter()
-            reply = self.model.complete(request.model_copy(update={"max_tokens": 1}))
-            usage = reply.usage
-            seconds = time.perf_counter() - started
-            warmed.append(Warmed(prompt_tokens=usage.prompt_tokens, cached_tokens=usage.cached_tokens, seconds=seconds))
-        return warmed
+        return [warm_one(self.model, request) for request in self.openings()]
 
     def ran(self, run: AgentRun) -> list[tuple[ExecutedCall, Any]]:
         """Each call of `run` that returned a result, with the executor's checked form of it (`QuerySpec`),
@@ -185,3 +178,11 @@ class Warmed(BaseModel):
     prompt_tokens: int
     cached_tokens: int | None = None
     seconds: float
+
+
+def warm_one(model: Any, opening: ChatRequest) -> Warmed:
+    """One opening sent for one token (a server keeping prompt prefixes stores its state); a model error is raised."""
+    started = time.perf_counter()
+    usage = model.complete(opening.model_copy(update={"max_tokens": 1})).usage
+    seconds = time.perf_counter() - started
+    return Warmed(prompt_tokens=usage.prompt_tokens, cached_tokens=usage.cached_tokens, seconds=seconds)

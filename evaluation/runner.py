@@ -30,6 +30,7 @@ from evaluation.scorer import Scorer
 from evaluation.summary import infrastructure_failed
 from executors import DatabaseSchema, ExecutorError, WeaviateExecutor
 from fixtures.datasets import AbstentionCase, Case
+from llm import ChatRequest
 
 RESULTS_FILE = "results.jsonl"
 RUN_FILE = "run.json"
@@ -146,6 +147,9 @@ class RunContext:
     retriever_for: Callable[[str], ExampleRetriever] | None = None
     #: What run.json records about the strategy (the memory, that it is cross-domain).
     strategy_setup: dict[str, Any] = field(default_factory=dict)
+    #: Send each use case's openings for one token before the cases (`openings_of`): the local server then
+    #: holds every system turn, and each question is timed warm. Not for an endpoint: its tokens cost.
+    warm: bool = False
     scorer: Scorer = field(init=False)
 
     def __post_init__(self) -> None:
@@ -177,6 +181,23 @@ def run_case(case: Case | AbstentionCase, context: RunContext) -> EvalRecord:
             error=f"{type(error).__name__}: {error}",
             latency_s=time.perf_counter() - started,
         )
+
+
+def openings_of(cases: list[Case | AbstentionCase], context: RunContext) -> list[tuple[Any, ChatRequest]]:
+    """The first request of each prompt prefix the cases open, with the model it goes to: each use case's
+    once, in the order its first case comes (`AgentSession.openings`; a use case not loaded has none)."""
+    found: list[tuple[Any, ChatRequest]] = []
+    seen: set[str] = set()
+    for case in cases:
+        tools = context.tools_for.get(case.use_case)
+        if tools is None or case.use_case in seen:
+            continue
+        seen.add(case.use_case)
+        model = context.model_for(case)
+        retriever = context.retriever_for(case.use_case) if context.retriever_for is not None else None
+        session = AgentSession(context.executor, tools, model, context.strategy, context.config, retriever)
+        found += [(model, opening) for opening in session.openings()]
+    return found
 
 
 def earlier_turns(case: Case | AbstentionCase, executor: WeaviateExecutor) -> list[Turn]:

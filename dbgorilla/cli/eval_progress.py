@@ -8,13 +8,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from agent.session import Warmed, warm_one
 from dbgorilla.cli.console import err
 from evaluation import runner
 from evaluation.protocols import ScoringProtocol
 from evaluation.records import EvalRecord
 from evaluation.summary import core
+from llm import ModelError
 
 
 def _running_scores(records: list[EvalRecord]) -> str:
@@ -33,7 +35,10 @@ def _running_scores(records: list[EvalRecord]) -> str:
 
 
 def run_with_progress(todo: list[Any], context: runner.RunContext, run_dir: Path, concurrency: int) -> None:
-    """Run the cases with a progress bar (a line per case when stderr is not a terminal)."""
+    """Run the cases with a progress bar (a line per case when stderr is not a terminal), the local model
+    warmed first where the run asks for it (`RunContext.warm`)."""
+    if context.warm and todo:
+        warm_with_progress(todo, context)
     started = time.time()
     finished: list[EvalRecord] = []
     with Progress(
@@ -77,3 +82,42 @@ def _retried_because(record: EvalRecord) -> str | None:
     if record.outcome.value in ("model_error", "timeout"):
         return "the model server is failing"
     return "Weaviate is not answering"
+
+
+def warm_with_progress(todo: list[Any], context: runner.RunContext) -> list[Warmed]:
+    """Each use case's prompt prefixes evaluated once before the cases (`runner.openings_of`), with a bar
+    that says what is prepared and, after the first, how long the rest will take. Cold, the first question
+    of each collection paid its system turn inside its own latency; now every question is timed warm. A
+    model error here is said and the run goes on: the cases record their own."""
+    openings = runner.openings_of(todo, context)
+    use_cases = len({case.use_case for case in todo if case.use_case in context.tools_for})
+    what = f"{len(openings)} prompt prefixes of {use_cases} use case{'s' * (use_cases != 1)}"
+    started, warmed = time.time(), []
+    with Progress(
+        TextColumn("[bold]warm[/]"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("left"),
+        TimeRemainingColumn(),
+        TextColumn(what),
+        console=err,
+        transient=False,
+    ) as progress:
+        task = progress.add_task("warm", total=len(openings))
+        if not err.is_terminal:
+            err.print(f"warm: {what}, evaluated once so each question starts from them", highlight=False)
+        for model, opening in openings:
+            try:
+                warmed.append(warm_one(model, opening))
+            except ModelError as error:
+                progress.console.print(f"[yellow]not warmed[/]: {error}", highlight=False)
+                break
+            progress.update(task, advance=1)
+    new = sum(w.prompt_tokens - (w.cached_tokens or 0) for w in warmed)
+    err.print(
+        f"warm: {len(warmed)} of {len(openings)} prefixes in {time.time() - started:.0f} s, "
+        f"{new:,} of {sum(w.prompt_tokens for w in warmed):,} prompt tokens evaluated now",
+        highlight=False,
+    )
+    return warmed

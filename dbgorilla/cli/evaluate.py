@@ -14,7 +14,7 @@ from rich.markup import escape
 
 from agent import AgentConfig
 from agent.tooldef import DEFAULT_OPERATIONS, DEFAULT_TOKEN_BUDGET, ToolDesign
-from dbgorilla.chat import token_counter
+from dbgorilla.chat import LOCAL, model_provider, token_counter
 from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, err, open_model, say
 from dbgorilla.cli.eval_output import show_repeats, show_summary
 from dbgorilla.cli.eval_progress import run_with_progress
@@ -111,6 +111,14 @@ def evaluate(
         bool, typer.Option("--allow-other-data", help="Run questions whose gold was computed on other data.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+    warm: Annotated[
+        bool,
+        typer.Option(
+            "--warm/--no-warm",
+            help="The local model evaluates each use case's prompt prefixes once before the questions (an "
+            "endpoint is never warmed).",
+        ),
+    ] = True,
 ) -> None:
     """Run a model over the benchmark through the live loop; score by arguments and by execution."""
     if resume and overwrite:
@@ -125,7 +133,7 @@ def evaluate(
         return
     _evaluate_split(dataset, collections, use_case, limit, case_id, model, base_url, make_design, open_driver,
                     max_steps, out_dir, resume, overwrite, repeats, seed, concurrency, namespace, commit, strategy,
-                    as_json)  # fmt: skip
+                    as_json, warm)  # fmt: skip
 
 
 def _evaluate_public_file(
@@ -175,6 +183,7 @@ def _evaluate_split(
     commit: bool,
     strategy: str,
     as_json: bool,
+    warm: bool = False,
 ) -> None:
     """A split of ours or a paper-format file: the chosen questions run `repeats` times over one connection and
     one model, then the summary (or, repeated, the pass rates) shown. The flags' tool design and model are made
@@ -192,6 +201,7 @@ def _evaluate_split(
         executor = open_executor(client, chosen, namespace, echo=say)
         context = run_context(client, executor, chosen, design, driver, token_counter())
         context.config = context.config.model_copy(update={"commit_answer": commit})
+        context.warm = warm and driver.chat is not None and model_provider(model, base_url)[0] == LOCAL
         use_strategy(context, client, strategy, namespace, echo=say)
         summaries, runs = run_repeats(
             context, chosen, driver, directories, seed, base_url, concurrency, echo=say, run_cases=run_with_progress
