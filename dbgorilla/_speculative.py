@@ -40,6 +40,17 @@ class RecentLookup:
     replies: int = 16
     #: The most tokens of a reply's opening drafted in its prompt's batch (`opening`; 0: none).
     opening_tokens: int = 16
+    #: After this many drafts in a row of which no token was kept, a reply drafts only after a suffix of
+    #: `after` tokens or more, until a draft is kept again (0: never). Prose (the answer's sentence) repeats
+    #: short runs of tokens but seldom what followed them: each draft made the step a batch and was thrown
+    #: away. On the AVX2 library, prose through the server ran at 0.51-0.58 of the undrafted rate with no such
+    #: rule, 0.72-0.77 with two tokens after one or two misses, 0.90 with three and 0.93 with four after one
+    #: (docs/results/2026-11-29-warm-eval-and-prose-drafts.md).
+    misses: int = 1
+    after: int = 4
+    #: This reply's last draft (its context's length, its tokens) and the drafts in a row none of which was kept.
+    _drafted: tuple[int, int] | None = field(default=None, repr=False)
+    _missed: int = field(default=0, repr=False)
     history: deque[Any] = field(default_factory=deque, repr=False)
     #: The last `replies` prompts, each with its reply (`opening`).
     answered: deque[Any] = field(default_factory=deque, repr=False)
@@ -47,18 +58,37 @@ class RecentLookup:
     def __call__(self, input_ids: Any, /, **_: Any) -> Any:
         import numpy as np
 
+        length = len(input_ids)
+        self._count(length)
         ids = np.asarray(input_ids, dtype=np.int64)
         if self.history:
             ids = np.concatenate([*self.history, ids])
-        for size in range(min(self.ngram, len(ids) - 1), self.min_ngram - 1, -1):
+        shortest = self.min_ngram if not self.misses or self._missed < self.misses else max(self.min_ngram, self.after)
+        draft = np.array([], dtype=np.intc)
+        for size in range(min(self.ngram, len(ids) - 1), shortest - 1, -1):
             windows = np.lib.stride_tricks.sliding_window_view(ids[:-1], size)
             found = np.flatnonzero((windows == ids[-size:]).all(axis=1))
             if len(found):
                 start = int(found[-1]) + size
                 draft = ids[start : start + self.tokens]
                 cut = np.flatnonzero(draft == SEPARATOR)
-                return draft[: cut[0] if len(cut) else len(draft)].astype(np.intc)
-        return np.array([], dtype=np.intc)
+                draft = draft[: cut[0] if len(cut) else len(draft)].astype(np.intc)
+                break
+        self._drafted = (length, len(draft))
+        return draft
+
+    def begin(self) -> None:
+        """A new reply: no draft of it yet."""
+        self._drafted, self._missed = None, 0
+
+    def _count(self, length: int) -> None:
+        """Whether the last draft was kept, read off how far the context moved since: llama-cpp-python's loop
+        asks again after the sampled token and the draft's tokens it kept (`length - 1 - before` of them)."""
+        if self._drafted is None:
+            return
+        before, drafted = self._drafted
+        if drafted and before < length <= before + drafted + 1:
+            self._missed = self._missed + 1 if length == before + 1 else 0
 
     def opening(self, prompt: Sequence[int]) -> Any:
         """How the reply to `prompt` likely begins, to draft in the prompt's own batch: what the two latest
@@ -169,6 +199,7 @@ def patch_speculative(llama_class: Any, draft: RecentLookup) -> None:
     def remembering_generate(self: Any, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Iterator[int]:
         start = max(len(tokens) - LEAD, 0)
         written: list[int] = []
+        draft.begin()
         if self.draft_model is draft and not getattr(self, "_dbgorilla_one_token", False):
             opening = draft.opening(tokens)
             self._dbgorilla_opening = (len(tokens), opening) if len(opening) else None
@@ -192,6 +223,9 @@ DRAFT_TOKENS = "--draft_tokens="
 DRAFT_NGRAM = "--draft_ngram="
 #: `--draft_opening=N`: the most tokens of a reply's opening drafted in its prompt's batch (0: none).
 DRAFT_OPENING = "--draft_opening="
+#: `--draft_misses=N[:K]`: drafts in a row none of whose tokens was kept before a reply drafts only after K
+#: tokens found again (0: never).
+DRAFT_MISSES = "--draft_misses="
 
 
 def drafting(argv: list[str]) -> tuple[RecentLookup | None, list[str]]:
@@ -200,7 +234,7 @@ def drafting(argv: list[str]) -> tuple[RecentLookup | None, list[str]]:
     (`drafting_argv`)."""
     asked = {
         name: [a.split("=", 1)[1] for a in argv if a.startswith(name)]
-        for name in (DRAFT_TOKENS, DRAFT_NGRAM, DRAFT_OPENING)
+        for name in (DRAFT_TOKENS, DRAFT_NGRAM, DRAFT_OPENING, DRAFT_MISSES)
     }
     rest = [a for a in argv if not a.startswith(tuple(asked))]
     tokens, ngram, opening = asked[DRAFT_TOKENS], asked[DRAFT_NGRAM], asked[DRAFT_OPENING]
@@ -219,6 +253,11 @@ def drafting(argv: list[str]) -> tuple[RecentLookup | None, list[str]]:
         if not opening[-1].isdigit():
             raise SystemExit(f"{DRAFT_OPENING}{opening[-1]}: expected a whole number of tokens (0: none)")
         lookup.opening_tokens = int(opening[-1])
+    if misses := asked[DRAFT_MISSES]:
+        count, colon, after = misses[-1].partition(":")
+        if not count.isdigit() or (colon and not (after.isdigit() and int(after) >= 1)):
+            raise SystemExit(f"{DRAFT_MISSES}{misses[-1]}: expected whole numbers of drafts and tokens (2:3; 0: never)")
+        lookup.misses, lookup.after = int(count), int(after) if colon else lookup.after
     return lookup, drafting_argv(rest)
 
 

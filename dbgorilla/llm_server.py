@@ -36,12 +36,15 @@ they are the draft's. That loop runs only for a model started with `logits_all` 
 python's server turns on by default: until 2026-11-27 no draft was checked, and the measurements that
 left drafting off measured nothing. `dbgorilla model up` now starts it off and drafts 3 tokens: the
 main job's requests replayed side by side took 0.79 of the time (docs/results/2026-11-27-drafts-checked.md).
-A reply's likely opening (`RecentLookup.opening`) is drafted in its prompt's last batch.
+A reply's likely opening (`RecentLookup.opening`) is drafted in its prompt's last batch. A reply whose
+last draft was thrown away whole drafts again only after four tokens found before (`RecentLookup.misses`):
+prose drafted from one-token suffixes ran at half the undrafted rate.
 
 Run as `python -m dbgorilla.llm_server [--prompt_cache_dir=DIR] [--draft_tokens=N] [--draft_ngram=MIN:MAX]
-[--draft_opening=K] <llama_cpp.server arguments>`: DIR keeps the prefix states across restarts (in memory
-only without it); N tokens are drafted per step (0: none), after the longest suffix of MAX down to MIN
-tokens found before, and up to K of a reply's opening with its prompt (16; 0: none)."""
+[--draft_opening=K] [--draft_misses=M:L] <llama_cpp.server arguments>`: DIR keeps the prefix states across
+restarts (in memory only without it); N tokens are drafted per step (0: none), after the longest suffix of MAX
+down to MIN tokens found before, up to K of a reply's opening with its prompt (16; 0: none), and after M drafts
+in a row thrown away only after L tokens found (1:4; 0: no such rule)."""
 
 from __future__ import annotations
 

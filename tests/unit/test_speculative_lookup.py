@@ -18,7 +18,7 @@ def test_the_draft_is_what_followed_the_latest_occurrence_of_the_last_tokens() -
 
 
 def test_the_last_replies_are_looked_up_before_the_prompt_and_no_draft_spans_two() -> None:
-    lookup = _speculative.RecentLookup(tokens=4, ngram=2, min_ngram=2, replies=2)
+    lookup = _speculative.RecentLookup(tokens=4, ngram=2, min_ngram=2, replies=2, misses=0)  # calls of no one reply
     lookup.remember([50, 51, 52, 10, 11, 12, 13])  # the template's last 3 tokens, then a reply
     assert list(lookup([1, 2, 51, 52, 10])) == [11, 12, 13]  # a reply's opening: drafted, cut at its end
     assert list(lookup([7, 11, 12, 3, 11, 12])) == [3, 11, 12]  # the prompt's own occurrence is the latest
@@ -100,3 +100,41 @@ def test_only_the_last_replies_are_kept_for_openings() -> None:
         lookup.answer([1, 2], reply)
     assert [list(reply) for _, reply in lookup.answered] == [[20, 21], [30, 31]]
     assert list(lookup.opening([1, 2])) == []  # the two latest part at their first token: nothing to draft
+
+
+def test_after_drafts_thrown_away_a_reply_drafts_only_after_longer_suffixes_found_again() -> None:
+    lookup = _speculative.RecentLookup(tokens=2, misses=2, after=2)
+    context = [5, 8, 9, 6, 7, 1]  # "5" and "6" each came once before, "6 5" and "5 1" never
+    lookup.begin()
+    assert list(lookup([*context, 5])) == [8, 9]  # a one-token suffix drafts
+    assert list(lookup([*context, 5, 6])) == [7, 1]  # the loop asks again one token on: nothing was kept
+    assert list(lookup([*context, 5, 6, 5])) == []  # two thrown away: "5" came before, but alone it no longer drafts
+    assert list(lookup([*context, 5, 6, 5, 1])) == []
+    assert list(lookup([*context, 5, 6, 5, 1, 5, 6])) == [5, 1]  # "5 6" came before: two tokens still draft
+    assert list(lookup([*context, 5, 6, 5, 1, 5, 6, 5, 1, 9])) == [6, 7]  # both kept (and one sampled): "9" drafts
+    assert list(lookup([*context, 5, 6, 5, 1, 5, 6, 5, 1, 9, 8])) == [9, 6]  # one thrown away is not two
+    lookup.begin()  # a new reply starts with one-token suffixes allowed
+    assert list(lookup([*context, 5])) == [8, 9]
+    never = _speculative.RecentLookup(tokens=2, misses=0)
+    assert [list(never([*context, 5, 6, 5, 1][:size])) for size in range(7, 11)] == [[8, 9], [7, 1], [6, 5], [5, 6]]
+
+
+def test_the_misses_option_is_whole_numbers() -> None:
+    lookup, _ = _speculative.drafting(["--draft_tokens=3", "--draft_misses=0"])
+    assert lookup is not None and lookup.misses == 0
+    lookup, _ = _speculative.drafting(["--draft_tokens=3", "--draft_misses=2:3"])
+    assert lookup is not None and (lookup.misses, lookup.after) == (2, 3)
+    for wrong in ("two", "1:", "1:0", "1:x"):
+        with pytest.raises(SystemExit, match=f"--draft_misses={wrong}: expected whole numbers"):
+            _speculative.drafting(["--draft_tokens=3", f"--draft_misses={wrong}"])
+
+
+def test_by_default_one_draft_thrown_away_leaves_only_four_token_suffixes() -> None:
+    lookup = _speculative.RecentLookup(tokens=2)
+    lookup.begin()
+    context = [1, 2, 3, 4, 5, 6, 7, 9, 4, 5]
+    assert list(lookup(context)) == [6, 7]  # "4 5" came before
+    assert list(lookup([*context, 8])) == []  # thrown away ("8" came never anyway)
+    assert list(lookup([*context, 8, 2])) == []  # "2" came before, but alone it drafts no more
+    assert list(lookup([*context, 8, 2, 1, 2, 3, 4])) == [5, 6]  # "1 2 3 4" did
+    assert list(_speculative.RecentLookup(tokens=2)([*context, 8, 2])) == [3, 4]  # a reply with no misses
