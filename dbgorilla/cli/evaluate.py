@@ -40,6 +40,15 @@ from fixtures.index_repair import repair_broken
 from fixtures.loader import check_ours, names_of
 from fixtures.use_cases import database_schema_of, get_use_cases
 
+WarmOption = Annotated[
+    bool,
+    typer.Option(
+        "--warm/--no-warm",
+        help="The local model evaluates each use case's prompt prefixes once before the questions (an endpoint "
+        "is never warmed).",
+    ),
+]
+
 
 def register(app: typer.Typer) -> None:
     app.command("eval")(evaluate)
@@ -111,14 +120,7 @@ def evaluate(
         bool, typer.Option("--allow-other-data", help="Run questions whose gold was computed on other data.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
-    warm: Annotated[
-        bool,
-        typer.Option(
-            "--warm/--no-warm",
-            help="The local model evaluates each use case's prompt prefixes once before the questions (an "
-            "endpoint is never warmed).",
-        ),
-    ] = True,
+    warm: WarmOption = True,
 ) -> None:
     """Run a model over the benchmark through the live loop; score by arguments and by execution."""
     if resume and overwrite:
@@ -128,9 +130,8 @@ def evaluate(
                           operations or DEFAULT_OPERATIONS.value)  # fmt: skip
     open_driver = partial(open_model, model, base_url, request_timeout, max_retries, temperature)
     if (public := public_file(dataset)) is not None:
-        _evaluate_public_file(public, collections, limit, case_id, make_design, open_driver, max_steps, commit,
-                              strategy, out_dir, resume, allow_other_data, as_json)  # fmt: skip
-        return
+        return _evaluate_public_file(public, collections, limit, case_id, make_design, open_driver, max_steps,
+                                     commit, strategy, out_dir, resume, allow_other_data, as_json)  # fmt: skip
     _evaluate_split(dataset, collections, use_case, limit, case_id, model, base_url, make_design, open_driver,
                     max_steps, out_dir, resume, overwrite, repeats, seed, concurrency, namespace, commit, strategy,
                     as_json, warm)  # fmt: skip
