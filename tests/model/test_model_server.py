@@ -203,7 +203,8 @@ def test_a_model_server_killed_during_eval_stops_the_run_as_infrastructure(tmp_p
     env = settings_env(settings)
     out = tmp_path / "run"
     command = [sys.executable, "-m", "dbgorilla", "eval", "--model", TEST_MODEL, "--dataset", "abstention",
-               "--limit", "0", "--out", str(out)]  # fmt: skip
+               "--limit", "0", "--out", str(out), "--no-warm"]  # fmt: skip
+    # Cold (--no-warm): the server is killed mid-run, not while warming.
     # Weaviate is needed for the questions; the session's stack is not used here, so start one.
     assert run_cli("up", "--backend", "binary", env=env, timeout=600).returncode == 0
     try:
