@@ -168,13 +168,15 @@ def _unit_apart(prop: str) -> tuple[str, str]:
 
 
 def singular(things: str) -> str:
-    """One of a collection's objects, in words: "airport" of "airports", "city" of "cities", "stock price"."""
+    """The phrase with its last word singular, in any case: "airport" of "airports", "city" of "cities",
+    "stock price", "visit type" of "visit types" (one object in a sentence, one group in `chain`'s parts)."""
     head, _, last = things.rpartition(" ")
-    if last.endswith("ies") and len(last) > 4:
+    lowered = last.lower()
+    if lowered.endswith("ies") and len(last) > 4:
         last = last[:-3] + "y"
-    elif last.endswith(("sses", "shes", "ches", "xes")):
+    elif lowered.endswith(("sses", "shes", "ches", "xes")):
         last = last[:-2]
-    elif last.endswith("s") and not last.endswith("ss"):
+    elif lowered.endswith("s") and not lowered.endswith("ss"):
         last = last[:-1]
     return f"{head} {last}" if head else last
 

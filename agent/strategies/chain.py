@@ -33,6 +33,7 @@ from typing import Any
 
 from agent.answer import Commit, FinalAnswer
 from agent.loop import AgentConfig, AgentRun, Executor
+from agent.sentence import singular
 from agent.strategies import arithmetic
 from agent.strategies.asked import LEAST_WORDS
 from agent.strategies.compared import asked_of
@@ -62,19 +63,6 @@ _COUNTS = {"two": 2, "three": 3, "four": 4}
 _DOWN = {"lower", "smaller", "fewer", "less"}
 
 
-def _singular(phrase: str) -> str:
-    """The phrase with its last word singular: "visit types" -> "visit type", "specialties" -> "specialty"."""
-    *head, last = phrase.split(" ")
-    lowered = last.lower()
-    if lowered.endswith("ies") and len(last) > 4:
-        last = last[:-3] + "y"
-    elif lowered.endswith(("sses", "xes", "ches", "shes")):
-        last = last[:-2]
-    elif lowered.endswith("s") and not lowered.endswith("ss"):
-        last = last[:-1]
-    return " ".join([*head, last])
-
-
 @dataclass(frozen=True)
 class Comparison:
     """A one-sentence comparison: of the `count` most (least) common `category` among `population`,
@@ -89,7 +77,7 @@ class Comparison:
 
     def per_group(self) -> str:
         """The one single-step question whose per-group result holds every part."""
-        return per_group_question(self.measure, self.population, _singular(self.category))
+        return per_group_question(self.measure, self.population, singular(self.category))
 
     def decide(self, groups: dict[str, tuple[int, float]]) -> tuple[str, float, list[str]] | None:
         """The winner among the compared groups, its difference to the runner-up, and the compared groups
