@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from functools import partial
 from typing import Any
 
 from agent.answer import Commit, FinalAnswer
@@ -48,7 +49,9 @@ from agent.strategies.asked_for import (
     written_in,
 )
 from agent.strategies.decompose import offered_collections
+from agent.strategies.free_text import matches_like, unheld_names
 from agent.strategies.meaning import meant_property
+from agent.strategies.naming import mentions
 from agent.strategies.openings import openings_of
 from agent.strategies.values import StoredCategories
 from agent.tooldef import ToolSet
@@ -111,6 +114,8 @@ def refusal(decision: dict[str, Any], question: str = "") -> str:
     """Why the database cannot answer, by the decision ("" when it can). A statistic the tool cannot
     compute counts when chosen, or named in the model's words or the question's own: asked for "the
     standard deviation of the nightly prices", the model chose "none" and wrote "nightly prices"."""
+    if decision.get("unheld_names"):
+        return "nothing in the database is named " + " or ".join(f'"{n}"' for n in decision["unheld_names"])
     words = f"{decision.get('asks_for', '')} {question}".lower()
     named = [s for s in UNSUPPORTED if s == decision.get("statistic") or UNSUPPORTED_WRITTEN[s].search(words)]
     if named:
@@ -261,6 +266,20 @@ class Check:
             return more
         return Usage()
 
+    def _unheld(self, executor: Executor, shown: list[CollectionSchema], question: str) -> list[str]:
+        """The names of the question no offered collection holds, where none can search (`unheld_names`):
+        the question is about something the database does not have, and no request is needed to say so."""
+        if any(c.searchable for c in shown):
+            return []
+        unheld: list[str] | None = None
+        for collection in shown:
+            categories = self.stored.categories(executor, collection)
+            taken = [(s, e) for *_, s, e in mentions(question, categories)]
+            matches = partial(matches_like, executor, collection.name)
+            names = unheld_names(question, collection, categories, matches, taken)
+            unheld = names if unheld is None else [n for n in unheld if n in names]
+        return unheld or []
+
     def run(
         self,
         model: Any,
@@ -283,7 +302,10 @@ class Check:
 
         started = time.perf_counter()
         try:  # what the question is about, then a verdict on that one collection's properties alone
-            decision, usage = ask(*_about(shown, asked))
+            if unheld := self._unheld(executor, shown, question):
+                decision, usage = {"unheld_names": unheld}, Usage()
+            else:
+                decision, usage = ask(*_about(shown, asked))
             if not refusal(decision, question):
                 said = str(decision.get("asks_for", ""))
                 if not named_in(said, shown) and not any(meant_property(said, question, c) for c in shown):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from itertools import groupby
 from typing import Any
 
 from agent.loop import Executor
@@ -155,7 +156,7 @@ def _abbreviated(
 ) -> list[tuple[str, str, int, int]]:
     """For a property that stores abbreviations of 4 or 5 capitals (tickers: `MSFT`, `AMZN`), each name of
     five letters or more inside the question that exactly one of them abbreviates: its first letter, then
-    the others in order ("Microsoft" `MSFT`, "Google" `GOOG`; "Apple" is no `AAPL`, "Tesla" none). Where a
+    the others in order (`ticker_for`: "Microsoft" `MSFT`, "Apple" `AAPL`; "Tesla" none). Where a
     name stands is not read (a company is no place: "Microsoft's average close"), and the model is never
     asked to choose: among every stored value it named one for a name the data does not hold."""
     if not (stored and all(v.isupper() and v.isalpha() and 2 <= len(v) <= 5 for v in stored)):
@@ -165,10 +166,16 @@ def _abbreviated(
         end = question.index(name, start) + len(name)
         if len(name) < 5 or " " in name or any(s < end and start < e for _, _, s, e in [*found, *added]):
             continue
-        fits = [v for v in stored if len(v) >= 4 and _in_order(letters(name), letters(v))]
+        fits = [v for v in stored if len(v) >= 4 and ticker_for(name, v)]
         if len(fits) == 1:
             added.append((prop, fits[0], start, end))
     return added
+
+
+def ticker_for(name: str, code: str) -> bool:
+    """A ticker abbreviates a name: its letters, a doubled one read once, are the name's first and then
+    letters of the rest in order ("Google" `GOOG`, "Apple" `AAPL`: no name has two a's for it)."""
+    return _in_order(letters(name), "".join(letter for letter, _ in groupby(letters(code))))
 
 
 def _in_order(name: str, code: str) -> bool:

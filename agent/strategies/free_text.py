@@ -14,15 +14,21 @@ the word does not say which.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 
 from agent._words import MONTHS, content_stems, split_name
+from agent.loop import Executor
 from agent.strategies.asked_for import NAME
-from agent.strategies.codes import letters
+from agent.strategies.codes import code_for, initials, letters, ticker_for
+from executors.errors import ExecutorError
 from executors.schema import CollectionSchema
+from executors.vocabulary import FILTER_SLOT, PropertyKind
 
 #: Days of the week: a time, not a value (months are in `MONTHS`).
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+#: Units written with a capital: a scale, not a value.
+_UNITS = ("celsius", "fahrenheit", "kelvin")
 
 
 def _forms(word: str) -> list[str]:
@@ -32,6 +38,62 @@ def _forms(word: str) -> list[str]:
     if not bare.endswith("s") or len(bare) <= 4:
         return [bare]
     return [bare, bare[:-1], *([bare[:-2]] if bare.endswith("es") else [])]
+
+
+def _known(found: CollectionSchema, categories: dict[str, list[str]]) -> set[str]:
+    """What a name may be without being looked up: a stored category value, a word of the schema's names or
+    their initials ("MPG" for `miles_per_gallon`), a month or a day."""
+    known = {letters(v) for values in categories.values() for v in values}
+    names = [split_name(name) for name in (found.name, *(p.name for p in found.properties))]
+    known |= {w for name in names for w in content_stems(name)} | {initials(name) for name in names}
+    return known | {m.lower() for m in MONTHS} | set(_DAYS)
+
+
+def _unknown(question: str, known: set[str], taken: Iterable[tuple[int, int]]) -> list[tuple[str, list[str]]]:
+    """Each capitalized word inside the question outside the `taken` spans that `known` does not hold, with
+    the forms to look up."""
+    spans = list(taken)
+    inside = [m.group() for m in NAME.finditer(question) if not any(s < m.end() and m.start() < e for s, e in spans)]
+    found = []
+    for word in dict.fromkeys(inside):
+        forms = [f for f in _forms(word) if len(f) >= 3]
+        if forms and not any(f in known or any(f in k for k in known if len(k) > 3) for f in forms):
+            found.append((word, forms))
+    return found
+
+
+def unheld_names(
+    question: str,
+    found: CollectionSchema,
+    categories: dict[str, list[str]],
+    matches: Callable[[str, str], bool],
+    taken: Iterable[tuple[int, int]] = (),
+) -> list[str]:
+    """The names of the question that `found` holds nowhere: no category value, schema name, month or code
+    fits ("Tesla" among the tickers `AAPL`, `MSFT`...), and no text property holds it inside a value. A
+    collection without a vectorizer can only filter, so a question about what such a name names has no
+    answer there: "What was Tesla's average monthly closing price in 2009?" was answered with every stock's.
+    Two or three capitals and units are no names ("in USD", "in Celsius")."""
+    codes = [v for values in categories.values() for v in values if v.isupper() and 2 <= len(letters(v)) <= 5]
+    unheld = []
+    for word, forms in _unknown(question, _known(found, categories) | set(_UNITS), taken):
+        if word.isupper() and len(letters(word)) <= 3:
+            continue
+        if any(code_for(word, code) or ticker_for(word, code) for code in codes):
+            continue
+        texts = [p.name for p in found.properties_of_kind(PropertyKind.TEXT)]
+        if not any(matches(prop, f"*{form}*") for prop in texts for form in forms):
+            unheld.append(re.sub(r"['’]s$", "", word.rstrip(".-")))
+    return unheld
+
+
+def matches_like(executor: Executor, collection: str, prop: str, pattern: str) -> bool:
+    """Whether any object's `prop` matches the LIKE pattern (one filtered listing; a failure: no)."""
+    where = {"property_name": prop, "operator": "LIKE", "value": pattern}
+    try:
+        return bool(executor.execute({"collection_name": collection, FILTER_SLOT[PropertyKind.TEXT]: where}).objects)
+    except ExecutorError:
+        return False
 
 
 def named_in_text(
@@ -49,19 +111,13 @@ def named_in_text(
     properties that are not categories, `filtered` the properties the call already filters, `matches(prop,
     pattern)` whether any object matches; `taken` the spans of words already read as values or codes; `held`
     the call's conditions."""
-    known = {letters(v) for values in categories.values() for v in values}
-    known |= {w for name in (found.name, *(p.name for p in found.properties)) for w in content_stems(split_name(name))}
-    known |= {m.lower() for m in MONTHS} | set(_DAYS)
+    known = _known(found, categories)
     # a word the call already filters on, in whatever property: the model placed it ("city = Houston")
     known |= {letters(str(c.get("value"))) for c in held if isinstance(c, dict)}
     open_texts = [p for p in texts if p not in filtered]
     added: list[dict[str, str]] = []
     spans = list(taken)
-    inside = [m.group() for m in NAME.finditer(question) if not any(s < m.end() and m.start() < e for s, e in spans)]
-    for word in dict.fromkeys(inside):
-        forms = [f for f in _forms(word) if len(f) >= 3]
-        if not forms or any(f in known or any(f in k for k in known if len(k) > 3) for f in forms):
-            continue
+    for _, forms in _unknown(question, known, spans):
         for form in forms:
             holding = [p for p in open_texts if matches(p, f"*{form}*")]
             if len(holding) == 1 and not any(c["property_name"] == holding[0] for c in added):

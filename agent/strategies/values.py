@@ -24,6 +24,7 @@ the model resent it unchanged, or moved the filter and dropped the call's group-
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from agent._words import content_stems, split_name
@@ -42,7 +43,7 @@ from agent.strategies.codes import (
 from agent.strategies.compared import held as held_conditions
 from agent.strategies.conditions import filtered_properties, unasked, with_condition
 from agent.strategies.decompose import offered_collections
-from agent.strategies.free_text import named_in_text
+from agent.strategies.free_text import matches_like, named_in_text
 from agent.strategies.naming import can_match, linked, mentions, named_values, nearest_value
 from agent.strategies.restating import restates
 from agent.tooldef import ToolSet
@@ -307,9 +308,7 @@ class Values:
         complete = self.stored.complete.get(found.name, set())
         texts = [p for p in text_properties(found) if p not in complete]
 
-        def matches(prop: str, pattern: str) -> bool:
-            return self._matches(executor, found.name, prop, pattern)
-
+        matches = partial(matches_like, executor, found.name)
         filtered, held = filtered_properties(arguments), held_conditions(arguments)
         for condition in named_in_text(question, found, categories, texts, filtered, matches, taken, held):
             if (added := with_condition(arguments, condition)) is not None:
@@ -317,15 +316,6 @@ class Values:
                 prop, pattern = condition["property_name"], condition["value"]
                 why.append(f"the question names {pattern.strip('*')!r}, a word of {prop}: {prop} LIKE {pattern}.")
         return arguments, named, why
-
-    @staticmethod
-    def _matches(executor: Executor, collection: str, prop: str, pattern: str) -> bool:
-        """Whether any object's `prop` matches the LIKE pattern (one filtered listing; a failure: no)."""
-        where = {"property_name": prop, "operator": "LIKE", "value": pattern}
-        try:
-            return bool(executor.execute({"collection_name": collection, TEXT_FILTER: where}).objects)
-        except ExecutorError:
-            return False
 
     def run(
         self,

@@ -3,7 +3,8 @@ made-up boats, whose `hull_name` holds the yard's name as a word ("brixham trawl
 
 from __future__ import annotations
 
-from agent.strategies.free_text import named_in_text
+from agent.strategies.codes import ticker_for
+from agent.strategies.free_text import named_in_text, unheld_names
 from executors.schema import CollectionSchema, PropertySchema
 
 BOATS = CollectionSchema(
@@ -22,7 +23,7 @@ CATEGORIES = {"rig": ["Sloop", "Cutter", "Ketch"]}
 
 def matches(prop: str, pattern: str) -> bool:
     word = pattern.strip("*")
-    held = {"hull_name": HULLS, "notes": NOTES}[prop]
+    held = {"hull_name": HULLS, "notes": NOTES}.get(prop, CATEGORIES["rig"])
     return any(word in value.lower().split() for value in held)
 
 
@@ -53,3 +54,28 @@ def test_a_word_the_call_already_filters_on_is_the_model_s() -> None:
         "How many boats are from Brixham?", BOATS, CATEGORIES, ["hull_name"], set(), matches, held=placed
     )
     assert found == []
+
+
+def unheld(question: str, categories: dict[str, list[str]] | None = None) -> list[str]:
+    return unheld_names(question, BOATS, CATEGORIES if categories is None else categories, matches)
+
+
+def test_a_name_the_collection_holds_nowhere_is_unheld() -> None:
+    assert unheld("What is the longest boat built by Hallberg's yard?") == ["Hallberg"]
+    assert unheld("How long is the Penryn Ketch?") == ["Penryn"]  # the rig is a category; the place is nothing
+
+
+def test_a_name_held_somewhere_a_code_a_unit_or_a_short_capital_is_no_unheld_name() -> None:
+    assert unheld("What is the longest boat of any Brixham yard?") == []  # inside a hull's name
+    assert unheld("How long is the longest boat restored in Falmouth?") == []  # inside a note
+    assert unheld("How many of the boats are rigged as a Sloop?") == []  # a category's value
+    assert unheld("How many boats were launched in March?") == []  # a month
+    assert unheld("What is the mean length of the Boats, in LFT?") == []  # three capitals: a unit or a code
+    assert unheld("What's the water temperature at launch, in Celsius?") == []
+    assert unheld("How long is the average Length Ft?") == []  # the schema's own words
+    assert unheld("What did Quorlax's boats cost?", {"yard": ["QRLX", "ZNTH"]}) == []  # a ticker it fits
+
+
+def test_a_ticker_abbreviates_a_name_reading_a_doubled_letter_once() -> None:
+    assert ticker_for("Apple", "AAPL") and ticker_for("Google", "GOOG") and ticker_for("Microsoft", "MSFT")
+    assert not ticker_for("Tesla", "AAPL") and not ticker_for("Amazon", "AAPL") and not ticker_for("Apple", "AMZN")

@@ -777,6 +777,27 @@ def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_r
     assert not refusal(fine, "which standard rooms cost most?"), "a word that only begins like one"
 
 
+def test_check_refuses_a_name_no_unsearchable_collection_holds_without_asking_the_model() -> None:
+    """A collection without a vectorizer can only filter: a name nothing of it holds has no answer there."""
+    unsearchable = SCHEMA.model_copy(
+        update={"collections": (SCHEMA.collections[0].model_copy(update={"searchable": False}),)}
+    )
+    data = ReferenceExecutor(unsearchable, {NAME: OBJECTS})
+    silent = FunctionModel(lambda *_: pytest.fail("no request: the data decides"))
+    asked = "What is the average price of Zanzibar's dishes?"
+    run = build_strategy("check").run(silent, data, tools(), AgentConfig(), asked)
+    assert run.answer is not None and run.answer.refuses and not run.calls()
+    assert run.final_answer.endswith('nothing in the database is named "Zanzibar".')
+    assert run.strategy_notes["check"]["decision"] == {"unheld_names": ["Zanzibar"]}
+    # a stored value, a word inside a title: the model is asked
+    for named in ("What is the average price of Japanese dishes?", "How many Rustic places are there?"):
+        run = build_strategy("check").run(OracleModel(MEAN_PRICE), data, tools(), AgentConfig(), named)
+        assert "unheld_names" not in run.strategy_notes["check"]["decision"], named
+    # a collection that can search: the name may be searched for, so the rule does not read it
+    run = build_strategy("check").run(OracleModel(MEAN_PRICE), executor(), tools(), AgentConfig(), asked)
+    assert "unheld_names" not in run.strategy_notes["check"]["decision"]
+
+
 @pytest.mark.parametrize(
     ("asks_for", "named"),
     [
