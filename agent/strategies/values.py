@@ -195,7 +195,7 @@ class Values:
             return moved, f"{prop} holds no {value!r}; {owner[0]} does: the filter ran on {owner[0]}."
         pattern = value if "*" in value or "?" in value else f"*{value}*"
         texts = [p for p in text_properties(found) if p not in complete]
-        holding = next((p for p in texts if self._matches(executor, found.name, p, pattern)), "")
+        holding = next((p for p in texts if matches_like(executor, found.name, p, pattern)), "")
         if not holding:
             return None
         shown = ", ".join(repr(v) for v in stored[:VALUES_SHOWN]) + (", ..." if len(stored) > VALUES_SHOWN else "")

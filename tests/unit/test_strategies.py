@@ -779,9 +779,8 @@ def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_r
 
 def test_check_refuses_a_name_no_unsearchable_collection_holds_without_asking_the_model() -> None:
     """A collection without a vectorizer can only filter: a name nothing of it holds has no answer there."""
-    unsearchable = SCHEMA.model_copy(
-        update={"collections": (SCHEMA.collections[0].model_copy(update={"searchable": False}),)}
-    )
+    # a new schema, not a copy: a copy keeps the views the original cached
+    unsearchable = DatabaseSchema(collections=(SCHEMA.collections[0].model_copy(update={"searchable": False}),))
     data = ReferenceExecutor(unsearchable, {NAME: OBJECTS})
     silent = FunctionModel(lambda *_: pytest.fail("no request: the data decides"))
     asked = "What is the average price of Zanzibar's dishes?"
