@@ -58,18 +58,19 @@ _JOINERS = frozenset(
 
 
 def restates(search: str, arguments: dict[str, Any], found: CollectionSchema, values: dict[str, list[str]]) -> bool:
-    """Whether a search holds nothing but the call's filter values, the collection's property names, its
-    stored category values (of a few words), dates and numbers: "Computer Science and Python", "rating
-    between 3 and 4.2", "July 2025". Such a search restricts an aggregation to its nearest objects and finds
-    nothing a filter does not say; a topic ("places with live music") holds other words."""
+    """Whether a search holds nothing but the call's filter values, the collection's name and property names
+    (as written too: "durationHours"), its stored category values (of a few words), dates and numbers:
+    "Computer Science and Python", "rating between 3 and 4.2", "July 2025". Such a search restricts an
+    aggregation to its nearest objects and finds nothing a filter does not say; a topic ("places with live
+    music") holds other words."""
     listed = arguments.get(CONDITIONS_FIELD)
     held = [f for f in [*map(arguments.get, FILTER_FIELDS), *(listed if isinstance(listed, list) else [])]]
     texts = [str(f.get("value")) for f in held if isinstance(f, dict)]
     # a stored value counts when it is a category (a few words), not prose: "The host asks for wheelchair
     # access." makes no search for "wheelchair access" a restatement
-    texts += [split_name(p.name) for p in found.properties] + [
+    texts += [split_name(p.name) for p in (found, *found.properties)] + [
         v for vs in values.values() for v in vs if len(v.split()) <= MAX_CATEGORY_WORDS
     ]
     known = {w for text in texts for w in re.findall(r"[a-z]+", text.lower())} | _JOINERS | set(MONTHS)
-    words = re.findall(r"[a-z]+", search.lower())
+    words = re.findall(r"[a-z]+", split_name(search).lower())  # "durationHours between 3.4 and 6.7"
     return bool(words) and all(w in known for w in words)

@@ -224,6 +224,10 @@ def test_a_search_that_only_restates_conditions_is_told_from_a_topic() -> None:
     assert restates("Computer Science and Python", like, courses, stored)
     assert restates("credits between 1 and 4", {}, courses, stored)
     assert restates("July 2025", {}, courses, stored)
+    assert restates("isOnline courses with credits between 3.4 and 6.7", {}, courses, stored), (
+        "a property's name as written"
+    )
+    assert restates("subject = 'History'", {}, courses, stored), "a condition written out"
     assert not restates("python programming for beginners", like, courses, stored)
     assert not restates("places with live music", {}, restaurants, {"cuisine": ["Italian"]})
 
@@ -231,7 +235,7 @@ def test_a_search_that_only_restates_conditions_is_told_from_a_topic() -> None:
 def test_a_count_of_a_number_beside_the_share_asked_is_left_out() -> None:
     """Found on the compound split's first run: `COUNT` of the filtered number beside `TOTAL_TRUE` made the
     answer "The answer is 42, 26."; a COUNT alone, or beside a number's own metric, stays."""
-    from agent.strategies.typed import amend_to_question
+    from agent.strategies.reshape import amend_to_question
 
     question = "How many of the clinics whose waiting time is between 15 and 40 accept walk-ins?"
     count = {"property_name": "averageWaitMinutes", "metrics": "COUNT"}
