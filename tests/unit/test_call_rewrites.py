@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 def test_an_aggregation_keeps_its_sort_only_where_the_question_counts_the_first_objects() -> None:
-    from agent.strategies.typed import to_first
+    from agent.strategies.reshape import to_first
 
     mean = {"collection_name": "C", "integer_property_aggregation": {"property_name": "hp", "metrics": "MEAN"}}
     heaviest = {**mean, "sort": {"property_name": "weight", "order": "descending", "limit": 5}}
@@ -19,7 +19,7 @@ def test_an_aggregation_keeps_its_sort_only_where_the_question_counts_the_first_
 
 
 def test_how_many_different_groups_by_the_property_it_names_and_no_gold_call_changes() -> None:
-    from agent.strategies.typed import to_distinct
+    from agent.strategies.reshape import to_distinct
     from fixtures.datasets import load_split, split_path
     from fixtures.use_cases import get_use_case
 

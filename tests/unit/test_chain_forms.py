@@ -149,7 +149,7 @@ def test_words_of_size_and_of_the_compass_name_their_measure() -> None:
 
 
 def test_a_group_by_no_word_of_the_question_asks_for_is_left_out_of_one_number() -> None:
-    from agent.strategies.typed import amend_to_question
+    from agent.strategies.reshape import amend_to_question
     from fixtures.datasets import load_split, split_path
 
     mean = {"collection_name": "Cars", "integer_property_aggregation": {"property_name": "mpg", "metrics": "MEAN"}}
@@ -173,7 +173,7 @@ def test_a_group_by_no_word_of_the_question_asks_for_is_left_out_of_one_number()
 
 
 def test_a_count_of_objects_keeps_no_statistic_of_a_number_the_question_does_not_name() -> None:
-    from agent.strategies.typed import amend_to_question
+    from agent.strategies.reshape import amend_to_question
     from fixtures.datasets import load_split, split_path
 
     summed = {
@@ -346,7 +346,7 @@ def test_the_model_chooses_among_the_codes_a_name_fits_and_its_other_replies_tak
 
 
 def test_an_extreme_computed_needs_no_sort() -> None:
-    from agent.strategies.typed import to_extreme
+    from agent.strategies.reshape import to_extreme
 
     sorted_call = {
         "collection_name": "Cars",

@@ -33,7 +33,7 @@ from agent.strategies.facts import GROUNDED_SCHEMA_NAME, answer_from, facts_of
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
 from agent.strategies.naming import can_match, linked
 from agent.strategies.refine import conditions_in
-from agent.strategies.typed import BOOLEAN_AGGREGATION, asked_slots, group_named
+from agent.strategies.reshape import BOOLEAN_AGGREGATION, asked_slots, group_named
 from agent.strategies.which_group import per_group_part
 from agent.testing import FunctionModel, tool_reply
 from agent.tokens import estimate_counter

@@ -174,7 +174,7 @@ def test_which_value_is_the_most_common_is_its_top_occurrence_not_a_count() -> N
 
 
 def test_how_many_different_counted_as_values_is_the_number_of_groups_and_break_down_by_groups() -> None:
-    from agent.strategies.typed import amend_to_question
+    from agent.strategies.reshape import amend_to_question
 
     counted = {
         "collection_name": "Trials",
@@ -353,7 +353,7 @@ def test_a_year_compared_goes_to_the_year_property_and_never_to_a_price() -> Non
 
 def test_a_superlative_of_a_number_asks_for_its_extreme_and_agrees_with_every_gold_call_of_our_splits() -> None:
     from agent.strategies.asked import extreme_asked
-    from agent.strategies.typed import to_extreme
+    from agent.strategies.reshape import to_extreme
     from executors.vocabulary import PropertyKind
     from fixtures.datasets import load_split, split_path
     from fixtures.use_cases import get_use_case
@@ -396,7 +396,7 @@ def test_a_superlative_of_a_number_asks_for_its_extreme_and_agrees_with_every_go
 
 
 def test_a_mean_the_words_ask_for_is_computed_where_the_call_computes_no_number_and_no_gold_call_changes() -> None:
-    from agent.strategies.typed import to_statistic
+    from agent.strategies.reshape import to_statistic
     from executors.vocabulary import PropertyKind
     from fixtures.datasets import load_split, split_path
     from fixtures.use_cases import get_use_case
@@ -449,7 +449,7 @@ def test_a_mean_the_words_ask_for_is_computed_where_the_call_computes_no_number_
 
 
 def test_a_statistic_of_a_property_the_call_holds_to_one_value_moves_to_the_one_the_words_name() -> None:
-    from agent.strategies.typed import off_fixed
+    from agent.strategies.reshape import off_fixed
     from executors.vocabulary import PropertyKind
     from fixtures.datasets import load_split, split_path
     from fixtures.use_cases import get_use_case
