@@ -14,7 +14,10 @@ recorded with why:
   (`tenured != true` with the share of the untenured) loses the filter, which made the share 0 or 1
   whatever the data. A COUNT beside that filter is a count of what the filter kept, and stays;
 - a COUNT of a number beside a boolean or text aggregation (the share or the values asked) counts what
-  the result's total already says, and is left out: the answer would hold two numbers for one question.
+  the result's total already says, and is left out: the answer would hold two numbers for one question;
+- a boolean's aggregation beside the statistic of a number asked, where no count or share is asked, is the
+  condition the words name ("among exhibitions that require booking": `requiresBooking = true`), or left
+  out where they name none (`boolean_beside`).
 Every question of the natural and explicit splits these words mark has the slot in its gold call (60
 and 160 of 315 each), and none a boolean filter beside a share's aggregation.
 The literals the words fix (the count of a "most common", a comparison's operator, a LIKE pattern's
@@ -29,7 +32,7 @@ from typing import Any
 from agent._words import content_stems, meets, split_name
 from agent.strategies.asked import ASKS_PER_GROUP, asks_for_groups, extreme_asked, one_number_asked, statistic_asked
 from agent.strategies.compared import held
-from agent.strategies.conditions import filtered_properties
+from agent.strategies.conditions import filtered_properties, with_condition
 from agent.strategies.wording import (
     ASKS_HOW_MANY_DIFFERENT,
     NUMBER_AGGREGATION,
@@ -144,13 +147,6 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
         # "What was the average mpg for 1982?" grouped by origin: one number asked, its groups' are not
         del amended[GROUPBY_FIELD]
         why.append(f"the question asks for one number, not one per {grouped}: the group-by left out")
-    tally = amended.get(NUMBER_AGGREGATION)
-    other = any(isinstance(amended.get(slot), dict) for slot in (BOOLEAN_AGGREGATION, TEXT_AGGREGATION))
-    if isinstance(tally, dict) and tally.get("metrics") == NumberMetric.COUNT and other:
-        # a COUNT of a number beside the share or the values asked counts what the result's total already
-        # says, and the answer then holds two numbers for one question
-        del amended[NUMBER_AGGREGATION]
-        why.append(f"a COUNT of {tally.get('property_name')} beside the aggregation asked: left out")
     measured = amended.get(NUMBER_AGGREGATION)
     summed = re.search(
         r"\b(?:in total|total|altogether|combined|in all|sum)\b", question, re.I
@@ -163,6 +159,17 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
             # an average rating of more than 3.8?" averaged the rating it bounds: a count of the objects is asked
             amended[NUMBER_AGGREGATION] = {"property_name": prop, "metrics": NumberMetric.COUNT.value}
             why.append(f"the question counts objects, not the {measured.get('metrics')} of {prop}")
+    # after the count asked replaced a statistic of a bound number ("How many of the X whose cost is between
+    # 112 and 236 require a visa?": MAX of the cost, then its COUNT, beside the visa's TOTAL_TRUE)
+    tally = amended.get(NUMBER_AGGREGATION)
+    other = any(isinstance(amended.get(slot), dict) for slot in (BOOLEAN_AGGREGATION, TEXT_AGGREGATION))
+    if isinstance(tally, dict) and tally.get("metrics") == NumberMetric.COUNT and other:
+        # a COUNT of a number beside the share or the values asked counts what the result's total already
+        # says, and the answer then holds two numbers for one question
+        del amended[NUMBER_AGGREGATION]
+        why.append(f"a COUNT of {tally.get('property_name')} beside the aggregation asked: left out")
+    amended, beside = boolean_beside(question, amended)
+    why += beside
     amended, literals = amend_wording(question, amended)
     why += literals
     return (amended, "; ".join(why) + ".") if why else (arguments, "")
@@ -293,3 +300,42 @@ def off_fixed(question: str, arguments: dict[str, Any], numbers: list[str]) -> t
     return moved, f"the {asked.get('metrics')} of {asked.get('property_name')}, which the call holds to one value, " + (
         f"answers nothing: the {metric} of {prop} the question names."
     )
+
+
+#: Words that ask for a count or a share somewhere in the question: a boolean's aggregation may be what it asks.
+_COUNTS_ANYWHERE = re.compile(r"\b(?:how\s+many|count|number\s+of)\b", re.I)
+_NEGATION = re.compile(r"\b(?:not|no|never|without)\b|n't\b", re.I)
+
+
+def boolean_beside(question: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The call without a boolean's aggregation beside the statistic of a number the question asks, where it
+    asks for no count or share: "the cheapest ticket price among exhibitions that require advance booking"
+    got MIN of the price and a COUNT of `requiresBooking`, and the answer read "2, 6" (the compound split,
+    2026-11-29). A boolean the words name is a condition ("that require booking": true; "that do not": false);
+    one they do not name is left out."""
+    share, measured = arguments.get(BOOLEAN_AGGREGATION), arguments.get(NUMBER_AGGREGATION)
+    if not (isinstance(share, dict) and isinstance(measured, dict)) or measured.get("metrics") in _TALLY:
+        return arguments, []
+    if _COUNTS_ANYWHERE.search(question) or ASKS_A_SHARE.search(question):
+        return arguments, []
+    prop = str(share.get("property_name"))
+    amended = {k: v for k, v in arguments.items() if k != BOOLEAN_AGGREGATION}
+    words = re.findall(r"[\w']+", question)
+    at = [
+        i
+        for i, w in enumerate(words)
+        if any(meets(s, p) for s in content_stems(w) for p in content_stems(split_name(prop)))
+    ]
+    if not at or prop in filtered_properties(amended):
+        return amended, [f"a {share.get('metrics')} of {prop} beside the statistic asked, which no word asks: left out"]
+    kept = not _NEGATION.search(" ".join(words[max(0, at[0] - 3) : at[0]]))
+    condition = {"property_name": prop, "operator": "=", "value": kept}
+    placed = (
+        {**amended, BOOLEAN_FILTER: condition}
+        if not amended.get(BOOLEAN_FILTER)
+        else with_condition(amended, condition)
+    )
+    if placed is None:
+        return amended, [f"a {share.get('metrics')} of {prop} beside the statistic asked: left out"]
+    metric = share.get("metrics")
+    return placed, [f"the question's {prop} is a condition, not a {metric} beside the statistic: {prop} = {kept}"]

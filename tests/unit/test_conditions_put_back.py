@@ -245,6 +245,41 @@ def test_a_count_of_a_number_beside_the_share_asked_is_left_out() -> None:
     assert "integer_property_aggregation" not in amended and amended["boolean_property_aggregation"] == share and why
     alone = {"collection_name": "Clinics", "integer_property_aggregation": count}
     assert amend_to_question("How many clinics are there?", alone, ["specialty"]) == (alone, "")
+    # a statistic of the bound number the count replaced: its COUNT is then beside the share too
+    maximum = {**both, "integer_property_aggregation": {"property_name": "averageWaitMinutes", "metrics": "MAX"}}
+    bound = {"property_name": "averageWaitMinutes", "operator": "between", "value": 15, "value_to": 40}
+    amended, _ = amend_to_question(question, {**maximum, "conditions": [bound]}, ["specialty"])
+    assert amended == {"collection_name": "Clinics", "boolean_property_aggregation": share, "conditions": [bound]}
+
+
+def test_a_boolean_tallied_beside_the_statistic_asked_is_a_condition_or_left_out() -> None:
+    """Found on the compound split: MIN of the price beside a COUNT of the booking asked as a condition."""
+    from agent.strategies.reshape import amend_to_question
+
+    cheapest = {"property_name": "ticketPrice", "metrics": "MIN"}
+    tallied = {"property_name": "requiresBooking", "metrics": "COUNT"}
+    call = {
+        "collection_name": "Exhibitions",
+        "integer_property_aggregation": cheapest,
+        "boolean_property_aggregation": tallied,
+    }
+    asked = "What is the cheapest ticket price among exhibitions that require advance booking?"
+    booked = {"property_name": "requiresBooking", "operator": "=", "value": True}
+    assert amend_to_question(asked, call, ["city"])[0] == {
+        **_without(call, "boolean_property_aggregation"),
+        "boolean_property_filter": booked,
+    }
+    unbooked = amend_to_question(asked.replace("that require", "that do not require"), call, ["city"])[0]
+    assert unbooked["boolean_property_filter"] == {**booked, "value": False}
+    unnamed = amend_to_question("What is the cheapest ticket price among exhibitions in Paris?", call, ["city"])[0]
+    assert unnamed == _without(call, "boolean_property_aggregation")
+    # a count or a share asked anywhere: the boolean's aggregation may be what it asks
+    both = "What is the cheapest ticket price, and how many exhibitions require booking?"
+    assert amend_to_question(both, call, ["city"]) == (call, "")
+
+
+def _without(call: dict[str, Any], slot: str) -> dict[str, Any]:
+    return {k: v for k, v in call.items() if k != slot}
 
 
 def test_a_search_for_words_of_stored_prose_is_a_topic_not_a_restatement() -> None:
