@@ -21,6 +21,7 @@ from agent._words import MONTHS
 from agent.strategies.codes import abbreviates, coded, letters
 from agent.strategies.naming import mentions
 from agent.strategies.wording import NUMBER_FILTER, number_condition, number_range
+from executors.schema import CollectionSchema
 from executors.vocabulary import (
     CONDITIONS_FIELD,
     DATE_FILTER_FIELD,
@@ -291,3 +292,21 @@ def unasked(question: str, arguments: dict[str, Any], categories: dict[str, list
         else:
             del kept[CONDITIONS_FIELD]
     return kept, " ".join(f"the question names no {shown(f)}: the condition left out." for f in dropped)
+
+
+def own_condition(arguments: dict[str, Any], found: CollectionSchema) -> tuple[dict[str, Any], str]:
+    """The call with a `reference_filter` on a property of the collection itself made one of its conditions:
+    "reference": "language" for the doctors' own `language`, or the collection's own name. No reference
+    holds such a property, so the executor refuses the call, and the small model wrote it again three times
+    (the compound split, 2026-11-29). A filter through a real reference to a property of its target stays."""
+    through = arguments.get(REFERENCE_FILTER_FIELD)
+    if not isinstance(through, dict):
+        return arguments, ""
+    prop, reference = through.get("property_name"), found.get_reference(str(through.get("reference")))
+    if reference is not None or found.get_property(str(prop)) is None:
+        return arguments, ""
+    condition = {k: v for k, v in through.items() if k != "reference"}
+    moved = with_condition({k: v for k, v in arguments.items() if k != REFERENCE_FILTER_FIELD}, condition)
+    if moved is None:
+        return arguments, ""
+    return moved, f"{prop} is a property of {found.name} itself, not through a reference: {shown(condition)}."

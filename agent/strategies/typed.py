@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent.loop import AgentConfig, AgentRun, Executor
-from agent.strategies.conditions import filtered_properties, put_back, shown
+from agent.strategies.conditions import filtered_properties, own_condition, put_back, shown
 from agent.strategies.openings import openings_of
 from agent.strategies.reshape import (
     amend_to_question,
@@ -103,8 +103,9 @@ class Typed:
             amended, computed = to_statistic(question, amended, numbers)
             why = " ".join(w for w in (why, note, computed) if w)
             if compound and found is not None:  # every condition the question states, as a condition
+                amended, own = own_condition(amended, found)
                 amended, notes = put_back(question, amended, numbers, [p.name for p in found.dates()])
-                why = " ".join(w for w in (why, *notes) if w)
+                why = " ".join(w for w in (why, own, *notes) if w)
             elif not amended.get(NUMBER_FILTER) and not any(amended.get(slot) for slot in RELATED_FIELDS):
                 # the question states a number condition and the call dropped it: it is put back (a condition
                 # may be on the linked objects)

@@ -428,3 +428,32 @@ def test_a_name_one_stored_ticker_abbreviates_is_its_code_wherever_it_stands() -
     # a name no stored ticker abbreviates in order, or too short to tell: none
     assert code_mentions("What was Lightning's average close?", tickers, None, unheld) == []
     assert code_mentions("What did Bolt close at?", tickers, None, unheld) == []
+
+
+def test_a_reference_filter_on_the_collection_s_own_property_is_one_of_its_conditions() -> None:
+    """Found on the compound split: `reference: "language"` for the doctors' own language, refused three times."""
+    from agent.strategies.conditions import own_condition
+
+    schema = database_schema_of([get_use_case("health_clinics")])
+    doctors = schema.get("Doctors")
+    assert doctors is not None
+    mean = {
+        "collection_name": "Doctors",
+        "integer_property_aggregation": {"property_name": "yearsOfExperience", "metrics": "MIN"},
+    }
+    own = {"reference": "language", "property_name": "language", "operator": "!=", "value": "Spanish"}
+    moved, why = own_condition({**mean, "reference_filter": own}, doctors)
+    assert (
+        moved == {**mean, "conditions": [{"property_name": "language", "operator": "!=", "value": "Spanish"}]} and why
+    )
+    named = {**own, "reference": "Doctors"}  # the collection's own name
+    assert own_condition({**mean, "reference_filter": named}, doctors)[0] == moved
+    through = {
+        "reference": "clinic",
+        "property_name": "specialty",
+        "operator": "=",
+        "value": "Cardiology",
+    }  # a real one
+    assert own_condition({**mean, "reference_filter": through}, doctors) == ({**mean, "reference_filter": through}, "")
+    taken = {**mean, "conditions": [{"property_name": "language", "operator": "=", "value": "French"}]}
+    assert own_condition({**taken, "reference_filter": own}, doctors) == ({**taken, "reference_filter": own}, "")
