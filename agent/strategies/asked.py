@@ -23,8 +23,12 @@ ASKS_PER_GROUP = re.compile(
 #: A question of one number ("what was the average ...", "how many ...") and the words that would ask for
 #: one per group instead (which value, each, per, by, grouped, split, broken down, among the groups).
 ONE_NUMBER = re.compile(r"^\W*(?:what(?:'s|\s+is|\s+was|\s+were|\s+are)?|how\s+(?:many|much)|count)\b", re.I)
+#: "which", "who" and "whose" ask which group only as a question's (or a clause's) first word: after a noun they
+#: bind a condition ("courses whose credits are between 1 and 4", "doctors who consult in Spanish"), and read
+#: as asking per group they kept the model's group-by on 3 of the compound split's one-number questions.
 GROUP_WORDS = re.compile(
-    r"\b(?:which|who|whose|each|every|by|group\w*|split|break\w*|among|respectively|distribution)\b",
+    r"\b(?:each|every|by|group\w*|split|break\w*|among|respectively|distribution)\b"
+    r"|(?:^\W*|[,;.?!]\s*(?:and\s+)?)(?:which|who|whose)\b",
     re.I,
 )
 

@@ -464,3 +464,14 @@ def test_a_search_on_a_collection_without_a_vectorizer_stands_for_no_condition()
     assert restored["text_property_filter"] == {"property_name": "state", "operator": "=", "value": "TX"}, why
     searchable = ReferenceExecutor(DatabaseSchema(collections=(ports.model_copy(update={"searchable": True}),)), {})
     assert Values(None).restore(searchable, searched, "How many ports are in Texas?", compound=True)[0] == searched
+
+
+def test_which_who_and_whose_ask_for_groups_only_where_a_question_or_clause_begins() -> None:
+    from agent.strategies.asked import asks_for_groups, one_number_asked
+
+    assert one_number_asked("How many courses whose number of credits is between 1 and 4 are there?")
+    assert one_number_asked("What is the average price of doctors who are tenured?")
+    assert not one_number_asked("Which cuisine has the most restaurants?")
+    assert asks_for_groups("What is the average rating, and which cuisine is most common?")
+    assert asks_for_groups("Count the airports in Georgia. Then the ones in Florida. Which state has more?")
+    assert asks_for_groups("Who teaches the most courses?")
