@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent._words import MONTHS
+from agent._words import MONTHS, content_stems, meets, split_name
 from agent.strategies.codes import abbreviates, coded, letters
 from agent.strategies.naming import mentions
 from agent.strategies.wording import NUMBER_FILTER, number_condition, number_range
@@ -256,17 +256,24 @@ def _misplaced(arguments: dict[str, Any], condition: dict[str, Any]) -> tuple[di
 
 def unasked(question: str, arguments: dict[str, Any], categories: dict[str, list[str]]) -> tuple[dict[str, Any], str]:
     """The call without its text `=` conditions (all joined by and) on a stored category value the question
-    does not name in any way (`mentions`, its letters), and why ("" where none). Asked "What was the
-    lowest minimum temperature in 2013?", the model added `weather = "Rain"` and answered for rainy days
-    (2 of 16 questions on a table never seen, 2026-11-29). Properties that store codes are left alone
-    (a name stands for them: "Texas" `TX`), as is a stored abbreviation a name the question gives may stand
-    for ("Amazon's" `AMZN`: the model's own knowledge), and anything but a whole stored value."""
+    does not name in any way (`mentions`, its letters), or a boolean's true no word of it names, and why
+    ("" where none). Asked "What was the lowest minimum temperature in 2013?", the model added `weather =
+    "Rain"` and answered for rainy days (2 of 16 questions on a table never seen, 2026-11-29). Properties
+    that store codes are left alone (a name stands for them: "Texas" `TX`), as is a stored abbreviation a
+    name the question gives may stand for ("Amazon's" `AMZN`: the model's own knowledge), and any text but
+    a whole stored value."""
     if arguments.get(MATCH_FIELD) == Match.ANY.value:
         return arguments, ""
     named = {(prop, letters(value)) for prop, value, *_ in mentions(question, categories)}
     written = letters(question)
 
     def unnamed(held: object) -> bool:
+        if isinstance(held, dict) and isinstance(held.get("value"), bool) and held.get("operator") in ("=", "!="):
+            # `openNow = true` for "How many restaurants whose rating is between 3.0 and 4.2 are there?" (the
+            # compound split); a false one stays: "taught in person" is `isOnline = false`, no word of it
+            asserted = held["value"] is (held["operator"] == "=")
+            words = content_stems(split_name(str(held.get("property_name"))))
+            return asserted and not any(meets(w, p) for w in content_stems(question) for p in words)
         if not isinstance(held, dict) or held.get("operator") != "=" or not isinstance(held.get("value"), str):
             return False
         prop, value = str(held.get("property_name")), letters(str(held.get("value")))

@@ -375,6 +375,23 @@ def test_a_condition_on_a_stored_value_the_question_does_not_name_is_left_out() 
     assert unasked("What was the lowest minimum temperature in 2013?", either, kinds) == (either, "")
 
 
+def test_a_boolean_s_true_no_word_names_is_left_out_and_its_false_stays() -> None:
+    """Found on the compound split: `openNow = true` beside the range a count question asked."""
+    from agent.strategies.conditions import unasked
+
+    rating = {"property_name": "averageRating", "operator": "between", "value": 3.0, "value_to": 4.2}
+    open_now = {"property_name": "openNow", "operator": "=", "value": True}
+    call = {"collection_name": "Restaurants", "boolean_property_filter": open_now, "conditions": [rating]}
+    asked = "How many restaurants whose rating is between 3.0 and 4.2 are there?"
+    kept, why = unasked(asked, call, {})
+    assert kept == {"collection_name": "Restaurants", "conditions": [rating]} and "openNow" in why
+    assert unasked(asked.replace("are there", "are open now"), call, {}) == (call, "")  # named
+    closed = {**call, "boolean_property_filter": {**open_now, "value": False}}  # "currently closed": no word of it
+    assert unasked("How many restaurants that are currently closed are there?", closed, {}) == (closed, "")
+    not_open = {**call, "boolean_property_filter": {**open_now, "operator": "!="}}  # != true asserts false
+    assert unasked(asked, not_open, {}) == (not_open, "")
+
+
 def test_a_filter_on_a_name_the_question_gives_for_a_code_is_left_out() -> None:
     from agent.strategies.codes import off_code_names
 
