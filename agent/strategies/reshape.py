@@ -38,6 +38,7 @@ from agent.strategies.wording import (
     NUMBER_AGGREGATION,
     NUMBER_WORDS,
     TEXT_AGGREGATION,
+    TEXT_FILTER,
     amend_wording,
 )
 from executors.vocabulary import (
@@ -53,7 +54,6 @@ from executors.vocabulary import (
 )
 
 BOOLEAN_FILTER, BOOLEAN_AGGREGATION = FILTER_SLOT[PropertyKind.BOOLEAN], AGGREGATION_SLOT[PropertyKind.BOOLEAN]
-TEXT_FILTER = FILTER_SLOT[PropertyKind.TEXT]
 #: Text metrics that tally values, not name them; "type" in a question asks for a property's data type.
 _TALLY = {NumberMetric.COUNT.value, NumberMetric.TYPE.value}
 _TYPE = re.compile(r"\b(?:type|kind)\b", re.I)
