@@ -369,6 +369,13 @@ def test_a_superlative_of_a_number_asks_for_its_extreme_and_agrees_with_every_go
         "MAX",
     )  # "best" is the most, "worst" the least
     assert extreme_asked("What is the worst rating of any hotel?", ["rating", "price"]) == ("rating", "MIN")
+    assert extreme_asked("What is the fewest years of service among guides?", ["years", "price"]) == ("years", "MIN")
+    assert extreme_asked("What is the most expensive nightly price among inns?", ["price", "rooms"]) == ("price", "MAX")
+    assert extreme_asked("What is the earliest founding year of any inn?", ["founding_year"]) == (
+        "founding_year",
+        "MIN",
+    )
+    assert extreme_asked("What is the most common room count of the inns?", ["room_count"]) is None  # not an extreme
     assert extreme_asked("What is the highest average rating among them?", ["rating"]) is None  # a statistic's
     assert extreme_asked("What is the highest monthly close?", ["price"]) is None  # no word names `price`
     listing = {
