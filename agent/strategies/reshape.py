@@ -17,7 +17,9 @@ recorded with why:
   the result's total already says, and is left out: the answer would hold two numbers for one question;
 - a boolean's aggregation beside the statistic of a number asked, where no count or share is asked, is the
   condition the words name ("among exhibitions that require booking": `requiresBooking = true`), or left
-  out where they name none (`boolean_beside`).
+  out where they name none (`boolean_beside`);
+- a share asked of the one boolean the words name, where the call computes none, is computed, and a
+  statistic of a number the call only bounds is left out (`share_of_named`).
 Every question of the natural and explicit splits these words mark has the slot in its gold call (60
 and 160 of 315 each), and none a boolean filter beside a share's aggregation.
 The literals the words fix (the count of a "most common", a comparison's operator, a LIKE pattern's
@@ -320,15 +322,10 @@ def boolean_beside(question: str, arguments: dict[str, Any]) -> tuple[dict[str, 
         return arguments, []
     prop = str(share.get("property_name"))
     amended = {k: v for k, v in arguments.items() if k != BOOLEAN_AGGREGATION}
-    words = re.findall(r"[\w']+", question)
-    at = [
-        i
-        for i, w in enumerate(words)
-        if any(meets(s, p) for s in content_stems(w) for p in content_stems(split_name(prop)))
-    ]
+    words, at = _named_at(question, prop)
     if not at or prop in filtered_properties(amended):
         return amended, [f"a {share.get('metrics')} of {prop} beside the statistic asked, which no word asks: left out"]
-    kept = not _NEGATION.search(" ".join(words[max(0, at[0] - 3) : at[0]]))
+    kept = _asserted(words, at)
     condition = {"property_name": prop, "operator": "=", "value": kept}
     placed = (
         {**amended, BOOLEAN_FILTER: condition}
@@ -339,3 +336,44 @@ def boolean_beside(question: str, arguments: dict[str, Any]) -> tuple[dict[str, 
         return amended, [f"a {share.get('metrics')} of {prop} beside the statistic asked: left out"]
     metric = share.get("metrics")
     return placed, [f"the question's {prop} is a condition, not a {metric} beside the statistic: {prop} = {kept}"]
+
+
+def _named_at(question: str, prop: str) -> tuple[list[str], list[int]]:
+    """The question's words, and where a word of them names the property (its forms: "require" `requiresBooking`)."""
+    words = re.findall(r"[\w']+", question)
+    named = content_stems(split_name(prop))
+    return words, [i for i, w in enumerate(words) if any(meets(s, p) for s in content_stems(w) for p in named)]
+
+
+def _asserted(words: list[str], at: list[int]) -> bool:
+    """Whether the words before the first that names a boolean assert it ("that do not require": no)."""
+    return not _NEGATION.search(" ".join(words[max(0, at[0] - 3) : at[0]]))
+
+
+def share_of_named(question: str, arguments: dict[str, Any], booleans: list[str]) -> tuple[dict[str, Any], str]:
+    """The share a question asks of the one boolean its words name, where the call computes none, and without
+    a statistic of a number the call only bounds: "What percentage of menu items whose price is between 9.9
+    and 28.6 are vegetarian?" got the price's MEDIAN, and the answer was the share of the range; "... do not
+    include breakfast?" got the nightly price's MEAN beside the share (the compound split, 2026-11-29)."""
+    # a group-by or a text's values: another part of the question is asked ("Which subject ...? How many of ...")
+    if not ASKS_A_SHARE.search(question) or any(
+        arguments.get(s) for s in (BOOLEAN_FILTER, GROUPBY_FIELD, TEXT_AGGREGATION)
+    ):
+        return arguments, ""
+    amended, why = dict(arguments), []
+    if not isinstance(amended.get(BOOLEAN_AGGREGATION), dict):
+        named = [(prop, *_named_at(question, prop)) for prop in booleans]
+        named = [(prop, words, at) for prop, words, at in named if at and prop not in filtered_properties(amended)]
+        if len(named) != 1:
+            return arguments, ""
+        prop, words, at = named[0]
+        metric = "PERCENTAGE_" if ASKS_A_PERCENTAGE.search(question) else "TOTAL_"
+        metric += "TRUE" if _asserted(words, at) else "FALSE"
+        amended[BOOLEAN_AGGREGATION] = {"property_name": prop, "metrics": metric}
+        why.append(f"the question asks for the share of {prop}: its {metric}")
+    share, measured = amended[BOOLEAN_AGGREGATION], amended.get(NUMBER_AGGREGATION)
+    bound = isinstance(measured, dict) and measured.get("property_name") in filtered_properties(amended)
+    if bound and str(share.get("metrics", "")).startswith(("PERCENTAGE_", "TOTAL_")):
+        del amended[NUMBER_AGGREGATION]
+        why.append(f"the {measured.get('metrics')} of {measured.get('property_name')}, which the call bounds: left out")
+    return (amended, "; ".join(why) + ".") if why else (arguments, "")

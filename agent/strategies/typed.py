@@ -28,6 +28,7 @@ from agent.strategies.openings import openings_of
 from agent.strategies.reshape import (
     amend_to_question,
     off_fixed,
+    share_of_named,
     to_distinct,
     to_extreme,
     to_first,
@@ -93,7 +94,9 @@ class Typed:
             arguments, unwritten = unwritten_numbers(question, arguments) if not calls else (arguments, "")
             calls.append(str(arguments.get("collection_name") or ""))
             amended, why = amend_to_question(question, arguments, groupable)
-            why = " ".join(w for w in (unwritten, why) if w)
+            booleans = [p.name for p in found.properties if p.kind is PropertyKind.BOOLEAN] if found is not None else []
+            amended, share = share_of_named(question, amended, booleans)
+            why = " ".join(w for w in (unwritten, why, share) if w)
             amended, first = to_first(question, amended)
             kinds_known = [p.name for p in found.properties if p.kind is not None] if found is not None else []
             amended, distinct = to_distinct(question, amended, kinds_known)

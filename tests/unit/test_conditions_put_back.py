@@ -474,3 +474,37 @@ def test_a_reference_filter_on_the_collection_s_own_property_is_one_of_its_condi
     assert own_condition({**mean, "reference_filter": through}, doctors) == ({**mean, "reference_filter": through}, "")
     taken = {**mean, "conditions": [{"property_name": "language", "operator": "=", "value": "French"}]}
     assert own_condition({**taken, "reference_filter": own}, doctors) == ({**taken, "reference_filter": own}, "")
+
+
+def test_the_share_asked_of_the_boolean_the_words_name_replaces_a_statistic_of_the_bound_number() -> None:
+    """Found on the compound split: the price's MEDIAN for "What percentage of ... are vegetarian?"."""
+    from agent.strategies.reshape import share_of_named
+
+    bound = {"property_name": "price", "operator": "between", "value": 9.9, "value_to": 28.6}
+    median = {
+        "collection_name": "MenuItems",
+        "integer_property_aggregation": {"property_name": "price", "metrics": "MEDIAN"},
+    }
+    call = {**median, "conditions": [bound]}
+    booleans = ["isVegetarian", "isSpicy"]
+    asked = "What percentage of menu items whose price is between 9.9 and 28.6 are vegetarian?"
+    share = {"property_name": "isVegetarian", "metrics": "PERCENTAGE_TRUE"}
+    assert share_of_named(asked, call, booleans)[0] == {
+        "collection_name": "MenuItems",
+        "conditions": [bound],
+        "boolean_property_aggregation": share,
+    }
+    counted = share_of_named(
+        asked.replace("What percentage", "How many of the").replace(" are ", " are not "), call, booleans
+    )[0]
+    assert counted["boolean_property_aggregation"] == {"property_name": "isVegetarian", "metrics": "TOTAL_FALSE"}
+    beside = {**call, "boolean_property_aggregation": share}  # the share there, the bound number's statistic beside it
+    assert share_of_named(asked, beside, booleans)[0] == {
+        "collection_name": "MenuItems",
+        "conditions": [bound],
+        "boolean_property_aggregation": share,
+    }
+    assert share_of_named(asked.replace("vegetarian", "on the menu"), call, booleans) == (call, "")  # none named
+    assert share_of_named("What is the median price of vegetarian items?", call, booleans) == (call, "")  # no share
+    grouped = {**call, "groupby_property": "course"}
+    assert share_of_named(asked, grouped, booleans) == (grouped, "")
