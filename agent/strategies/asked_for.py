@@ -205,3 +205,35 @@ def written_in(asks_for: str, question: str) -> bool:
     said = content_stems(question)
     measures = {DIMENSION_STEMS[w] for w in said if w in DIMENSION_STEMS}
     return all(w in measures or any(meets(w, x) for x in said) for w in asked_words(asks_for))
+
+
+#: Words whose opposite a property may hold instead: asked for one, a property of the other does not answer.
+OPPOSITES = {
+    **dict.fromkeys(("opening",), "closing"),
+    **dict.fromkeys(("closing",), "opening"),
+    **dict.fromkeys(("arrival", "arrivals"), "departure"),
+    **dict.fromkeys(("departure", "departures"), "arrival"),
+    **dict.fromkeys(("inbound",), "outbound"),
+    **dict.fromkeys(("outbound",), "inbound"),
+    **dict.fromkeys(("import", "imports"), "export"),
+    **dict.fromkeys(("export", "exports"), "import"),
+    **dict.fromkeys(("birth",), "death"),
+    **dict.fromkeys(("death",), "birth"),
+    **dict.fromkeys(("buying",), "selling"),
+    **dict.fromkeys(("selling",), "buying"),
+}
+
+
+def opposite_held(question: str, collection: CollectionSchema) -> tuple[str, str] | None:
+    """A word of the question whose opposite the collection's names or descriptions hold, and never the word
+    itself: "What was IBM's opening price in June 2004?" where `price` is the "Closing price in US dollars."
+    (the public split, 2026-11-29: the check let it through and the answer was a month's close). The word and
+    its opposite, or None."""
+    texts = [collection.name, collection.description or ""]
+    texts += [f"{split_name(p.name)} {p.description or ''}" for p in collection.properties]
+    held = set(re.findall(r"[a-z]+", " ".join(texts).lower()))
+    for word in re.findall(r"[a-z]+", question.lower()):
+        other = OPPOSITES.get(word)
+        if other is not None and other in held and word not in held and word.rstrip("s") not in held:
+            return word, other
+    return None

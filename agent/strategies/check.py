@@ -44,6 +44,7 @@ from agent.strategies.asked_for import (
     linked_collection,
     named_by_properties,
     named_in,
+    opposite_held,
     properties_name,
     spelled_by_properties,
     written_in,
@@ -114,6 +115,9 @@ def refusal(decision: dict[str, Any], question: str = "") -> str:
     """Why the database cannot answer, by the decision ("" when it can). A statistic the tool cannot
     compute counts when chosen, or named in the model's words or the question's own: asked for "the
     standard deviation of the nightly prices", the model chose "none" and wrote "nightly prices"."""
+    if decision.get("opposite"):
+        word, other = decision["opposite"]
+        return f"it holds {other} figures, not {word} ones"
     if decision.get("unheld_names"):
         return "nothing in the database is named " + " or ".join(f'"{n}"' for n in decision["unheld_names"])
     words = f"{decision.get('asks_for', '')} {question}".lower()
@@ -235,6 +239,9 @@ class Check:
         if collection is not chosen:
             decision["collection"], decision["linked_by_words"] = collection.name, chosen.name
         asks_for = str(decision.get("asks_for", ""))
+        if opposite := opposite_held(question, collection):
+            decision["verdict"], decision["opposite"] = NOT_LISTED, list(opposite)
+            return Usage()
         foregone = (
             properties_name(asks_for, collection)
             or named_by_properties(asks_for, question, collection)

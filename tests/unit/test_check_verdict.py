@@ -55,3 +55,24 @@ def test_the_verdict_is_asked_for_its_first_word_and_again_uncut_when_it_did_not
     assert [r.max_tokens for r in model.requests] == [VERDICT_TOKENS, None]
     with pytest.raises(ValueError, match="names no verdict"):
         _verdict(Replies('{"', '{"verdict": "'), "Collection ...")
+
+
+def test_a_word_whose_opposite_the_collection_holds_is_not_held() -> None:
+    from agent.strategies.asked_for import opposite_held
+    from agent.strategies.check import refusal
+    from executors.schema import CollectionSchema, PropertySchema
+
+    prices = CollectionSchema(
+        name="Quotes",
+        properties=(
+            PropertySchema(name="price", data_type="number", description="Closing price in dollars."),
+            PropertySchema(name="openingDate", data_type="date"),
+        ),
+    )
+    assert opposite_held("What was the opening price of the fund in May?", prices) is None  # "opening" is held too
+    closing_only = prices.model_copy(update={"properties": prices.properties[:1]})
+    assert opposite_held("What was the opening price of the fund in May?", closing_only) == ("opening", "closing")
+    assert opposite_held("What was the closing price of the fund in May?", closing_only) is None
+    assert opposite_held("On how many days did it close above 10?", closing_only) is None  # a verb, no opposite read
+    decided = {"verdict": NOT_LISTED, "opposite": ["opening", "closing"]}
+    assert refusal(decided, "What was the opening price?") == "it holds closing figures, not opening ones"
