@@ -16,7 +16,7 @@ from evaluation import runner
 from evaluation.protocols import ScoringProtocol
 from evaluation.records import EvalRecord
 from evaluation.summary import core
-from llm import ModelError
+from llm import ChatRequest, ModelError
 
 
 def _running_scores(records: list[EvalRecord]) -> str:
@@ -91,7 +91,12 @@ def warm_with_progress(todo: list[Any], context: runner.RunContext) -> list[Warm
     model error here is said and the run goes on: the cases record their own."""
     openings = runner.openings_of(todo, context)
     use_cases = len({case.use_case for case in todo if case.use_case in context.tools_for})
-    what = f"{len(openings)} prompt prefixes of {use_cases} use case{'s' * (use_cases != 1)}"
+    return warm_openings(openings, f"{len(openings)} prompt prefixes of {use_cases} use case{'s' * (use_cases != 1)}")
+
+
+def warm_openings(openings: list[tuple[Any, ChatRequest]], what: str) -> list[Warmed]:
+    """The openings sent once each (`warm_one`) under a bar that says `what` they are and how long the rest
+    takes; a model error is said and ends the warming, as the questions record their own."""
     started, warmed = time.time(), []
     with Progress(
         TextColumn("[bold]warm[/]"),

@@ -40,6 +40,9 @@ from fixtures.index_repair import repair_broken
 from fixtures.loader import check_ours, names_of
 from fixtures.use_cases import database_schema_of, get_use_cases
 
+LimitOption = Annotated[
+    int | None, typer.Option(help="Cases to run; 0 = all. Default: one per collection (15), a few minutes offline.")
+]
 WarmOption = Annotated[
     bool,
     typer.Option(
@@ -60,9 +63,7 @@ def evaluate(
         Path | None, typer.Option(help="A split of ours (default: the default split) or a DBGorilla paper-format file.")
     ] = None,
     use_case: Annotated[list[str] | None, typer.Option("--use-case", help="Only these use cases (repeatable).")] = None,
-    limit: Annotated[
-        int | None, typer.Option(help="Cases to run; 0 = all. Default: one per collection (15), a few minutes offline.")
-    ] = None,
+    limit: LimitOption = None,
     case_id: Annotated[list[str] | None, typer.Option("--id", help="Only these case ids (repeatable).")] = None,
     model: Annotated[str | None, typer.Option(help="'oracle', a local model, or the endpoint's model name.")] = None,
     base_url: Annotated[str | None, typer.Option(help="Any OpenAI-compatible endpoint (key: OPENAI_API_KEY).")] = None,
@@ -130,11 +131,17 @@ def evaluate(
                           operations or DEFAULT_OPERATIONS.value)  # fmt: skip
     open_driver = partial(open_model, model, base_url, request_timeout, max_retries, temperature)
     if (public := public_file(dataset)) is not None:
-        return _evaluate_public_file(public, collections, limit, case_id, make_design, open_driver, max_steps,
-                                     commit, strategy, out_dir, resume, allow_other_data, as_json)  # fmt: skip
+        return _evaluate_public_file(public, collections, limit, case_id, make_design, open_driver, max_steps, commit,
+                                     strategy, out_dir, resume, allow_other_data, as_json,
+                                     partial(_warms, warm, model, base_url))  # fmt: skip
     _evaluate_split(dataset, collections, use_case, limit, case_id, model, base_url, make_design, open_driver,
                     max_steps, out_dir, resume, overwrite, repeats, seed, concurrency, namespace, commit, strategy,
                     as_json, warm)  # fmt: skip
+
+
+def _warms(warm: bool, model: str | None, base_url: str | None, driver: Driver) -> bool:
+    """Whether the run warms its model first: asked, a chat model, and a local one (an endpoint's tokens cost)."""
+    return warm and driver.chat is not None and model_provider(model, base_url)[0] == LOCAL
 
 
 def _evaluate_public_file(
@@ -151,6 +158,7 @@ def _evaluate_public_file(
     resume: bool,
     allow_other_data: bool,
     as_json: bool,
+    warms: Callable[[Driver], bool],
 ) -> None:
     """A question file over your own collections: run and reported by `evaluate_public`, not the splits' path.
     The flags' tool design and model are made here, in the order this path has always checked them."""
@@ -158,9 +166,8 @@ def _evaluate_public_file(
     named = [name.strip() for name in collections.split(",") if name.strip()] if collections else None
     config = AgentConfig(max_steps=max_steps or 3, commit_answer=commit)
     driver = open_driver()
-    evaluate_public(
-        public, named, limit, case_id, driver, design, strategy, config, out_dir, resume, allow_other_data, as_json
-    )
+    chosen = (limit, case_id, driver, design, strategy, config)
+    evaluate_public(public, named, *chosen, out_dir, resume, allow_other_data, as_json, warms(driver))
 
 
 def _evaluate_split(
@@ -202,7 +209,7 @@ def _evaluate_split(
         executor = open_executor(client, chosen, namespace, echo=say)
         context = run_context(client, executor, chosen, design, driver, token_counter())
         context.config = context.config.model_copy(update={"commit_answer": commit})
-        context.warm = warm and driver.chat is not None and model_provider(model, base_url)[0] == LOCAL
+        context.warm = _warms(warm, model, base_url, driver)
         use_strategy(context, client, strategy, namespace, echo=say)
         summaries, runs = run_repeats(
             context, chosen, driver, directories, seed, base_url, concurrency, echo=say, run_cases=run_with_progress

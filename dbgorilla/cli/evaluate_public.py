@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -12,8 +13,10 @@ from typing import Any
 from rich.markup import escape
 
 from agent import AgentConfig, ToolDesign
+from agent.session import AgentSession
 from dbgorilla.chat import token_counter
 from dbgorilla.cli.console import connected, err, say
+from dbgorilla.cli.eval_progress import warm_openings
 from dbgorilla.errors import ConfigError
 from evaluation.orchestration import Driver, default_run_dir
 from evaluation.own_split import rows_hash, stored_rows
@@ -104,7 +107,10 @@ def evaluate_public(
     resume: bool,
     allow_other_data: bool,
     as_json: bool,
+    warm: bool = False,
 ) -> None:
+    """The questions of a file over your own collections, run and summarized; with `warm`, each dataset's
+    prompt prefixes are evaluated first, once (`warm_openings`), so every question is timed warm."""
     questions = select_public(read_public(path), collections, limit, ids)
     if not questions:
         raise ConfigError("no questions selected")
@@ -129,6 +135,8 @@ def evaluate_public(
                 question, executor, model, name, design, config, retriever, collections, counter, scoring
             )
 
+        if warm and driver.chat is not None:
+            _warm(questions, executor, design, driver.chat, name, config, retriever_for, collections)
         total = len(questions)
         seen = [0]
 
@@ -162,6 +170,28 @@ def evaluate_public(
         print(json.dumps(summary, default=str))
         return
     _show_public(summary, len(records), run_dir)
+
+
+def _warm(
+    questions: list[PublicQuestion],
+    executor: WeaviateExecutor,
+    design: ToolDesign,
+    model: Any,
+    strategy: str,
+    config: AgentConfig,
+    retriever_for: Callable[[str], Any] | None,
+    collections: list[str] | None,
+) -> None:
+    """Each dataset's openings, in the order its first question comes, warmed under a bar."""
+    openings: list[tuple[Any, Any]] = []
+    for dataset in dict.fromkeys(q.dataset for q in questions):
+        first = next(q for q in questions if q.dataset == dataset)
+        retriever = retriever_for(dataset) if retriever_for is not None else None
+        offered = list(collections or first.collections)
+        session = AgentSession.over(executor, offered, design, model, strategy, config, retriever)
+        openings += [(model, opening) for opening in session.openings()]
+    datasets = len({q.dataset for q in questions})
+    warm_openings(openings, f"{len(openings)} prompt prefixes of {datasets} dataset{'s' * (datasets != 1)}")
 
 
 def _show_public(summary: dict[str, Any], count: int, run_dir: Path) -> None:

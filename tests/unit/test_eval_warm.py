@@ -106,3 +106,30 @@ def test_a_run_not_asked_to_warm_sends_nothing_first(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(runner, "run_cases", lambda *_a, **_k: None)
     eval_progress.run_with_progress([_case(1, "first")], context, None, 1)  # type: ignore[arg-type]
     assert model.requests == []
+
+
+def test_a_question_file_warms_each_dataset_once_in_the_order_of_its_first_question(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`eval --dataset public` (a file over your own collections) warms too: each dataset's openings once."""
+    from dbgorilla.cli.evaluate_public import _warm
+    from fixtures.datasets.public import PublicQuestion
+
+    def asked(number: int, dataset: str, collection: str) -> PublicQuestion:
+        return PublicQuestion(id=f"{dataset}-{number:03d}", dataset=dataset, collections=[collection],
+                              query="How many seats?", kind="unanswerable", lacks="seats")  # fmt: skip
+
+    model = Counting()
+    data = ReferenceExecutor(schema(), {NAME: [], "Other": []})
+    questions = [asked(1, "second", "Other"), asked(2, "first", NAME), asked(3, "second", "Other")]
+    shelf = Shelf()
+    _warm(questions, data, ToolDesign(), model, DEFAULT_STRATEGY, AgentConfig(), lambda _: shelf, None)  # type: ignore[arg-type]
+    expected = [
+        o
+        for collection in ("Other", NAME)
+        for o in AgentSession.over(
+            data, [collection], ToolDesign(), model, DEFAULT_STRATEGY, AgentConfig(), shelf
+        ).openings()
+    ]
+    assert [r.model_copy(update={"max_tokens": None}) for r in model.requests] == expected
+    assert "of 2 datasets" in capsys.readouterr().err
