@@ -75,13 +75,13 @@ def unheld_names(
     answer there: "What was Tesla's average monthly closing price in 2009?" was answered with every stock's.
     Two or three capitals and units are no names ("in USD", "in Celsius")."""
     codes = [v for values in categories.values() for v in values if v.isupper() and 2 <= len(letters(v)) <= 5]
+    texts = [p.name for p in found.properties_of_kind(PropertyKind.TEXT)]
     unheld = []
     for word, forms in _unknown(question, _known(found, categories) | set(_UNITS), taken):
         if word.isupper() and len(letters(word)) <= 3:
             continue
         if any(code_for(word, code) or ticker_for(word, code) for code in codes):
             continue
-        texts = [p.name for p in found.properties_of_kind(PropertyKind.TEXT)]
         if not any(matches(prop, f"*{form}*") for prop in texts for form in forms):
             unheld.append(re.sub(r"['’]s$", "", word.rstrip(".-")))
     return unheld
