@@ -82,7 +82,7 @@ _LEAST = {
     "cheapest",
 }
 #: "the most expensive nightly price": most and least before an adjective (not "the most common party size")
-_MOST_LEAST = {"most": "MAX", "least": "MIN"}
+_MOST_LEAST = ("most", "least")
 _NOT_OF_A_NUMBER = {"common", "frequent", "popular", "often", "usual", "typical", "likely"}
 #: The compass superlatives: the extreme of a coordinate (west and south are the smaller numbers).
 _COMPASS = {
@@ -109,7 +109,7 @@ def extreme_asked(question: str, numbers: list[str]) -> tuple[str, str] | None:
     elif sup in _MOST or sup in _LEAST:
         metric, words = ("MAX" if sup in _MOST else "MIN"), f"{sup} {found['words']}"
     elif sup in _MOST_LEAST and found["words"].split()[0].lower() not in _NOT_OF_A_NUMBER:
-        metric, words = _MOST_LEAST[sup], found["words"]
+        metric, words = ("MAX" if sup == "most" else "MIN"), found["words"]
     else:
         return None
     named = measure_words(words)
