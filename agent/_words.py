@@ -86,6 +86,12 @@ def meets(word: str, other: str) -> bool:
     return word == other or (len(other) >= 4 and word.startswith(other)) or (len(word) >= 4 and other.startswith(word))
 
 
+def names_property(text: str, prop: str) -> bool:
+    """Whether a word of the text names the property by one of its words' forms ("require" `requiresBooking`)."""
+    named = content_stems(split_name(prop))
+    return any(meets(w, p) for w in content_stems(text) for p in named)
+
+
 def close_spelling(a: str, b: str) -> bool:
     """A typo: at most one edit in five letters, for words of four letters or more, a swap of two letters
     one edit ("airprot" ~ airport, "japna" ~ japan; optimal string alignment distance)."""

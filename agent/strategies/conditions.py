@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent._words import MONTHS, content_stems, meets, split_name
+from agent._words import MONTHS, names_property
 from agent.strategies.codes import abbreviates, coded, letters
 from agent.strategies.naming import mentions
 from agent.strategies.wording import NUMBER_FILTER, number_condition, number_range
@@ -272,8 +272,7 @@ def unasked(question: str, arguments: dict[str, Any], categories: dict[str, list
             # `openNow = true` for "How many restaurants whose rating is between 3.0 and 4.2 are there?" (the
             # compound split); a false one stays: "taught in person" is `isOnline = false`, no word of it
             asserted = held["value"] is (held["operator"] == "=")
-            words = content_stems(split_name(str(held.get("property_name"))))
-            return asserted and not any(meets(w, p) for w in content_stems(question) for p in words)
+            return asserted and not names_property(question, str(held.get("property_name")))
         if not isinstance(held, dict) or held.get("operator") != "=" or not isinstance(held.get("value"), str):
             return False
         prop, value = str(held.get("property_name")), letters(str(held.get("value")))

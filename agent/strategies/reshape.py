@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent._words import content_stems, meets, split_name
+from agent._words import content_stems, meets, names_property, split_name
 from agent.strategies.asked import ASKS_PER_GROUP, asks_for_groups, extreme_asked, one_number_asked, statistic_asked
 from agent.strategies.compared import held
 from agent.strategies.conditions import filtered_properties, with_condition
@@ -155,8 +155,7 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
     )  # "how many guests in total"
     if counts and not summed and isinstance(measured, dict) and measured.get("metrics") not in _TALLY:
         prop = str(measured.get("property_name"))
-        named = any(meets(w, p) for w in content_stems(question) for p in content_stems(split_name(prop)))
-        if not named or prop in filtered_properties(amended):
+        if not names_property(question, prop) or prop in filtered_properties(amended):
             # "How many foggy days were there in 2015?" summed precipitation, "How many Italian restaurants have
             # an average rating of more than 3.8?" averaged the rating it bounds: a count of the objects is asked
             amended[NUMBER_AGGREGATION] = {"property_name": prop, "metrics": NumberMetric.COUNT.value}
