@@ -40,6 +40,7 @@ from agent.strategies.wording import (
     unwritten_numbers,
 )
 from agent.tooldef import ToolSet, typed_tools
+from executors.schema import CollectionSchema
 from executors.vocabulary import (
     COMPONENT_FIELDS,
     RELATED_FIELDS,
@@ -88,45 +89,54 @@ class Typed:
 
         def amend(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
             found = schema.get(str(arguments.get("collection_name") or ""))
-            kinds = (PropertyKind.TEXT, PropertyKind.BOOLEAN)
-            groupable = [p.name for p in found.properties if p.kind in kinds] if found is not None else []
-            # a later call may hold a number an earlier result gave
-            arguments, unwritten = unwritten_numbers(question, arguments) if not calls else (arguments, "")
+            first = not calls
             calls.append(str(arguments.get("collection_name") or ""))
-            amended, why = amend_to_question(question, arguments, groupable)
-            booleans = [p.name for p in found.properties if p.kind is PropertyKind.BOOLEAN] if found is not None else []
-            amended, share = share_of_named(question, amended, booleans)
-            why = " ".join(w for w in (unwritten, why, share) if w)
-            amended, first = to_first(question, amended)
-            kinds_known = [p.name for p in found.properties if p.kind is not None] if found is not None else []
-            amended, distinct = to_distinct(question, amended, kinds_known)
-            why = " ".join(w for w in (why, first, distinct) if w)
-            numbers = [p.name for p in found.properties if p.kind is PropertyKind.NUMBER] if found is not None else []
-            amended, note = to_extreme(question, amended, numbers)
-            amended, computed = to_statistic(question, amended, numbers)
-            why = " ".join(w for w in (why, note, computed) if w)
-            if compound and found is not None:  # every condition the question states, as a condition
-                amended, own = own_condition(amended, found)
-                amended, notes = put_back(question, amended, numbers, [p.name for p in found.dates()])
-                why = " ".join(w for w in (why, own, *notes) if w)
-            elif not amended.get(NUMBER_FILTER) and not any(amended.get(slot) for slot in RELATED_FIELDS):
-                # the question states a number condition and the call dropped it: it is put back (a condition
-                # may be on the linked objects)
-                restored = number_condition(question, numbers)
-                if restored is not None and restored["property_name"] not in filtered_properties(amended):
-                    amended = {**amended, NUMBER_FILTER: restored}
-                    why = (why + " " if why else "") + f"the question's condition {shown(restored)} was put back."
-            amended, off = off_fixed(question, amended, numbers)
-            why = " ".join(w for w in (why, off) if w)
-            unsearchable = found is not None and not found.searchable and bool(amended.get(SEARCH_FIELD))
-            if unsearchable and any(amended.get(slot) for slot in COMPONENT_FIELDS if slot != SEARCH_FIELD):
-                # no vectorizer, no search: the call's conditions answer without it (a search alone is left
-                # to fail, so the model reads why)
-                amended = {k: v for k, v in amended.items() if k != SEARCH_FIELD}
-                why = (why + " " if why else "") + f"{found.name} has no vectorizer: the search was left out."
-            return amended, why
+            return amended_call(question, arguments, found, compound=compound, first=first)
 
         typed = typed_tools(tools, schema, about, config.required_slots)
         run: AgentRun = self.inner.run(model, executor, typed, config.amended_by(amend), question, on_call)
         run.strategy_notes["typed"] = {"properties_of": about or "every collection offered"}
         return run
+
+
+def amended_call(
+    question: str, arguments: dict[str, Any], found: CollectionSchema | None, *, compound: bool, first: bool
+) -> tuple[dict[str, Any], str]:
+    """The written call amended to what the question asks, in order, and why ("" if unchanged): `first` is a
+    run's first call (a later one may hold a number an earlier result gave)."""
+    kinds = (PropertyKind.TEXT, PropertyKind.BOOLEAN)
+    groupable = [p.name for p in found.properties if p.kind in kinds] if found is not None else []
+    # a later call may hold a number an earlier result gave
+    arguments, unwritten = unwritten_numbers(question, arguments) if first else (arguments, "")
+    amended, why = amend_to_question(question, arguments, groupable)
+    booleans = [p.name for p in found.properties if p.kind is PropertyKind.BOOLEAN] if found is not None else []
+    amended, share = share_of_named(question, amended, booleans)
+    why = " ".join(w for w in (unwritten, why, share) if w)
+    amended, firsts = to_first(question, amended)
+    kinds_known = [p.name for p in found.properties if p.kind is not None] if found is not None else []
+    amended, distinct = to_distinct(question, amended, kinds_known)
+    why = " ".join(w for w in (why, firsts, distinct) if w)
+    numbers = [p.name for p in found.properties if p.kind is PropertyKind.NUMBER] if found is not None else []
+    amended, note = to_extreme(question, amended, numbers)
+    amended, computed = to_statistic(question, amended, numbers)
+    why = " ".join(w for w in (why, note, computed) if w)
+    if compound and found is not None:  # every condition the question states, as a condition
+        amended, own = own_condition(amended, found)
+        amended, notes = put_back(question, amended, numbers, [p.name for p in found.dates()])
+        why = " ".join(w for w in (why, own, *notes) if w)
+    elif not amended.get(NUMBER_FILTER) and not any(amended.get(slot) for slot in RELATED_FIELDS):
+        # the question states a number condition and the call dropped it: it is put back (a condition
+        # may be on the linked objects)
+        restored = number_condition(question, numbers)
+        if restored is not None and restored["property_name"] not in filtered_properties(amended):
+            amended = {**amended, NUMBER_FILTER: restored}
+            why = (why + " " if why else "") + f"the question's condition {shown(restored)} was put back."
+    amended, off = off_fixed(question, amended, numbers)
+    why = " ".join(w for w in (why, off) if w)
+    unsearchable = found is not None and not found.searchable and bool(amended.get(SEARCH_FIELD))
+    if unsearchable and any(amended.get(slot) for slot in COMPONENT_FIELDS if slot != SEARCH_FIELD):
+        # no vectorizer, no search: the call's conditions answer without it (a search alone is left
+        # to fail, so the model reads why)
+        amended = {k: v for k, v in amended.items() if k != SEARCH_FIELD}
+        why = (why + " " if why else "") + f"{found.name} has no vectorizer: the search was left out."
+    return amended, why
