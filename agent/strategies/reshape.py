@@ -169,8 +169,6 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
         # says, and the answer then holds two numbers for one question
         del amended[NUMBER_AGGREGATION]
         why.append(f"a COUNT of {tally.get('property_name')} beside the aggregation asked: left out")
-    amended, beside = boolean_beside(question, amended)
-    why += beside
     amended, literals = amend_wording(question, amended)
     why += literals
     return (amended, "; ".join(why) + ".") if why else (arguments, "")

@@ -27,6 +27,7 @@ from agent.strategies.conditions import filtered_properties, own_condition, put_
 from agent.strategies.openings import openings_of
 from agent.strategies.reshape import (
     amend_to_question,
+    boolean_beside,
     off_fixed,
     share_of_named,
     to_distinct,
@@ -119,7 +120,9 @@ def amended_call(
     numbers = [p.name for p in found.properties if p.kind is PropertyKind.NUMBER] if found is not None else []
     amended, note = to_extreme(question, amended, numbers)
     amended, computed = to_statistic(question, amended, numbers)
-    why = " ".join(w for w in (why, note, computed) if w)
+    # after the statistic is settled: a boolean tallied beside the extreme `to_extreme` added stays otherwise
+    amended, beside = boolean_beside(question, amended)
+    why = " ".join(w for w in (why, note, computed, "; ".join(beside) + "." if beside else "") if w)
     if compound and found is not None:  # every condition the question states, as a condition
         amended, own = own_condition(amended, found)
         amended, notes = put_back(question, amended, numbers, [p.name for p in found.dates()])

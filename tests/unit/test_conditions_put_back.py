@@ -11,7 +11,9 @@ import pytest
 from agent.strategies.alternatives import alternatives, either, exclude, excluded, or_clause
 from agent.strategies.conditions import date_condition, filtered_properties, put_back, shown, with_condition
 from agent.strategies.naming import mentions
+from agent.strategies.reshape import boolean_beside
 from agent.strategies.restating import restates
+from agent.strategies.typed import amended_call
 from executors.vocabulary import MAX_CONDITIONS
 from fixtures.use_cases import database_schema_of, get_use_case
 
@@ -254,8 +256,6 @@ def test_a_count_of_a_number_beside_the_share_asked_is_left_out() -> None:
 
 def test_a_boolean_tallied_beside_the_statistic_asked_is_a_condition_or_left_out() -> None:
     """Found on the compound split: MIN of the price beside a COUNT of the booking asked as a condition."""
-    from agent.strategies.reshape import amend_to_question
-
     cheapest = {"property_name": "ticketPrice", "metrics": "MIN"}
     tallied = {"property_name": "requiresBooking", "metrics": "COUNT"}
     call = {
@@ -265,17 +265,36 @@ def test_a_boolean_tallied_beside_the_statistic_asked_is_a_condition_or_left_out
     }
     asked = "What is the cheapest ticket price among exhibitions that require advance booking?"
     booked = {"property_name": "requiresBooking", "operator": "=", "value": True}
-    assert amend_to_question(asked, call, ["city"])[0] == {
+    assert boolean_beside(asked, call)[0] == {
         **_without(call, "boolean_property_aggregation"),
         "boolean_property_filter": booked,
     }
-    unbooked = amend_to_question(asked.replace("that require", "that do not require"), call, ["city"])[0]
+    unbooked = boolean_beside(asked.replace("that require", "that do not require"), call)[0]
     assert unbooked["boolean_property_filter"] == {**booked, "value": False}
-    unnamed = amend_to_question("What is the cheapest ticket price among exhibitions in Paris?", call, ["city"])[0]
+    unnamed = boolean_beside("What is the cheapest ticket price among exhibitions in Paris?", call)[0]
     assert unnamed == _without(call, "boolean_property_aggregation")
     # a count or a share asked anywhere: the boolean's aggregation may be what it asks
     both = "What is the cheapest ticket price, and how many exhibitions require booking?"
-    assert amend_to_question(both, call, ["city"]) == (call, "")
+    assert boolean_beside(both, call) == (call, [])
+
+
+def test_a_boolean_tallied_beside_the_extreme_the_words_ask_is_left_out_after_it_is_computed() -> None:
+    """Found on the compound split: a COUNT of a text beside a boolean's TOTAL_FALSE became the MIN asked, and
+    the boolean stayed beside it ("The answer is 4, 3."): it is read after the statistic is settled."""
+    schema = database_schema_of([get_use_case("visual_art")]).get("Exhibitions")
+    assert schema is not None
+    london = {"property_name": "city", "operator": "=", "value": "London"}
+    written = {
+        "collection_name": "Exhibitions",
+        "text_property_filter": london,
+        "text_property_aggregation": {"property_name": "summary", "metrics": "COUNT", "top_occurrences_limit": 1},
+        "boolean_property_aggregation": {"property_name": "requiresBooking", "metrics": "TOTAL_FALSE"},
+    }
+    asked = "What is the cheapest ticket price among exhibitions that are held in London?"
+    amended, why = amended_call(asked, written, schema, compound=True, first=True)
+    assert "boolean_property_aggregation" not in amended, why
+    assert amended["integer_property_aggregation"] == {"property_name": "ticketPrice", "metrics": "MIN"}
+    assert "requiresBooking" in why
 
 
 def _without(call: dict[str, Any], slot: str) -> dict[str, Any]:
