@@ -16,7 +16,7 @@ from agent import AgentConfig
 from agent.tooldef import DEFAULT_OPERATIONS, DEFAULT_TOKEN_BUDGET
 from dbgorilla.chat import token_counter
 from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, open_model, out, say
-from dbgorilla.cli.eval_progress import run_with_progress
+from dbgorilla.cli.eval_progress import WarmOption, run_with_progress, warms
 from dbgorilla.cli.evaluate_public import evaluate_public, public_file
 from dbgorilla.cli.strategy_options import DEFAULT_STRATEGY, check_strategy
 from dbgorilla.errors import ConfigError
@@ -96,24 +96,25 @@ def ablate(
         str | None,
         typer.Option(help="For a question file over your own collections: only the questions over these (A,B)."),
     ] = None,
+    warm: WarmOption = True,
 ) -> None:
     """Run the original tool and each of the paper's tool-design changes on the same questions; write
     the paper's ablation table with a Wilson interval per row and a paired test against the original.
     With --strategies, compare agent strategies the same way."""
     if (public := public_file(dataset)) is not None:
         ablate_own(public, collections, strategies, baseline, only, model, base_url, limit, case_id, token_budget,
-                   max_steps, temperature, request_timeout, out_dir, resume)  # fmt: skip
+                   max_steps, temperature, request_timeout, out_dir, resume, warm)  # fmt: skip
         return
     if collections:
         raise ConfigError("--collections is for a question file over your own collections")
     if strategies is not None:
         compare_strategies(
             strategies, baseline, model, base_url, dataset, sample, use_case, limit, case_id, token_budget, max_steps,
-            seed, temperature, concurrency, request_timeout, out_dir, resume, namespace,
+            seed, temperature, concurrency, request_timeout, out_dir, resume, namespace, warm,
         )  # fmt: skip
         return
     compare_designs(only, model, base_url, dataset, use_case, limit, case_id, token_budget, max_steps, seed,
-                    temperature, concurrency, request_timeout, out_dir, resume, namespace)  # fmt: skip
+                    temperature, concurrency, request_timeout, out_dir, resume, namespace, warm)  # fmt: skip
 
 
 def compare_designs(
@@ -133,6 +134,7 @@ def compare_designs(
     out_dir: Path | None,
     resume: bool,
     namespace: str,
+    warm: bool = True,
 ) -> None:
     """The original tool and each tool-design change named on the same questions; the ablation table."""
     names = [BASELINE, *(only or ablation_names()[1:])]
@@ -152,7 +154,7 @@ def compare_designs(
         return run_context(client, executor, chosen, design, driver, token_counter())
 
     runs, driver = run_each(names, root, resume, chosen, namespace, context_for, model, base_url, request_timeout,
-                            temperature, seed, concurrency)  # fmt: skip
+                            temperature, seed, concurrency, warm)  # fmt: skip
     rows = ablation_table(runs)
     (root / JSON_FILE).write_text(
         json.dumps({"model": driver.name, "rows": [row.model_dump() for row in rows]}, indent=2)
@@ -177,6 +179,7 @@ def ablate_own(
     request_timeout: float | None,
     out_dir: Path | None,
     resume: bool,
+    warm: bool = True,
 ) -> None:
     """A question file over your own collections: each tool design (or strategy) run on its questions by
     `eval`'s own path, then one report of the runs (`evaluation.report.public`), each paired with the first."""
@@ -195,7 +198,7 @@ def ablate_own(
     for name, (chosen_design, strategy) in runs.items():
         say(f"{name}: tool design {chosen_design.label()}, strategy {strategy}")
         evaluate_public(path, named, limit, case_id, driver, chosen_design, strategy, config, root / name, resume,
-                        False, False)  # fmt: skip
+                        False, False, warms(warm, model, base_url, driver))  # fmt: skip
     payload = public_report([root / name for name in runs], root)
     out.print(render_public(payload), highlight=False, markup=False)
     say(f"wrote {root / REPORT_MD} and {root / REPORT_JSON}")
@@ -253,6 +256,7 @@ def compare_strategies(
     out_dir: Path | None,
     resume: bool,
     namespace: str,
+    warm: bool = True,
 ) -> None:
     """Every strategy named against the baseline on the same questions; a table per kind of question."""
     baseline = check_strategy(baseline)
@@ -271,7 +275,7 @@ def compare_strategies(
         return use_strategy(context, client, name, namespace, say)
 
     runs, driver = run_each(names, root, resume, chosen, namespace, context_for, model, base_url, request_timeout,
-                            temperature, seed, concurrency)  # fmt: skip
+                            temperature, seed, concurrency, warm)  # fmt: skip
     rows = strategy_rows(runs, baseline)
     command = "dbgorilla " + " ".join(sys.argv[1:])
     date = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
@@ -295,6 +299,7 @@ def run_each(
     temperature: float,
     seed: int | None,
     concurrency: int,
+    warm: bool = True,
 ) -> tuple[dict[str, list[EvalRecord]], Driver]:
     """Each named run on the same questions, one run directory each (`root/<name>`, resumable), over one
     connection and one model: the loop both comparisons share; `context_for` says what differs."""
@@ -306,6 +311,8 @@ def run_each(
         driver = open_model(model, base_url, request_timeout, None, temperature)
         for name in names:
             context = context_for(name, client, executor, driver)
+            # each run warmed as `eval` warms: its questions are timed as eval's are, not paying the prefixes
+            context.warm = warms(warm, model, base_url, driver)
             _, records = run_repeats(
                 context,
                 chosen,

@@ -6,17 +6,34 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from agent.session import Warmed, warm_one
+from dbgorilla.chat import LOCAL, model_provider
 from dbgorilla.cli.console import err
 from evaluation import runner
+from evaluation.orchestration import Driver
 from evaluation.protocols import ScoringProtocol
 from evaluation.records import EvalRecord
 from evaluation.summary import core
 from llm import ChatRequest, ModelError
+
+WarmOption = Annotated[
+    bool,
+    typer.Option(
+        "--warm/--no-warm",
+        help="The local model evaluates each use case's prompt prefixes once before the questions (an endpoint "
+        "is never warmed).",
+    ),
+]
+
+
+def warms(warm: bool, model: str | None, base_url: str | None, driver: Driver) -> bool:
+    """Whether the run warms its model first: asked, a chat model, and a local one (an endpoint's tokens cost)."""
+    return warm and driver.chat is not None and model_provider(model, base_url)[0] == LOCAL
 
 
 def _running_scores(records: list[EvalRecord]) -> str:

@@ -14,10 +14,10 @@ from rich.markup import escape
 
 from agent import AgentConfig
 from agent.tooldef import DEFAULT_OPERATIONS, DEFAULT_TOKEN_BUDGET, ToolDesign
-from dbgorilla.chat import LOCAL, model_provider, token_counter
+from dbgorilla.chat import token_counter
 from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, err, open_model, say
 from dbgorilla.cli.eval_output import show_repeats, show_summary
-from dbgorilla.cli.eval_progress import run_with_progress
+from dbgorilla.cli.eval_progress import WarmOption, run_with_progress, warms
 from dbgorilla.cli.evaluate_public import evaluate_public, public_file
 from dbgorilla.cli.strategy_options import DEFAULT_STRATEGY, StrategyOption, check_strategy
 from dbgorilla.errors import ConfigError
@@ -42,14 +42,6 @@ from fixtures.use_cases import database_schema_of, get_use_cases
 
 LimitOption = Annotated[
     int | None, typer.Option(help="Cases to run; 0 = all. Default: one per collection (15), a few minutes offline.")
-]
-WarmOption = Annotated[
-    bool,
-    typer.Option(
-        "--warm/--no-warm",
-        help="The local model evaluates each use case's prompt prefixes once before the questions (an endpoint "
-        "is never warmed).",
-    ),
 ]
 
 
@@ -133,15 +125,10 @@ def evaluate(
     if (public := public_file(dataset)) is not None:
         return _evaluate_public_file(public, collections, limit, case_id, make_design, open_driver, max_steps, commit,
                                      strategy, out_dir, resume, allow_other_data, as_json,
-                                     partial(_warms, warm, model, base_url))  # fmt: skip
+                                     partial(warms, warm, model, base_url))  # fmt: skip
     _evaluate_split(dataset, collections, use_case, limit, case_id, model, base_url, make_design, open_driver,
                     max_steps, out_dir, resume, overwrite, repeats, seed, concurrency, namespace, commit, strategy,
                     as_json, warm)  # fmt: skip
-
-
-def _warms(warm: bool, model: str | None, base_url: str | None, driver: Driver) -> bool:
-    """Whether the run warms its model first: asked, a chat model, and a local one (an endpoint's tokens cost)."""
-    return warm and driver.chat is not None and model_provider(model, base_url)[0] == LOCAL
 
 
 def _evaluate_public_file(
@@ -209,7 +196,7 @@ def _evaluate_split(
         executor = open_executor(client, chosen, namespace, echo=say)
         context = run_context(client, executor, chosen, design, driver, token_counter())
         context.config = context.config.model_copy(update={"commit_answer": commit})
-        context.warm = _warms(warm, model, base_url, driver)
+        context.warm = warms(warm, model, base_url, driver)
         use_strategy(context, client, strategy, namespace, echo=say)
         summaries, runs = run_repeats(
             context, chosen, driver, directories, seed, base_url, concurrency, echo=say, run_cases=run_with_progress

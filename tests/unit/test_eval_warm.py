@@ -7,13 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from agent import AgentConfig, ToolDesign, build_tools
 from agent.session import AgentSession
 from agent.strategies import DEFAULT_STRATEGY
 from agent.tokens import estimate_counter
-from dbgorilla.cli import eval_progress
+from dbgorilla.cli import app, eval_progress
 from evaluation import runner
+from evaluation.orchestration import Driver, oracle_driver
 from executors import ReferenceExecutor
 from fixtures.datasets import AbstentionCase
 from llm import ChatRequest, ModelError, ModelReply, Usage
@@ -133,3 +135,16 @@ def test_a_question_file_warms_each_dataset_once_in_the_order_of_its_first_quest
     ]
     assert [r.model_copy(update={"max_tokens": None}) for r in model.requests] == expected
     assert "of 2 datasets" in capsys.readouterr().err
+
+
+def test_eval_and_ablate_warm_a_local_model_only() -> None:
+    """`ablate` times its runs as `eval` does: warmed where eval warms (a local chat model), never an endpoint's
+    tokens or the oracle, and not when told `--no-warm`."""
+    local = Driver("qwen", lambda _case: None, chat=object())
+    assert eval_progress.warms(True, None, None, local)
+    assert not eval_progress.warms(False, None, None, local)
+    assert not eval_progress.warms(True, "gpt-4o-mini", "https://api.example.com/v1", local)
+    assert not eval_progress.warms(True, None, None, oracle_driver())
+    for command in ("eval", "ablate"):
+        shown = CliRunner().invoke(app, [command, "--help"], terminal_width=200).output
+        assert "--no-warm" in shown, command
