@@ -9,17 +9,19 @@ loop's plumbing (`agent.loop.Agent`), the executor and the scorer are shared. `r
 as it always was. The others wrap an inner strategy: `examples` puts retrieved solved examples
 before the question, `grounded` replaces the commit turn by pointing at values in the results. A
 name like "examples+grounded" composes them left to right (outermost first) around `react`.
-To add one: a class with `name` and `run` taking `inner`, registered once in `STRATEGIES`; one that
-changes a system turn says what it sends first (`openings`, for a server to keep before a question).
+To add one: a module here with a class that has `name` and `run` taking `inner`, and a `STRATEGY` saying
+how it is built and where it wraps (`agent.strategies.registry`): nothing else is edited. One that changes
+a system turn says what it sends first (`openings`, for a server to keep before a question).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+import pkgutil
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from agent.loop import Agent, AgentConfig, AgentRun, ExecutedCall, Executor
+from agent.loop import Agent, AgentConfig, AgentRun, Executor
 from agent.strategies.chain import Chain
 from agent.strategies.check import Check
 from agent.strategies.decompose import Decompose
@@ -28,23 +30,13 @@ from agent.strategies.grounded import Grounded
 from agent.strategies.openings import openings_of
 from agent.strategies.plan import Plan
 from agent.strategies.refine import Refine
+from agent.strategies.registry import OnCall, Strategy, StrategyInfo, UnknownStrategy
 from agent.strategies.typed import Typed
 from agent.strategies.values import StoredCategories, Values
 from agent.tooldef import ToolSet
 from llm import ChatRequest
 
-OnCall = Callable[[int, ExecutedCall], None] | None
 DEFAULT_STRATEGY = "chain+check+values+examples+typed+grounded"
-
-
-class Strategy(Protocol):
-    """One way to answer a question with a model, the executor and the tools."""
-
-    name: str
-
-    def run(
-        self, model: Any, executor: Executor, tools: ToolSet, config: AgentConfig, question: str, on_call: OnCall = None
-    ) -> AgentRun: ...
 
 
 @dataclass
@@ -62,77 +54,24 @@ class React:
         return [Agent(model, executor, tools, config).opening()]
 
 
-class UnknownStrategy(ValueError):
-    """A strategy name that is not registered (or a composition that needs what was not given)."""
+REACT = StrategyInfo(
+    "react", "ReAct loop over one tool, then a commit turn (the paper's design)", lambda i, _: i, rank=0
+)
 
 
-@dataclass(frozen=True)
-class StrategyInfo:
-    name: str
-    summary: str
-    #: Builds the strategy around `inner`; `options` carries what some need (a retriever, k).
-    build: Callable[[Strategy, dict[str, Any]], Strategy]
+def registered() -> dict[str, StrategyInfo]:
+    """Every strategy, by name, in composition order (outermost first after `react`, the base every composition
+    ends in): each module of this package that defines `STRATEGY` (`agent.strategies.registry`)."""
+    found = [REACT]
+    for module in pkgutil.iter_modules(__path__):
+        info = getattr(importlib.import_module(f"{__name__}.{module.name}"), "STRATEGY", None)
+        if isinstance(info, StrategyInfo):
+            found.append(info)
+    return {info.name: info for info in sorted(found, key=lambda info: info.rank)}
 
 
-def _examples(inner: Strategy, options: dict[str, Any]) -> Strategy:
-    retriever = options.get("retriever")
-    if retriever is None:
-        raise UnknownStrategy(
-            "the examples strategy needs a query memory (a retriever of solved examples): pass "
-            "retriever=ExampleMemory(client) (fixtures.examples; `memory.ensure_seeded()` seeds it from the natural "
-            "split), or choose a strategy without examples, e.g. chain+check+values+typed+grounded"
-        )
-    k = options.get("k")
-    return Examples(inner, retriever, k=None if k is None else int(k))
-
-
-#: Every strategy, named once. `react` is the base every composition ends in.
-STRATEGIES: dict[str, StrategyInfo] = {
-    "react": StrategyInfo("react", "ReAct loop over one tool, then a commit turn (the paper's design)", lambda i, _: i),
-    "chain": StrategyInfo(
-        "chain",
-        "a question of several is answered part by part; each next part rewritten to name the value picked",
-        lambda inner, options: Chain(inner, options["stored"]),
-    ),
-    "check": StrategyInfo(
-        "check",
-        "first decide what the question needs (properties, statistic); refuse when the database lacks it",
-        lambda inner, options: Check(inner, options["stored"]),
-    ),
-    "values": StrategyInfo(
-        "values",
-        "the stored text values the question's words name, offered after it as candidate filters",
-        lambda inner, options: Values(inner, options["stored"]),
-    ),
-    "examples": StrategyInfo(
-        "examples", "the k nearest solved examples (question -> call) before the question", _examples
-    ),
-    "typed": StrategyInfo(
-        "typed",
-        "the tool's property names as enforced enums of the properties of each slot's kind",
-        lambda inner, _: Typed(inner),
-    ),
-    "decompose": StrategyInfo(
-        "decompose",
-        "collection, then operation kind, then only its fields, property names as enforced enums",
-        lambda inner, _: Decompose(inner),
-    ),
-    "plan": StrategyInfo(
-        "plan",
-        "a plan of dependent calls written at once; the agent fills each placeholder from the results",
-        lambda inner, _: Plan(inner),
-    ),
-    "refine": StrategyInfo(
-        "refine",
-        "a call whose search query holds conditions (=, <, AND, LIKE) is turned back with where each goes",
-        lambda inner, _: Refine(inner),
-    ),
-    "grounded": StrategyInfo(
-        "grounded",
-        "commit by pointing at result values; the agent copies them; verify and retry once",
-        lambda inner, _: Grounded(inner),
-    ),
-}
+#: Every strategy, named once (in its own module).
+STRATEGIES: dict[str, StrategyInfo] = registered()
 
 
 def strategy_names() -> list[str]:
@@ -150,8 +89,10 @@ def parse_strategy(name: str) -> list[str]:
         )
     if len(set(parts)) != len(parts):
         raise UnknownStrategy(f"strategy {name!r} names a part twice")
-    if {"decompose", "plan"} <= set(parts):
-        raise UnknownStrategy("decompose and plan both decide the first calls: choose one")
+    for part in parts:
+        clash = [other for other in STRATEGIES[part].excludes if other in parts]
+        if clash:
+            raise UnknownStrategy(f"{part} and {clash[0]} both decide the same turns: choose one")
     return parts
 
 

@@ -38,6 +38,7 @@ from agent.strategies import arithmetic
 from agent.strategies.asked import LEAST_WORDS
 from agent.strategies.compared import asked_of
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
+from agent.strategies.registry import StrategyInfo
 from agent.strategies.rewrite import completed, rewrite
 from agent.strategies.values import StoredCategories, Values
 from agent.strategies.which_group import per_group_part, per_group_question
@@ -385,3 +386,11 @@ class Chain:
                 "strategy_notes": notes,
             }
         )
+
+
+STRATEGY = StrategyInfo(
+    "chain",
+    "a question of several is answered part by part; each next part rewritten to name the value picked",
+    lambda inner, options: Chain(inner, options["stored"]),
+    rank=10,
+)

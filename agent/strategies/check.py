@@ -53,6 +53,7 @@ from agent.strategies.free_text import matches_like, unheld_names
 from agent.strategies.meaning import meant_property
 from agent.strategies.naming import mentions
 from agent.strategies.openings import openings_of
+from agent.strategies.registry import StrategyInfo
 from agent.strategies.values import StoredCategories
 from agent.tooldef import ToolSet
 from executors.schema import CollectionSchema
@@ -345,3 +346,11 @@ class Check:
             commit=Commit(answer=answer, content=json.dumps(decision), usage=usage),
             strategy_notes={"check": {"decision": decision, "latency_s": round(checked_s, 3)}},
         )
+
+
+STRATEGY = StrategyInfo(
+    "check",
+    "first decide what the question needs (properties, statistic); refuse when the database lacks it",
+    lambda inner, options: Check(inner, options["stored"]),
+    rank=20,
+)

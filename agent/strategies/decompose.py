@@ -15,6 +15,7 @@ from typing import Any
 
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.models import ModelError, ModelReply, OracleModel, RawToolCall, Usage, oracle_replies, schema_name
+from agent.strategies.registry import StrategyInfo
 from agent.tooldef import (
     OPERATION_KINDS,
     TOOL_NAME,
@@ -165,3 +166,11 @@ def oracle_decision(oracle: OracleModel, request: ChatRequest) -> dict[str, Any]
     if step == "kind":
         return {"kind": operation_kind(truth)}
     return {k: v for k, v in truth.items() if k != "collection_name"}
+
+
+STRATEGY = StrategyInfo(
+    "decompose",
+    "collection, then operation kind, then only its fields, property names as enforced enums",
+    lambda inner, _: Decompose(inner),
+    rank=60,
+)

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.openings import openings_of
+from agent.strategies.registry import StrategyInfo, UnknownStrategy
 from agent.tooldef import ToolSet
 from llm import ChatRequest
 
@@ -120,3 +121,24 @@ class Examples:
         run: AgentRun = self.inner.run(model, executor, tools, config, question, on_call)
         run.strategy_notes["examples"] = [e.model_dump(exclude_none=True) for e in found]
         return run
+
+
+def _examples(inner: Any, options: dict[str, Any]) -> Any:
+    """`examples` around `inner`, with the retriever (and `k`) the options carry; none is a typed error."""
+    retriever = options.get("retriever")
+    if retriever is None:
+        raise UnknownStrategy(
+            "the examples strategy needs a query memory (a retriever of solved examples): pass "
+            "retriever=ExampleMemory(client) (fixtures.examples; `memory.ensure_seeded()` seeds it from the natural "
+            "split), or choose a strategy without examples, e.g. chain+check+values+typed+grounded"
+        )
+    k = options.get("k")
+    return Examples(inner, retriever, k=None if k is None else int(k))
+
+
+STRATEGY = StrategyInfo(
+    "examples",
+    "the k nearest solved examples (question -> call) before the question",
+    _examples,
+    rank=40,
+)

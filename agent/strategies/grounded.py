@@ -43,6 +43,7 @@ from agent.strategies.facts import (
     grounded_schema,
     number_of,
 )
+from agent.strategies.registry import StrategyInfo
 from agent.tooldef import ToolSet
 from executors import QueryResult
 from executors.vocabulary import SCHEMA_METRICS, STATISTIC_METRICS
@@ -282,3 +283,11 @@ class Grounded:
 
 def _successful(calls: list[ExecutedCall]) -> list[ExecutedCall]:
     return [call for call in calls if call.result is not None and call.repeat_of is None]
+
+
+STRATEGY = StrategyInfo(
+    "grounded",
+    "commit by pointing at result values; the agent copies them; verify and retry once",
+    lambda inner, _: Grounded(inner),
+    rank=90,
+)

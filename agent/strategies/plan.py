@@ -15,6 +15,7 @@ from typing import Any
 
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.models import ModelError, ModelReply, OracleModel, RawToolCall, Usage, oracle_replies
+from agent.strategies.registry import StrategyInfo
 from agent.tooldef import TOOL_NAME, ToolSet, ToolVariant, tool_function_name
 from executors import QueryResult
 from llm import ChatRequest, ModelRequest, ResponseFormat
@@ -191,3 +192,12 @@ def oracle_plan(oracle: OracleModel, request: ChatRequest) -> dict[str, Any]:
     """The oracle's plan is the resolved gold chain, nothing to fill."""
     chain = [oracle.ground_truth, *oracle.later_calls] if oracle.ground_truth else []
     return {"steps": [{"call": c, "pick": "none"} for c in chain]}
+
+
+STRATEGY = StrategyInfo(
+    "plan",
+    "a plan of dependent calls written at once; the agent fills each placeholder from the results",
+    lambda inner, _: Plan(inner),
+    rank=70,
+    excludes=("decompose",),
+)

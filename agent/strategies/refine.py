@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from agent.loop import AgentConfig, AgentRun, Executor
+from agent.strategies.registry import StrategyInfo
 from agent.tooldef import ToolSet
 from executors import QueryResult
 from executors.errors import InvalidArgumentsError
@@ -83,3 +84,11 @@ class Refine:
         run: AgentRun = self.inner.run(model, refusing, tools, config, question, on_call)
         run.strategy_notes["refine"] = {"turned_back": refusing.turned_back}
         return run
+
+
+STRATEGY = StrategyInfo(
+    "refine",
+    "a call whose search query holds conditions (=, <, AND, LIKE) is turned back with where each goes",
+    lambda inner, _: Refine(inner),
+    rank=80,
+)

@@ -25,6 +25,7 @@ from typing import Any
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.conditions import filtered_properties, own_condition, put_back, shown
 from agent.strategies.openings import openings_of
+from agent.strategies.registry import StrategyInfo
 from agent.strategies.reshape import (
     amend_to_question,
     boolean_beside,
@@ -143,3 +144,11 @@ def amended_call(
         amended = {k: v for k, v in amended.items() if k != SEARCH_FIELD}
         why = (why + " " if why else "") + f"{found.name} has no vectorizer: the search was left out."
     return amended, why
+
+
+STRATEGY = StrategyInfo(
+    "typed",
+    "the tool's property names as enforced enums of the properties of each slot's kind",
+    lambda inner, _: Typed(inner),
+    rank=50,
+)

@@ -45,6 +45,7 @@ from agent.strategies.conditions import filtered_properties, unasked, with_condi
 from agent.strategies.decompose import offered_collections
 from agent.strategies.free_text import matches_like, named_in_text
 from agent.strategies.naming import can_match, linked, mentions, named_values, nearest_value
+from agent.strategies.registry import StrategyInfo
 from agent.strategies.restating import restates
 from agent.tooldef import ToolSet
 from executors.errors import ExecutorError
@@ -377,3 +378,11 @@ class Values:
         run: AgentRun = self.inner.run(model, executor, tools, config.amended_by(amend), question, on_call)
         run.strategy_notes["values"] = {"candidates": candidates, "moved": len(moved)}
         return run
+
+
+STRATEGY = StrategyInfo(
+    "values",
+    "the stored text values the question's words name, offered after it as candidate filters",
+    lambda inner, options: Values(inner, options["stored"]),
+    rank=30,
+)
