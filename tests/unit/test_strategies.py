@@ -124,13 +124,13 @@ def true_mean() -> float:
 
 def test_names_compose_in_registry_order_and_bad_names_are_typed_errors() -> None:
     assert list(STRATEGIES) == [
-        "react", "chain", "check", "values", "examples", "typed", "decompose", "plan", "refine", "grounded"
+        "react", "chain", "check", "values", "examples", "typed", "decompose", "plan", "refine", "grounded", "onestep"
     ]  # fmt: skip
     assert canonical("grounded+examples") == "examples+grounded" == canonical("react+examples+grounded")
     assert canonical("react") == "react"
     with pytest.raises(
         UnknownStrategy,
-        match="choose from react, chain, check, values, examples, typed, decompose, plan, refine, grounded",
+        match="choose from react, chain, check, values, examples, typed, decompose, plan, refine, grounded, onestep",
     ):
         parse_strategy("telepathy")
     with pytest.raises(UnknownStrategy, match="twice"):
