@@ -64,6 +64,11 @@ ASKS_A_PERCENTAGE = re.compile(r"\b(?:percentages?|percent|proportion|fraction)\
 ASKS_A_SHARE = re.compile(rf"{ASKS_A_PERCENTAGE.pattern}|\bhow many of (?:the|these|those)\b", re.I)
 
 
+def _is_share(aggregation: object) -> bool:
+    """Whether a boolean aggregation computes a share: a percentage or a total of trues or falses."""
+    return isinstance(aggregation, dict) and str(aggregation.get("metrics", "")).startswith(("PERCENTAGE_", "TOTAL_"))
+
+
 def asked_slots(question: str) -> tuple[str, ...]:
     """The slots the question's words alone say the call needs."""
     slots = [BOOLEAN_AGGREGATION] if ASKS_A_SHARE.search(question) else []
@@ -97,7 +102,7 @@ def _asked_shapes(question: str, arguments: dict[str, Any], groupable: list[str]
         why.append(f"the question asks for a share: {where.get('property_name')} as {metric}, not as a filter")
     share = amended.get(BOOLEAN_AGGREGATION)
     where = amended.get(BOOLEAN_FILTER)
-    shared = isinstance(share, dict) and str(share.get("metrics", "")).startswith(("PERCENTAGE_", "TOTAL_"))
+    shared = _is_share(share)
     if shared and isinstance(where, dict) and where.get("property_name") == share.get("property_name"):
         del amended[BOOLEAN_FILTER]  # the share of what a filter kept is 0 or 1 whatever the data
         why.append(f"a filter on {share.get('property_name')} makes its share 0 or 1: the filter left out")
@@ -370,7 +375,7 @@ def share_of_named(question: str, arguments: dict[str, Any], booleans: list[str]
         why.append(f"the question asks for the share of {prop}: its {metric}")
     share, measured = amended[BOOLEAN_AGGREGATION], amended.get(NUMBER_AGGREGATION)
     bound = isinstance(measured, dict) and measured.get("property_name") in filtered_properties(amended)
-    if bound and str(share.get("metrics", "")).startswith(("PERCENTAGE_", "TOTAL_")):
+    if bound and _is_share(share):
         del amended[NUMBER_AGGREGATION]
         why.append(f"the {measured.get('metrics')} of {measured.get('property_name')}, which the call bounds: left out")
     return (amended, "; ".join(why) + ".") if why else (arguments, "")
