@@ -68,15 +68,15 @@ LISTED = "yes: the listed properties hold it"
 VERDICTS = (NOT_LISTED, LISTED)
 CHECK_SYSTEM = "You check whether a database can answer a question before it is queried."
 ABOUT_PROMPT = (
-    "The database has these collections and properties:\n{listing}\n\n"
+    "The database has these collections and properties:\n{listing}\n\nQuestion: {question}\n\n"
     f"collection: the one the question is about. asks_for: {ASKS_FOR_HINT}. statistic: the "
-    'one it asks for, "none" if it asks to list or group objects.\n\nQuestion: {question}'
+    'one it asks for, "none" if it asks to list or group objects.'
 )
 #: A prompt of its own, the one collection's properties with what each holds. As a continuation of the
 #: first turn (its prefix cached, ~1 s less a verdict), it refused fewer unanswerable questions: 15 of
 #: 20 told the property names, 12 told nothing new, against 18 here (2026-11-26, docs/results).
 VERDICT_PROMPT = (
-    "Collection {listing}\n\nCan the question be answered from these properties alone?\n\nQuestion: {question}"
+    "Collection {listing}\n\nQuestion: {question}\n\nCan the question be answered from these properties alone?"
 )
 #: Completion tokens the verdict may take. Its first word ("no", "yes") decides it, about 7 tokens in
 #: (`{"verdict": "yes`); the grammar then forces the rest of the chosen text, ~12 tokens that decide
