@@ -13,9 +13,6 @@ class Follows(BaseModel):
     #: The collection and the conditions (as words) of the call the earlier answer rested on; "" unknown.
     collection: str = ""
     where: str = ""
-    #: The follow-up asks the earlier question again of other objects ("And what about Thai ones?"): what
-    #: that one asked is read from its words.
-    again: bool = False
 
     def context(self) -> str:
         """What the model reads after the follow-up: the question it follows and what that one found."""
@@ -28,10 +25,3 @@ class Follows(BaseModel):
         if not self.collection:
             return self.context()
         return f"(It follows a question on {self.collection} where {self.where}.)"
-
-    def said(self) -> str:
-        """What a model turn shows after the follow-up: which objects it is about, and the earlier question's
-        words only where it asks that question again. Its conditions are carried into each call
-        (`agent.conversation.carry`), so the model needs the objects, not the words (a follow-up cost ~80
-        new prompt tokens more than a first question, 2026-11-28)."""
-        return self.context() if self.again else self.brief()

@@ -28,6 +28,7 @@ from functools import partial
 from typing import Any
 
 from agent.answer import Commit, FinalAnswer
+from agent.conversation import asks_again
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.models import ModelError, OracleModel, oracle_replies
 from agent.strategies.asked_for import (
@@ -301,7 +302,7 @@ class Check:
             return self.inner.run(model, executor, tools, config, question, on_call)
         # a follow-up's earlier question is left out (a third of the tokens): which objects it is about is
         # what the collection and the verdict need, and the question that asks the earlier one again keeps it
-        asked = config.user_turn(question)
+        asked = config.user_turn(question, brief=not asks_again(question))
 
         def ask(prompt: str, name: str, wanted: dict[str, Any]) -> tuple[dict[str, Any], Usage]:
             reply = model.complete(_request(prompt, name, wanted))
