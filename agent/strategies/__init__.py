@@ -67,6 +67,10 @@ def registered() -> dict[str, StrategyInfo]:
         info = getattr(importlib.import_module(f"{__name__}.{module.name}"), "STRATEGY", None)
         if isinstance(info, StrategyInfo):
             found.append(info)
+    for field in ("name", "rank"):  # a clash would drop a strategy or leave the composition order to chance
+        seen = [getattr(info, field) for info in found]
+        if clash := sorted({value for value in seen if seen.count(value) > 1}, key=str):
+            raise UnknownStrategy(f"two strategies share the {field} {clash[0]!r}: each needs its own")
     return {info.name: info for info in sorted(found, key=lambda info: info.rank)}
 
 

@@ -21,6 +21,8 @@ def test_onestep_is_registered_from_its_own_module_and_composes_innermost() -> N
     assert STRATEGIES["onestep"].summary.startswith("one model turn")
     assert canonical("onestep+grounded") == "grounded+onestep"
     assert isinstance(build_strategy("onestep").strategy, OneStep)
+    ranks = [info.rank for info in STRATEGIES.values()]
+    assert ranks == sorted(set(ranks)), "each strategy has its own place in a composition"
 
 
 def test_a_refused_call_is_written_again_by_react_and_not_by_onestep() -> None:
