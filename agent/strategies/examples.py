@@ -26,6 +26,9 @@ from agent.tooldef import ToolSet
 from llm import ChatRequest
 
 DEFAULT_K = 4
+#: Examples a follow-up's turn shows fewer: the line naming the question it follows (~35 tokens) takes the
+#: place of one example (~75), so a follow-up costs no more new prompt tokens than a first question (issue 55).
+FOLLOW_UP_FEWER = 1
 EXAMPLES_HEADER = "Solved examples from other databases (question -> query_database arguments):"
 #: How every user turn with examples starts, whichever they are: a warming starts with it too, so a
 #: server that keeps warmed prefixes loads it with the tools (~20 tokens a tool turn evaluates no more).
@@ -112,9 +115,10 @@ class Examples:
         question: str,
         on_call: Any = None,
     ) -> AgentRun:
+        k = max(self.k - FOLLOW_UP_FEWER, 1) if config.follows is not None and self.k > 0 else self.k
         found = [  # any retriever whose examples have these fields (fixtures.examples.ExampleMemory does)
             e if isinstance(e, SolvedExample) else SolvedExample.model_validate(e, from_attributes=True)
-            for e in (self.retriever.nearest(question, self.k) if self.k > 0 else [])
+            for e in (self.retriever.nearest(question, k) if k > 0 else [])
         ]
         preamble = examples_preamble(found, tools.definitions()[0].parameters if tools.tools else None)
         config = config.model_copy(update={"question_preamble": preamble + config.question_preamble})
