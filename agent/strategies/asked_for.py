@@ -36,7 +36,7 @@ ASKS_FOR_HINT = "what it asks for, in a few words"
 ASKING_WORDS = frozenset(
     content_stems(
         " ".join(STATISTICS) + " mean number count total amount how many much what which list per each all group "
-        "grouped top max min maximum minimum largest smallest highest lowest most least percent none"
+        "grouped top max min maximum minimum largest smallest highest lowest most least percent none avg num"
     )
 )
 
@@ -74,6 +74,32 @@ def named_in(asks_for: str, collections: list[CollectionSchema]) -> bool:
     ]
     vocabulary = {w for text in texts for w in content_stems(split_name(text))}
     return any(meets(word, known) or typed_for(word, known) for word in words for known in vocabulary)
+
+
+#: What the model writes when it names a property rather than words: one identifier, `market_price_per_bushel`.
+IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+$|^[a-z]+(?:[A-Z][a-z0-9]*)+$")
+
+
+def invented_property(asks_for: str, collection: CollectionSchema) -> list[str]:
+    """The words of a property the model named that the collection lacks, and that name nothing it holds:
+    asked "the market price per bushel of barley", it wrote `market_price_per_bushel` where `yield` is "in
+    bushels per acre", and the verdict then said the properties hold it (the public split, 2026-11-30).
+    An identifier whose every word the collection's names or descriptions hold (`model_year` of `year`,
+    "Model year.") is not invented; none when `asks_for` is words, or a property's own name."""
+    said = asks_for.strip(" .")
+    if not IDENTIFIER.match(said) or any(p.name.lower() == said.lower() for p in collection.properties):
+        return []
+    texts = [collection.name, collection.description or ""]
+    texts += [f"{split_name(p.name)} {p.description or ''}" for p in collection.properties]
+    vocabulary = {w for text in texts for w in content_stems(split_name(text))}
+    words = [w for w in split_name(said).split() if w.lower() not in ASKING_WORDS]
+    return [
+        w
+        for w in words
+        if (stems := content_stems(w))
+        and not any(s in ASKING_WORDS for s in stems)
+        and not any(meets(s, k) or typed_for(s, k) for s in stems for k in vocabulary)
+    ]
 
 
 def typed_for(word: str, known: str) -> bool:

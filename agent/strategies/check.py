@@ -41,6 +41,7 @@ from agent.strategies.asked_for import (
     asking_alone,
     beyond_names,
     counts_named_values,
+    invented_property,
     linked_collection,
     named_by_properties,
     named_in,
@@ -119,6 +120,8 @@ def refusal(decision: dict[str, Any], question: str = "") -> str:
     if decision.get("opposite"):
         word, other = decision["opposite"]
         return f"it holds {other} figures, not {word} ones"
+    if decision.get("invented_property"):
+        return "no property of the database holds the " + " ".join(decision["invented_property"]).lower()
     if decision.get("unheld_names"):
         return "nothing in the database is named " + " or ".join(f'"{n}"' for n in decision["unheld_names"])
     words = f"{decision.get('asks_for', '')} {question}".lower()
@@ -242,6 +245,9 @@ class Check:
         asks_for = str(decision.get("asks_for", ""))
         if opposite := opposite_held(question, collection):
             decision["verdict"], decision["opposite"] = NOT_LISTED, list(opposite)
+            return Usage()
+        if invented := invented_property(asks_for, collection):
+            decision["verdict"], decision["invented_property"] = NOT_LISTED, invented
             return Usage()
         foregone = (
             properties_name(asks_for, collection)

@@ -15,6 +15,7 @@ import pytest
 
 from agent import Agent, AgentConfig, ModelReply, OracleModel, ToolDesign, build_tools
 from agent.answer import FinalAnswer, is_commit_request
+from agent.follows import Follows
 from agent.query_agent import QueryAgent
 from agent.strategies import (
     STRATEGIES,
@@ -25,7 +26,7 @@ from agent.strategies import (
     examples_preamble,
     parse_strategy,
 )
-from agent.strategies.asked_for import asking_alone, named_in, properties_name, written_in
+from agent.strategies.asked_for import asking_alone, invented_property, named_in, properties_name, written_in
 from agent.strategies.chain import comparison_of, parts_of, pick
 from agent.strategies.check import LISTED, NOT_LISTED, listing, refusal
 from agent.strategies.examples import in_schema_order
@@ -553,6 +554,17 @@ def test_examples_go_in_the_user_turn_after_an_unchanged_prefix() -> None:
     assert [e["question"] for e in run.strategy_notes["examples"]] == [e.question for e in SHELF[:4]]
 
 
+def test_a_follow_up_shows_one_example_fewer_so_its_context_line_costs_no_new_tokens() -> None:
+    shelf = Shelf(SHELF)
+    follows = Follows(question="How many Italian restaurants are there?", collection=NAME, where="cuisine = Italian")
+    config = AgentConfig(follows=follows)
+    build_strategy("examples", retriever=shelf).run(mean_model(), executor(), tools(), config, QUESTION)
+    build_strategy("examples", retriever=shelf).run(mean_model(), executor(), tools(), AgentConfig(), QUESTION)
+    assert shelf.asked == [(QUESTION, 3), (QUESTION, 4)]
+    build_strategy("examples", retriever=shelf, k=0).run(mean_model(), executor(), tools(), config, QUESTION)
+    assert shelf.asked[2:] == [], "no examples asked is still none for a follow-up"
+
+
 def test_grounded_copies_the_value_pointed_at_never_the_models_digits() -> None:
     def point(messages: list[ModelMessage], _turn: int) -> dict[str, Any]:
         [fact_id] = re.findall(r"^(c2\.price\.\S+) = ", content(messages[-1]), re.MULTILINE)
@@ -850,6 +862,39 @@ def test_check_refuses_without_a_verdict_what_no_word_of_the_database_names(asks
     else:  # refused at once: no verdict asked, no query run
         assert asked == ["QuestionCheck"] and run.answer is not None and run.answer.refuses and not run.calls()
         assert run.strategy_notes["check"]["decision"]["named_in_database"] is False
+
+
+@pytest.mark.parametrize(
+    ("asks_for", "invented"),
+    [
+        ("average_price_stars", ["stars"]),  # a word nothing in the collection names
+        ("avgPrice", []),  # a statistic's abbreviation and a property's word
+        ("price", []),  # a property's own name
+        ("price stars", []),  # words, not a name: what the verdict is for
+    ],
+)
+def test_a_property_the_model_invents_is_refused_without_a_verdict(asks_for: str, invented: list[str]) -> None:
+    [collection] = SCHEMA.collections
+    assert invented_property(asks_for, collection) == invented
+
+    def reply(messages: list[ModelMessage], _tools: Any) -> ModelReply:
+        name = schema_name(model.calls[-1]["response_format"])
+        if name == "QuestionCheck":
+            return ModelReply(content=json.dumps({"collection": NAME, "asks_for": asks_for, "statistic": "average"}))
+        if name == "CheckVerdict":
+            return ModelReply(content=json.dumps({"verdict": LISTED}))
+        if name is not None:
+            return ModelReply(content=json.dumps({"numbers": [true_mean()]}))
+        return tool_reply("query_database", MEAN_PRICE) if not tool_returns(messages) else ModelReply(content="5")
+
+    model = FunctionModel(reply)
+    run = build_strategy("check").run(model, executor(), tools(), AgentConfig(), "What is the average price in stars?")
+    asked = [schema_name(c["response_format"]) for c in model.calls]
+    if invented:  # refused with the words it lacks: no verdict asked, no query run
+        assert asked == ["QuestionCheck"] and run.answer is not None and run.answer.refuses and not run.calls()
+        assert run.final_answer and run.final_answer.endswith("holds the stars.")
+    else:
+        assert run.calls(), "the query runs"
 
 
 def test_a_property_the_model_names_for_words_the_question_does_not_write_is_left_to_the_verdict() -> None:
