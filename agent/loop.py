@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agent._recover import recover_tool_calls
 from agent.answer import Commit, FinalAnswer, commit_answer
@@ -113,6 +113,27 @@ class AgentRun(BaseModel):
         return self.commit.answer if self.commit is not None else None
 
 
+class Reading(BaseModel):
+    """What the strategies before the loop read from the question, for the strategies after it. Each field
+    names who writes it and who reads it, so a strategy's inputs are found in one place, not in a config
+    every strategy may write."""
+
+    model_config = ConfigDict(frozen=True)
+    #: Written by `check`: the collection the question is about ("" unread). Read by `typed`, which offers
+    #: only its properties, and `values`, which reads only its stored values.
+    collection: str = ""
+    #: Written by `check`: the statistic asked ("count", "average", ...; "" unread). Read by `grounded`,
+    #: which ends the loop only at a result that computes it.
+    statistic: str = ""
+    #: Written by `chain` (one part found, no comparison) and `arithmetic` (one operand): the question asks
+    #: one thing. Read by `grounded`, which ends the loop at the first result that holds one answer,
+    #: whatever statistic `check` read. A part of a longer question keeps the loop's later turns.
+    single: bool = False
+    #: Written by `chain`: slots the call needs (a question it asks per group needs the group-by). Read by
+    #: `typed`, which makes them required, so a forced first call's grammar holds them.
+    required_slots: tuple[str, ...] = ()
+
+
 class AgentConfig(BaseModel):
     max_steps: int = 4
     max_corrections: int = 2
@@ -136,22 +157,15 @@ class AgentConfig(BaseModel):
     #: when the run's one successful call passes it, the loop ends there, with no prose turn; the
     #: strategy writes the answer from the result.
     answered_by: Callable[[QueryResult], bool] | None = Field(default=None, exclude=True)
-    #: The statistic a question asks for, as the `check` strategy read it ("count", "average", ...;
-    #: "" unread): grounded ends the loop only at a result that computes that statistic.
-    asked_statistic: str = ""
-    #: The collection the `check` strategy read the question to be about ("" unread): `typed` offers only
-    #: its properties.
-    checked_collection: str = ""
-    #: Slots a strategy knows the call needs (a question it asks per group needs the group-by): `typed`
-    #: makes them required, so the grammar of a forced first call holds them; the model still fills them.
-    required_slots: tuple[str, ...] = ()
-    #: The question asks one thing (`chain` found one part, no comparison): `grounded` ends the loop at
-    #: the first result that holds one answer, whatever statistic `check` read. A part of a longer
-    #: question keeps the loop's later turns (an oracle of the whole chain makes its calls there).
-    single_question: bool = False
+    #: What the strategies before the loop read from the question, for those after it (`Reading`).
+    reading: Reading = Field(default_factory=Reading)
     #: A strategy's amendment of a call before it runs (`values` moves a filter no stored value can
     #: match to the property that holds it): the arguments to run, and why ("" when unchanged).
     amend: Callable[[dict[str, Any]], tuple[dict[str, Any], str]] | None = Field(default=None, exclude=True)
+
+    def read(self, **found: Any) -> AgentConfig:
+        """This config with what a strategy read from the question added to its `reading`."""
+        return self.model_copy(update={"reading": self.reading.model_copy(update=found)})
 
     def amended_by(self, own: Callable[[dict[str, Any]], tuple[dict[str, Any], str]]) -> AgentConfig:
         """This config with `own` amending each call after any amendment it already had (reasons joined)."""

@@ -276,7 +276,7 @@ class Answering:
                     pair = pair_of(question, {}, self.values.complete_categories(executor, found), found)
             if pair is None and len(NUMBERS.findall(question)) != 2:
                 return None
-        one = config.model_copy(update={"single_question": True})
+        one = config.read(single=True)
         run: AgentRun = self.inner.run(model, executor, tools, one, question, on_call)
         made = [c for c in run.calls() if c.result is not None and c.repeat_of is None and c.arguments]
         if not made or (run.answer is not None and run.answer.refuses):

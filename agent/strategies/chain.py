@@ -94,7 +94,7 @@ def _per_group(config: AgentConfig) -> AgentConfig:
     """The config of a question the chain asks per group: its call needs a group-by (`typed` makes it
     required). Asked "What is the average rating of restaurants per cuisine?", the model took the mean
     over all restaurants in 5 of the first 14 such questions of 2026-11-26."""
-    return config.model_copy(update={"required_slots": (*config.required_slots, GROUPBY_FIELD)})
+    return config.read(required_slots=(*config.reading.required_slots, GROUPBY_FIELD))
 
 
 def comparison_of(question: str) -> Comparison | None:
@@ -229,7 +229,7 @@ class Chain:
         if len(parts) == 1 and (grouped := per_group_part(question)) is not None:
             return self._which_group(model, executor, tools, config, question, grouped, on_call)
         if len(parts) == 1:  # one thing asked: the loop may end at the first result that holds it
-            one = config.model_copy(update={"single_question": True})
+            one = config.read(single=True)
             return self.inner.run(model, executor, tools, one, question, on_call)
         started = time.perf_counter()
         runs: list[AgentRun] = []

@@ -223,7 +223,7 @@ class Check:
         sent = [_request(*_about(shown, asked))]
         for collection in shown:
             sent.append(_request(_verdict_prompt(collection, asked), VERDICT_SCHEMA_NAME, VERDICT_SCHEMA))
-            about = config.model_copy(update={"checked_collection": collection.name})
+            about = config.read(collection=collection.name)
             sent += openings_of(self.inner, model, executor, tools, about)
         return sent
 
@@ -334,8 +334,7 @@ class Check:
         target_name = next((c.name for c in shown if c.name == decision.get("collection")), "")
         checked_s = time.perf_counter() - started
         if not reason:
-            read = {"asked_statistic": str(decision.get("statistic") or ""), "checked_collection": target_name}
-            asked = config.model_copy(update=read)
+            asked = config.read(statistic=str(decision.get("statistic") or ""), collection=target_name)
             run = self.inner.run(model, executor, tools, asked, question, on_call)
             run.usage = run.usage + usage
             run.latency_s += checked_s

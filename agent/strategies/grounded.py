@@ -13,7 +13,7 @@ top values, one value per group), there is nothing to choose: the agent writes t
 question asks for and the one result computes it (`answers_statistic`), the loop ends at that result
 (`AgentConfig.answered_by`): no prose turn either; the text the user reads is written from the
 committed answer, so the two cannot disagree. Where the question asks one thing
-(`AgentConfig.single_question`: `chain` found one part in it), any such result ends the loop: `check`
+(`Reading.single`: `chain` found one part in it), any such result ends the loop: `check`
 read the statistic as "none", or another one than the call computed, for 39 of the committed
 sample's 60 single-step questions, whose prose turn then cost a few seconds each and changed nothing,
 since the answer is derived from that one result all the same (2026-11-26). Names where the check read
@@ -193,9 +193,9 @@ class Grounded:
         question: str,
         on_call: Any = None,
     ) -> AgentRun:
-        statistic = config.asked_statistic
+        statistic = config.reading.statistic
         answered = (lambda result: answers_statistic(result, statistic)) if statistic else None
-        if config.single_question:  # one thing asked: a result that holds one answer is it
+        if config.reading.single:  # one thing asked: a result that holds one answer is it
             answered = holds_the_answer(statistic)
         inner = config.model_copy(update={"commit_answer": False, "answered_by": answered})
         run: AgentRun = self.inner.run(model, executor, tools, inner, question, on_call)

@@ -9,7 +9,7 @@ enums hold that collection's properties only (over the union of every collection
 took a property of a sibling collection: "cuisine" in a Reservations filter); otherwise, and for the
 `related` operations, whose calls may cross a reference to another collection, every offered one's.
 The collections offered, the description and the slots' order stay as they are. Slots a strategy knows
-the call needs (`AgentConfig.required_slots`: `chain`'s per-group questions need a group-by) are made
+the call needs (`Reading.required_slots`: `chain`'s per-group questions need a group-by) are made
 required.
 
 What the question's words alone say the call needs is not made required: llama.cpp's grammar writes
@@ -56,7 +56,7 @@ from llm import ChatRequest
 def _about(tools: ToolSet, config: AgentConfig) -> str:
     """The collection whose properties the enums hold ("": every one offered, as a `related` call may cross to
     them; the compound tool's conditions are on the collection's own properties)."""
-    return "" if tools.design.operations is ToolOperations.RELATED else config.checked_collection
+    return "" if tools.design.operations is ToolOperations.RELATED else config.reading.collection
 
 
 class Typed:
@@ -69,7 +69,8 @@ class Typed:
 
     def openings(self, model: Any, executor: Executor, tools: ToolSet, config: AgentConfig) -> list[ChatRequest]:
         schema = getattr(executor, "schema", None)
-        typed = tools if schema is None else typed_tools(tools, schema, _about(tools, config), config.required_slots)
+        slots = config.reading.required_slots
+        typed = tools if schema is None else typed_tools(tools, schema, _about(tools, config), slots)
         return openings_of(self.inner, model, executor, typed, config)
 
     def run(
@@ -95,7 +96,7 @@ class Typed:
             calls.append(str(arguments.get("collection_name") or ""))
             return amended_call(question, arguments, found, compound=compound, first=first)
 
-        typed = typed_tools(tools, schema, about, config.required_slots)
+        typed = typed_tools(tools, schema, about, config.reading.required_slots)
         run: AgentRun = self.inner.run(model, executor, typed, config.amended_by(amend), question, on_call)
         run.strategy_notes["typed"] = {"properties_of": about or "every collection offered"}
         return run

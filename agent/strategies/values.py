@@ -330,7 +330,7 @@ class Values:
         schema = getattr(executor, "schema", None)
         if schema is None:
             return self.inner.run(model, executor, tools, config, question, on_call)
-        names = [config.checked_collection] if config.checked_collection else offered_collections(tools)
+        names = [config.reading.collection] if config.reading.collection else offered_collections(tools)
         candidates: list[str] = []
         for name in names:
             found = schema.get(name)

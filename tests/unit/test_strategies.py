@@ -16,6 +16,7 @@ import pytest
 from agent import Agent, AgentConfig, ModelReply, OracleModel, ToolDesign, build_tools
 from agent.answer import FinalAnswer, is_commit_request
 from agent.follows import Follows
+from agent.loop import Reading
 from agent.query_agent import QueryAgent
 from agent.strategies import (
     STRATEGIES,
@@ -615,7 +616,7 @@ def test_grounded_records_an_answer_it_could_not_verify_after_the_retry() -> Non
 
 def test_grounded_writes_one_calls_one_answer_itself_without_a_commit_turn() -> None:
     model = mean_model(lambda _m, _t: pytest.fail("nothing to point at: no grounded turn"))
-    config = AgentConfig(asked_statistic="average")  # as the check read the question
+    config = AgentConfig(reading=Reading(statistic="average"))  # as the check read the question
     run = build_strategy("grounded").run(model, executor(), tools(), config, QUESTION)
     assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean(), rel=1e-12)]
     assert run.strategy_notes["grounded"]["derived"] is True
@@ -632,7 +633,7 @@ def test_a_result_of_another_statistic_goes_on_to_the_models_next_turn() -> None
     for statistic in ("", "count", "maximum"):  # unread, or not what the mean computes
         model = mean_model(lambda _m, _t: pytest.fail("nothing to point at: no grounded turn"))
         run = build_strategy("grounded").run(
-            model, executor(), tools(), AgentConfig(asked_statistic=statistic), QUESTION
+            model, executor(), tools(), AgentConfig(reading=Reading(statistic=statistic)), QUESTION
         )
         assert len(model.calls) == 2 and run.strategy_notes["grounded"]["text_replaced"] == "The average price is 5."
         assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean(), rel=1e-12)]
@@ -644,7 +645,7 @@ def test_a_question_of_one_part_ends_at_the_first_result_that_holds_an_answer_wh
     for statistic in ("", "none", "maximum"):
         model = mean_model(lambda _m, _t: pytest.fail("nothing to point at: no grounded turn"))
         run = build_strategy("chain+grounded").run(
-            model, executor(), tools(), AgentConfig(asked_statistic=statistic), QUESTION
+            model, executor(), tools(), AgentConfig(reading=Reading(statistic=statistic)), QUESTION
         )
         assert len(model.calls) == 1, "the call only: no prose turn"
         assert run.answer is not None and run.answer.numbers == [pytest.approx(true_mean(), rel=1e-12)]
@@ -677,7 +678,7 @@ def test_a_question_of_one_part_goes_on_past_names_where_a_number_is_asked() -> 
             calls=(top, MEAN_PRICE),
         )
         run = build_strategy("chain+grounded").run(
-            model, executor(), tools(), AgentConfig(asked_statistic=statistic), QUESTION
+            model, executor(), tools(), AgentConfig(reading=Reading(statistic=statistic)), QUESTION
         )
         assert len(run.calls()) == calls, statistic
         if calls == 2:
