@@ -1,6 +1,6 @@
 """Greedy sampling under a grammar, best token checked first: the same tokens as llama.cpp's chain.
 
-The fast path (`dbgorilla.llama_grammar.greedy_grammar_token`) must never change what the model writes,
+The fast path (`dbgorilla.llm_server.grammar.greedy_grammar_token`) must never change what the model writes,
 only how long it takes: the small test model writes the same JSON with and without it, for a schema
 of enums and free text, and the fast path did decide most tokens (else it saves nothing).
 """
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dbgorilla import llama_grammar
+from dbgorilla.llm_server import grammar as llama_grammar
 
 pytestmark = pytest.mark.model
 

@@ -1,6 +1,6 @@
 """Drafted tokens checked in one batch: the model's own greedy JSON, in fewer decodes.
 
-`dbgorilla._speculative.patch_speculative` must never change what the model chooses, only how many decodes
+`dbgorilla.llm_server.speculative.patch_speculative` must never change what the model chooses, only how many decodes
 it takes. What a batch guarantees is less than the same text: llama.cpp's batched kernels do not give a
 one-token decode's logits to the last bit, so where two tokens are near a tie a drafted reply can take the
 other (on the `haswell` library the test model wrote "Thai" for "Cocktails", 0.06 logits apart, 2026-11-29).
@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from dbgorilla import _speculative, llama_grammar
+from dbgorilla.llm_server import grammar as llama_grammar
+from dbgorilla.llm_server import speculative as _speculative
 
 pytestmark = pytest.mark.model
 

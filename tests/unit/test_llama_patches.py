@@ -10,7 +10,7 @@ import pytest
 
 from dbgorilla.llama_build import LLAMA_CPP_PYTHON_VERSION
 
-PATCHES = ("dbgorilla.llm_server", "dbgorilla.llama_grammar", "dbgorilla._speculative")
+PATCHES = ("dbgorilla.llm_server", "dbgorilla.llm_server.grammar", "dbgorilla.llm_server.speculative")
 
 
 @pytest.mark.parametrize("module", PATCHES)

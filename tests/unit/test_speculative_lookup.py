@@ -1,4 +1,4 @@
-"""The prompt-lookup draft of `dbgorilla._speculative` (pure: no model; the model tier checks the decoding)."""
+"""The prompt-lookup draft of `dbgorilla.llm_server.speculative` (pure: no model; the model tier checks the decoding)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from dbgorilla import _speculative
+from dbgorilla.llm_server import speculative as _speculative
 
 
 def test_the_draft_is_what_followed_the_latest_occurrence_of_the_last_tokens() -> None:
@@ -32,7 +32,7 @@ def test_the_last_replies_are_looked_up_before_the_prompt_and_no_draft_spans_two
 
 
 def test_a_drafting_server_keeps_the_last_logits_alone_unless_asked_otherwise(capsys: Any) -> None:
-    from dbgorilla._speculative import drafting_argv
+    from dbgorilla.llm_server.speculative import drafting_argv
 
     assert drafting_argv(["--model", "m"]) == ["--model", "m", "--logits_all=False"]
     assert drafting_argv(["--logits_all=False"]) == ["--logits_all=False"]
@@ -52,7 +52,7 @@ def test_one_token_before_is_enough_to_draft_by_default() -> None:
 
 
 def test_the_draft_options_are_read_and_taken_out_of_the_server_arguments() -> None:
-    from dbgorilla._speculative import drafting
+    from dbgorilla.llm_server.speculative import drafting
 
     lookup, rest = drafting(["--draft_tokens=3", "--model", "m"])
     assert lookup is not None and (lookup.tokens, lookup.min_ngram, lookup.ngram) == (3, 1, 4)

@@ -59,8 +59,8 @@ from typing import Any
 
 from agent.llama_cpu import load_cpu_backend
 from agent.tooldef import prefix_order
-from dbgorilla._speculative import drafting, patch_speculative, shared_prefix
-from dbgorilla.llama_grammar import patch_grammar_sampling
+from dbgorilla.llm_server.grammar import patch_grammar_sampling
+from dbgorilla.llm_server.speculative import drafting, patch_speculative, shared_prefix
 
 #: The llama-cpp-python version whose `generate`, `create_chat_completion` and state saving `patch_llama`
 #: was read against (tests/unit/test_llama_patches.py).
@@ -369,7 +369,3 @@ def main() -> None:
     create_app = server.create_app
     server.create_app = lambda *args, **kwargs: add_middleware(create_app(*args, **kwargs))
     server.main()
-
-
-if __name__ == "__main__":
-    main()
