@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from agent import AgentRun
-from dbgorilla import mcp_server
+from dbgorilla.doors import mcp_server
 from evaluation.audit.report import AuditReport
 from evaluation.audit.unanswerable import AbstentionAudit
 from evaluation.formats import RepeatedEval, RepeatSummary, RunSummary

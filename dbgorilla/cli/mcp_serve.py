@@ -10,12 +10,12 @@ import typer
 
 from agent import ORACLE, AgentConfig
 from agent.tooldef import DEFAULT_TOKEN_BUDGET
-from dbgorilla import mcp_server
 from dbgorilla._process import port_is_free
 from dbgorilla.chat import resolve_model
 from dbgorilla.cli.console import NamespaceOption, connected, design_from_flags, say
 from dbgorilla.cli.doors import chosen_use_case, door_session
 from dbgorilla.cli.strategy_options import DEFAULT_STRATEGY, StrategyOption, check_strategy
+from dbgorilla.doors import mcp_server
 from dbgorilla.errors import ConfigError, PortInUse
 
 

@@ -5,7 +5,7 @@
 
 The sessions are the ones `ask`, `mcp` and `demo` open (`dbgorilla.cli.doors.door_session`), over the
 collections each request names, with its additional filters as the scope; the routes and the wire
-format are `dbgorilla.agents_api` and `dbgorilla.agents_wire`.
+format are `dbgorilla.doors.agents_api` and `dbgorilla.doors.agents_wire`.
 """
 
 from __future__ import annotations
@@ -24,9 +24,7 @@ from agent.conversation import Turn, TurnMemory
 from agent.session import AgentSession
 from agent.strategies.values import Values
 from agent.tooldef import DEFAULT_OPERATIONS, DEFAULT_TOKEN_BUDGET
-from dbgorilla import agents_api
 from dbgorilla._process import port_is_free
-from dbgorilla.agents_wire import WireError, arguments_of
 from dbgorilla.chat import resolve_model
 from dbgorilla.cli.console import connected, design_from_flags, say
 from dbgorilla.cli.demo import DoorSessions
@@ -36,6 +34,8 @@ from dbgorilla.config import Settings
 from dbgorilla.connection import connect
 from dbgorilla.demo import app as demo_app
 from dbgorilla.demo.app import serve as serve_app
+from dbgorilla.doors import agents_api
+from dbgorilla.doors.agents_wire import WireError, arguments_of
 from dbgorilla.errors import PortInUse
 from executors.scope import Scope
 from executors.vocabulary import PropertyKind, ToolOperations

@@ -26,9 +26,9 @@ from agent.query_agent import QueryAgent
 from agent.strategies import DEFAULT_STRATEGY
 from agent.strategies.check import CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME
 from agent.testing import tool_reply
-from dbgorilla import mcp_server
 from dbgorilla.cli import app
 from dbgorilla.connection import connect
+from dbgorilla.doors import mcp_server
 from evaluation import runner
 from evaluation.inspect_benchmark import RUN, benchmark, task_for
 from evaluation.strategies import use_strategy

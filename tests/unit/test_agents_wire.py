@@ -17,8 +17,8 @@ from weaviate_agents.query.classes.response import (
     QueryResultWithCollectionNormalized,
 )
 
-from dbgorilla.agents_api import Refused, check_cluster, deltas
-from dbgorilla.agents_wire import WireError, aggregations_of, arguments_of, collections_of, search_of
+from dbgorilla.doors.agents_api import Refused, check_cluster, deltas
+from dbgorilla.doors.agents_wire import WireError, aggregations_of, arguments_of, collections_of, search_of
 from executors import compare_results
 from fixtures.authoring.compound import CompoundComposer
 

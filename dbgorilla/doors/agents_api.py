@@ -5,7 +5,7 @@ model: `QueryAgent(client, collections=[...], agents_host="http://127.0.0.1:8770
 to `/query/ask`, `/query/stream_ask`, `/query/search_only` and `/query/suggest_queries`, with the
 Weaviate it is connected to in `X-Weaviate-Cluster-Url`; each request runs the agent session every
 other door runs (`agent.session.AgentSession`), and the reply is what the client parses
-(`dbgorilla.agents_wire`). A conversation (the client's `ChatMessage` list) keeps what the earlier
+(`dbgorilla.doors.agents_wire`). A conversation (the client's `ChatMessage` list) keeps what the earlier
 answers found (`agent.conversation`), by the turns this server answered.
 
 Only 127.0.0.1 serves it, only requests naming a loopback host are answered, and a request whose
@@ -33,7 +33,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from agent.conversation import conversation_of
 from agent.query_agent import response_of, summary_line
 from agent.session import AgentSession
-from dbgorilla.agents_wire import WireError, aggregations_of, collections_of, search_of
+from dbgorilla.doors.agents_wire import WireError, aggregations_of, collections_of, search_of
 from executors import ExecutorError
 from executors.scope import Scope
 from llm import ModelError
