@@ -810,6 +810,23 @@ def test_check_refuses_a_name_no_unsearchable_collection_holds_without_asking_th
     assert "unheld_names" not in run.strategy_notes["check"]["decision"]
 
 
+def checking_model(asks_for: str) -> FunctionModel:
+    """Checks with `asks_for`, the verdict "listed"; then calls the mean price, says 5 and commits the mean."""
+
+    def reply(messages: list[ModelMessage], _tools: Any) -> ModelReply:
+        name = schema_name(model.calls[-1]["response_format"])
+        if name == "QuestionCheck":
+            return ModelReply(content=json.dumps({"collection": NAME, "asks_for": asks_for, "statistic": "average"}))
+        if name == "CheckVerdict":
+            return ModelReply(content=json.dumps({"verdict": LISTED}))
+        if name is not None:  # the commit
+            return ModelReply(content=json.dumps({"numbers": [true_mean()]}))
+        return tool_reply("query_database", MEAN_PRICE) if not tool_returns(messages) else ModelReply(content="5")
+
+    model = FunctionModel(reply)
+    return model
+
+
 @pytest.mark.parametrize(
     ("asks_for", "named"),
     [
@@ -836,17 +853,7 @@ def test_check_refuses_without_a_verdict_what_no_word_of_the_database_names(asks
     )
     assert named_in(asks_for, [*SCHEMA.collections, weather]) is named
 
-    def reply(messages: list[ModelMessage], _tools: Any) -> ModelReply:
-        name = schema_name(model.calls[-1]["response_format"])
-        if name == "QuestionCheck":
-            return ModelReply(content=json.dumps({"collection": NAME, "asks_for": asks_for, "statistic": "average"}))
-        if name == "CheckVerdict":
-            return ModelReply(content=json.dumps({"verdict": LISTED}))
-        if name is not None:  # the commit
-            return ModelReply(content=json.dumps({"numbers": [true_mean()]}))
-        return tool_reply("query_database", MEAN_PRICE) if not tool_returns(messages) else ModelReply(content="5")
-
-    model = FunctionModel(reply)
+    model = checking_model(asks_for)
     run = build_strategy("check").run(model, executor(), tools(), AgentConfig(), f"Tell me the {asks_for}.")
     asked = [schema_name(c["response_format"]) for c in model.calls]
     if properties_name(asks_for, SCHEMA.collections[0]):  # a property names each word: no verdict, the query runs
@@ -878,17 +885,7 @@ def test_a_property_the_model_invents_is_refused_without_a_verdict(asks_for: str
     [collection] = SCHEMA.collections
     assert invented_property(asks_for, collection) == invented
 
-    def reply(messages: list[ModelMessage], _tools: Any) -> ModelReply:
-        name = schema_name(model.calls[-1]["response_format"])
-        if name == "QuestionCheck":
-            return ModelReply(content=json.dumps({"collection": NAME, "asks_for": asks_for, "statistic": "average"}))
-        if name == "CheckVerdict":
-            return ModelReply(content=json.dumps({"verdict": LISTED}))
-        if name is not None:
-            return ModelReply(content=json.dumps({"numbers": [true_mean()]}))
-        return tool_reply("query_database", MEAN_PRICE) if not tool_returns(messages) else ModelReply(content="5")
-
-    model = FunctionModel(reply)
+    model = checking_model(asks_for)
     run = build_strategy("check").run(model, executor(), tools(), AgentConfig(), "What is the average price in stars?")
     asked = [schema_name(c["response_format"]) for c in model.calls]
     if invented:  # refused with the words it lacks: no verdict asked, no query run
