@@ -14,12 +14,13 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from agent._recover import recover_tool_calls
 from agent.answer import Commit, FinalAnswer, commit_answer
 from agent.follows import Follows
 from agent.models import RESULT_OF, TOOL_TURN_SCHEMA_NAME, ModelError, ModelReply, RawToolCall, Usage
+from agent.reading import Reading
 from agent.tooldef import TOOL_NAME, ToolSet, ToolVariant
 from executors import ErrorPayload, ExecutorError, InvalidArgumentsError, QueryResult, UnknownToolError
 from llm import (
@@ -111,27 +112,6 @@ class AgentRun(BaseModel):
     def answer(self) -> FinalAnswer | None:
         """The committed answer, if the model committed one that parses."""
         return self.commit.answer if self.commit is not None else None
-
-
-class Reading(BaseModel):
-    """What the strategies before the loop read from the question, for the strategies after it. Each field
-    names who writes it and who reads it, so a strategy's inputs are found in one place, not in a config
-    every strategy may write."""
-
-    model_config = ConfigDict(frozen=True)
-    #: Written by `check`: the collection the question is about ("" unread). Read by `typed`, which offers
-    #: only its properties, and `values`, which reads only its stored values.
-    collection: str = ""
-    #: Written by `check`: the statistic asked ("count", "average", ...; "" unread). Read by `grounded`,
-    #: which ends the loop only at a result that computes it.
-    statistic: str = ""
-    #: Written by `chain` (one part found, no comparison) and `arithmetic` (one operand): the question asks
-    #: one thing. Read by `grounded`, which ends the loop at the first result that holds one answer,
-    #: whatever statistic `check` read. A part of a longer question keeps the loop's later turns.
-    single: bool = False
-    #: Written by `chain`: slots the call needs (a question it asks per group needs the group-by). Read by
-    #: `typed`, which makes them required, so a forced first call's grammar holds them.
-    required_slots: tuple[str, ...] = ()
 
 
 class AgentConfig(BaseModel):

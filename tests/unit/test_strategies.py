@@ -16,8 +16,8 @@ import pytest
 from agent import Agent, AgentConfig, ModelReply, OracleModel, ToolDesign, build_tools
 from agent.answer import FinalAnswer, is_commit_request
 from agent.follows import Follows
-from agent.loop import Reading
 from agent.query_agent import QueryAgent
+from agent.reading import Reading
 from agent.strategies import (
     STRATEGIES,
     SolvedExample,
