@@ -26,9 +26,10 @@ from agent.tooldef import ToolSet
 from llm import ChatRequest
 
 DEFAULT_K = 4
-#: Examples a follow-up's turn shows fewer: the line naming the question it follows (~35 tokens) takes the
-#: place of one example (~75), so a follow-up costs no more new prompt tokens than a first question (issue 55).
-FOLLOW_UP_FEWER = 1
+#: Examples a follow-up's turn shows fewer: its line naming the question it follows (~35 tokens) takes their
+#: place. On the conversation split (2026-11-29): one fewer, 88/95 as with four and 378 new prompt tokens a
+#: follow-up against a first question's 354; two fewer, 89/95 and 291 (docs/results).
+FOLLOW_UP_FEWER = 2
 EXAMPLES_HEADER = "Solved examples from other databases (question -> query_database arguments):"
 #: How every user turn with examples starts, whichever they are: a warming starts with it too, so a
 #: server that keeps warmed prefixes loads it with the tools (~20 tokens a tool turn evaluates no more).

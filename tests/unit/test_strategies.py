@@ -30,7 +30,7 @@ from agent.strategies import (
 from agent.strategies.asked_for import asking_alone, invented_property, named_in, properties_name, written_in
 from agent.strategies.chain import comparison_of, parts_of, pick
 from agent.strategies.check import LISTED, NOT_LISTED, listing, refusal
-from agent.strategies.examples import in_schema_order
+from agent.strategies.examples import FOLLOW_UP_FEWER, in_schema_order
 from agent.strategies.facts import GROUNDED_SCHEMA_NAME, answer_from, facts_of
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
 from agent.strategies.naming import can_match, linked
@@ -555,13 +555,13 @@ def test_examples_go_in_the_user_turn_after_an_unchanged_prefix() -> None:
     assert [e["question"] for e in run.strategy_notes["examples"]] == [e.question for e in SHELF[:4]]
 
 
-def test_a_follow_up_shows_one_example_fewer_so_its_context_line_costs_no_new_tokens() -> None:
+def test_a_follow_up_shows_fewer_examples_so_its_context_line_costs_no_new_tokens() -> None:
     shelf = Shelf(SHELF)
     follows = Follows(question="How many Italian restaurants are there?", collection=NAME, where="cuisine = Italian")
     config = AgentConfig(follows=follows)
     build_strategy("examples", retriever=shelf).run(mean_model(), executor(), tools(), config, QUESTION)
     build_strategy("examples", retriever=shelf).run(mean_model(), executor(), tools(), AgentConfig(), QUESTION)
-    assert shelf.asked == [(QUESTION, 3), (QUESTION, 4)]
+    assert shelf.asked == [(QUESTION, 4 - FOLLOW_UP_FEWER), (QUESTION, 4)]
     build_strategy("examples", retriever=shelf, k=0).run(mean_model(), executor(), tools(), config, QUESTION)
     assert shelf.asked[2:] == [], "no examples asked is still none for a follow-up"
 
