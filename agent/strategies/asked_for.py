@@ -83,7 +83,7 @@ IDENTIFIER = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+$|^[a-z]+(?:[A-
 def invented_property(asks_for: str, collection: CollectionSchema) -> list[str]:
     """The words of a property the model named that the collection lacks, and that name nothing it holds:
     asked "the market price per bushel of barley", it wrote `market_price_per_bushel` where `yield` is "in
-    bushels per acre", and the verdict then said the properties hold it (the public split, 2026-11-30).
+    bushels per acre", and the verdict then said the properties hold it (the public split, 2026-11-29).
     An identifier whose every word the collection's names or descriptions hold (`model_year` of `year`,
     "Model year.") is not invented; none when `asks_for` is words, or a property's own name."""
     said = asks_for.strip(" .")
@@ -92,12 +92,11 @@ def invented_property(asks_for: str, collection: CollectionSchema) -> list[str]:
     texts = [collection.name, collection.description or ""]
     texts += [f"{split_name(p.name)} {p.description or ''}" for p in collection.properties]
     vocabulary = {w for text in texts for w in content_stems(split_name(text))}
-    words = [w for w in split_name(said).split() if w.lower() not in ASKING_WORDS]
     return [
         w
-        for w in words
+        for w in split_name(said).split()
         if (stems := content_stems(w))
-        and not any(s in ASKING_WORDS for s in stems)
+        and not any(s in ASKING_WORDS or s.isdigit() for s in stems)
         and not any(meets(s, k) or typed_for(s, k) for s in stems for k in vocabulary)
     ]
 

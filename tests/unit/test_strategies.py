@@ -878,6 +878,7 @@ def test_check_refuses_without_a_verdict_what_no_word_of_the_database_names(asks
         ("average_price_stars", ["stars"]),  # a word nothing in the collection names
         ("avgPrice", []),  # a statistic's abbreviation and a property's word
         ("price", []),  # a property's own name
+        ("top_3_cuisines", []),  # a number is no word a property must hold
         ("price stars", []),  # words, not a name: what the verdict is for
     ],
 )
