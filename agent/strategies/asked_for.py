@@ -49,6 +49,13 @@ def asked_words(asks_for: str) -> list[str]:
     return [w for w in content_stems(split_name(asks_for)) if w not in ASKING_WORDS]
 
 
+def held_words(collection: CollectionSchema) -> set[str]:
+    """The stems of the collection's name, its description, and its properties' names and descriptions."""
+    texts = [collection.name, collection.description or ""]
+    texts += [f"{p.name} {p.description or ''}" for p in collection.properties]
+    return {w for text in texts for w in content_stems(split_name(text))}
+
+
 #: The shortest word `named_in` reads as a typo of another.
 TYPO_LETTERS = 6
 
@@ -62,17 +69,7 @@ def named_in(asks_for: str, collections: list[CollectionSchema]) -> bool:
     words = asked_words(asks_for)
     if not words:
         return True
-    texts = [
-        text
-        for c in collections
-        for text in (
-            c.name,
-            c.description or "",
-            *(p.name for p in c.properties),
-            *(p.description or "" for p in c.properties),
-        )
-    ]
-    vocabulary = {w for text in texts for w in content_stems(split_name(text))}
+    vocabulary = {w for c in collections for w in held_words(c)}
     return any(meets(word, known) or typed_for(word, known) for word in words for known in vocabulary)
 
 
@@ -89,9 +86,7 @@ def invented_property(asks_for: str, collection: CollectionSchema) -> list[str]:
     said = asks_for.strip(" .")
     if not IDENTIFIER.match(said) or any(p.name.lower() == said.lower() for p in collection.properties):
         return []
-    texts = [collection.name, collection.description or ""]
-    texts += [f"{split_name(p.name)} {p.description or ''}" for p in collection.properties]
-    vocabulary = {w for text in texts for w in content_stems(split_name(text))}
+    vocabulary = held_words(collection)
     return [
         w
         for w in split_name(said).split()
