@@ -31,6 +31,7 @@ from agent.answer import Commit, FinalAnswer
 from agent.conversation import asks_again
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.models import ModelError, OracleModel, oracle_replies
+from agent.strategies.answer_kind import unheld_kind
 from agent.strategies.asked_for import (
     ASKS_FOR_HINT,
     COUNTS,
@@ -122,6 +123,8 @@ def refusal(decision: dict[str, Any], question: str = "") -> str:
         return f"it holds {other} figures, not {word} ones"
     if decision.get("invented_property"):
         return "no property of the database holds the " + " ".join(decision["invented_property"]).lower()
+    if decision.get("unheld_kind"):
+        return f"no property of the database holds {decision['unheld_kind']}"
     if decision.get("unheld_names"):
         return "nothing in the database is named " + " or ".join(f'"{n}"' for n in decision["unheld_names"])
     words = f"{decision.get('asks_for', '')} {question}".lower()
@@ -318,6 +321,8 @@ class Check:
         try:  # what the question is about, then a verdict on that one collection's properties alone
             if unheld := self._unheld(executor, shown, question):
                 decision, usage = {"unheld_names": unheld}, Usage()
+            elif kind := unheld_kind(question, shown):  # "What color ...": nothing holds a color
+                decision, usage = {"unheld_kind": kind}, Usage()
             else:
                 decision, usage = ask(*_about(shown, asked))
             if not refusal(decision, question):

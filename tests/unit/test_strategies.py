@@ -1185,3 +1185,15 @@ def test_no_question_of_our_splits_is_cut_where_it_was_not_before_the_one_senten
 
 def test_which_group_has_the_highest_average_is_asked_per_group_with_or_without_its_population() -> None:
     assert per_group_part("Which site had the highest average yield?") == "What is the average yield per site?"
+
+
+def test_a_question_about_a_kind_nothing_holds_is_refused_before_any_request() -> None:
+    model = checking_model("color")
+    run = build_strategy("check").run(model, executor(), tools(), AgentConfig(), "What color are the cheap places?")
+    assert model.calls == [] and run.answer is not None and run.answer.refuses and not run.calls()
+    assert run.final_answer == "I cannot answer that from this database: no property of the database holds color."
+
+    asked = build_strategy("check").run(
+        checking_model("seats"), executor(), tools(), AgentConfig(), "Which cuisine has the most seats?"
+    )
+    assert asked.calls(), "a kind a property holds goes on to the query"

@@ -1,0 +1,45 @@
+"""The kind of thing a question asks for or counts, and whether the offered collections hold it."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.strategies.answer_kind import unheld_kind
+from executors.schema import CollectionSchema, PropertySchema
+
+PLACES = CollectionSchema(
+    name="Places",
+    properties=(
+        PropertySchema(name="title", data_type="text"),
+        PropertySchema(name="cuisine", data_type="text", description="The kind of food served."),
+        PropertySchema(name="price", data_type="number"),
+        PropertySchema(name="opened", data_type="date"),
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("What color are the places?", "color"),  # nothing holds a color
+        ("Which place in Boston has the most waiters?", "waiters"),  # nothing counts waiters
+        ("Which cuisine has the most places?", ""),  # a property and the collection's own name
+        ("Which cuisines have the most places?", ""),  # forms of a word meet
+        ("Which food is cheapest?", ""),  # a description's word
+        ("In what year did the most places open?", ""),  # a date property holds years
+        ("Which place has the most Thai dishes?", ""),  # a name the question gives; then the collection's
+        ("What share of the places are Thai?", ""),  # words of asking say nothing of a kind
+        ("What kind of cuisine is cheapest?", ""),
+        ("Which Italian place is cheapest?", ""),  # a capitalized word is a name
+        ("What is the average price?", ""),  # no kind named after the opening word
+        ("How many places are there?", ""),
+    ],
+)
+def test_the_kind_a_question_asks_for_is_held_or_named(question: str, kind: str) -> None:
+    assert unheld_kind(question, [PLACES]) == kind
+
+
+def test_a_time_word_is_held_only_where_a_property_holds_dates() -> None:
+    undated = PLACES.model_copy(update={"properties": PLACES.properties[:3]})
+    assert unheld_kind("In what year did the most places open?", [PLACES]) == ""
+    assert unheld_kind("In what year did the most places open?", [undated]) == "year"
