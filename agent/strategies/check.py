@@ -327,7 +327,12 @@ class Check:
                 decision, usage = ask(*_about(shown, asked))
             if not refusal(decision, question):
                 said = str(decision.get("asks_for", ""))
-                if not named_in(said, shown) and not any(meant_property(said, question, c) for c in shown):
+                unnamed = not named_in(said, shown) and not any(meant_property(said, question, c) for c in shown)
+                # the model's own words ("powerhorse") where the question spells a property ("horsepower")
+                misread = not written_in(said, question) and any(
+                    spelled_by_properties(question, question, c) for c in shown
+                )
+                if unnamed and not misread:
                     decision["verdict"], decision["named_in_database"] = NOT_LISTED, False
                 else:
                     usage = usage + self._settle(model, executor, question, asked, shown, decision)

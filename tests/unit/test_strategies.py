@@ -1197,3 +1197,22 @@ def test_a_question_about_a_kind_nothing_holds_is_refused_before_any_request() -
         checking_model("seats"), executor(), tools(), AgentConfig(), "Which cuisine has the most seats?"
     )
     assert asked.calls(), "a kind a property holds goes on to the query"
+
+
+@pytest.mark.parametrize(
+    ("question", "refused"),
+    [
+        ("How many seats do the places have on average?", False),  # the question spells `seats`: the verdict decides
+        ("How many waiters do the places have on average?", True),  # it spells no property: refused at once
+    ],
+)
+def test_words_of_the_model_s_own_no_property_names_refuse_only_where_the_question_names_none(
+    question: str, refused: bool
+) -> None:
+    model = checking_model("siets")  # neither the question's word nor any in the database
+    run = build_strategy("check").run(model, executor(), tools(), AgentConfig(), question)
+    asked = [schema_name(c["response_format"]) for c in model.calls]
+    if refused:
+        assert asked == ["QuestionCheck"] and run.answer is not None and run.answer.refuses
+    else:
+        assert asked[:2] == ["QuestionCheck", "CheckVerdict"] and run.calls()
