@@ -110,7 +110,7 @@ def _filters(arguments: dict[str, Any]) -> list[str]:
     conditions = [condition_text(c) for c in arguments.get(CONDITIONS_FIELD) or [] if isinstance(c, dict)]
     if conditions and arguments.get(MATCH_FIELD) == "any":
         conditions = [f"({' or '.join(conditions)})" if len(conditions) > 1 else conditions[0]]
-    shown += conditions
+    shown += [c for c in conditions if c not in shown]  # a slot's filter written again as a condition, once
     if arguments.get(SEARCH_FIELD):
         shown.append(f'matching "{arguments[SEARCH_FIELD]}"')
     return shown

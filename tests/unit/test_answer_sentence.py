@@ -231,3 +231,9 @@ def test_one_object_is_one_and_a_unit_leaves_its_preposition() -> None:
     ]
     assert measure("weight_in_lbs", "MEAN") == "average weight (lbs)"  # not "weight in (lbs)"
     assert measure("body_mass_g", "MEAN") == "average body mass (g)"
+
+
+def test_a_filter_written_twice_reads_once() -> None:
+    twice = {**MEAN, "conditions": [MEAN["text_property_filter"]]}
+    text = sentence(FinalAnswer(numbers=[48.8]), twice, result(68, {"bill_length_mm": {"MEAN": 48.8}}))
+    assert text == 'The average bill length (mm) of the 68 penguins with species = "Chinstrap" is 48.80.'
