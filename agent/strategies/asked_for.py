@@ -117,12 +117,14 @@ def properties_name(asks_for: str, collection: CollectionSchema) -> bool:
 DIMENSION_STEMS = {content_stems(word)[0]: content_stems(measure)[0] for word, measure in DIMENSIONS.items()}
 #: Words that join, point, compare or ask, never what a property holds (the stopword list keeps them).
 #: The comparisons: "riot deaths with latitude above 34.0" asks for latitude, and "above" was read as a
-#: word no property names (4 of 24 questions on an unseen collection refused, 2026-11-28).
+#: word no property names (4 of 24 questions on an unseen collection refused, 2026-11-28). A follow-up
+#: points: "how many of those were completed" asks for `completed`, and "those" sent it to the verdict.
 FUNCTION_WORDS = frozenset(
     content_stems(
         "from than any all each every do does did have has had get gets got out over under about across "
         "whose who whom where when there here its it's one ones some "
-        "above below more less greater fewer higher lower exceeds exceeding least between before after since"
+        "above below more less greater fewer higher lower exceeds exceeding least between before after since "
+        "those these this that them they were was"
     )
 )
 #: A capitalized word inside a sentence: a name the question gives ("airports in Texas"), a value.
@@ -224,7 +226,9 @@ def written_in(asks_for: str, question: str) -> bool:
     property, and no sign that the property holds what is asked."""
     said = content_stems(question)
     measures = {DIMENSION_STEMS[w] for w in said if w in DIMENSION_STEMS}
-    return all(w in measures or any(meets(w, x) for x in said) for w in asked_words(asks_for))
+    return all(
+        w in measures or any(meets(w, x) for x in said) for w in asked_words(asks_for) if w not in FUNCTION_WORDS
+    )
 
 
 #: Words whose opposite a property may hold instead: asked for one, a property of the other does not answer.

@@ -238,9 +238,11 @@ class Check:
         asked: str,
         shown: list[Any],
         decision: dict[str, Any],
+        typed: str,
     ) -> Usage:
         """The verdict on the decided collection, set in `decision`: from the words where they settle it
-        (a property or a stored value named, objects alone), else from one more request; its usage."""
+        (a property or a stored value named, objects alone), else from one more request; its usage. `typed`:
+        the user's own words, a follow-up's with the question it follows."""
         chosen = next((c for c in shown if c.name == decision.get("collection")), shown[0])
         collection = linked_collection(question, shown, chosen)
         if collection is not chosen:
@@ -257,7 +259,7 @@ class Check:
             or named_by_properties(asks_for, question, collection)
             or named_by_properties(asks_for, question, collection, self.stored.categories(executor, collection))
         )
-        if foregone and written_in(asks_for, question):
+        if foregone and written_in(asks_for, typed):
             decision["verdict"], decision["named_by_properties"] = LISTED, True
         elif asking_alone(asks_for):
             decision["verdict"], decision["asks_for_objects"] = LISTED, True
@@ -312,6 +314,8 @@ class Check:
         # a follow-up's earlier question is left out (a third of the tokens): which objects it is about is
         # what the collection and the verdict need, and the question that asks the earlier one again keeps it
         asked = config.user_turn(question, brief=not asks_again(question))
+        # the user wrote a follow-up's earlier question too: its words are no mapping of the model's own
+        typed = f"{question} {config.follows.question}" if config.follows else question
 
         def ask(prompt: str, name: str, wanted: dict[str, Any]) -> tuple[dict[str, Any], Usage]:
             reply = model.complete(_request(prompt, name, wanted))
@@ -329,13 +333,13 @@ class Check:
                 said = str(decision.get("asks_for", ""))
                 unnamed = not named_in(said, shown) and not any(meant_property(said, question, c) for c in shown)
                 # the model's own words ("powerhorse") where the question spells a property ("horsepower")
-                misread = not written_in(said, question) and any(
+                misread = not written_in(said, typed) and any(
                     spelled_by_properties(question, question, c) for c in shown
                 )
                 if unnamed and not misread:
                     decision["verdict"], decision["named_in_database"] = NOT_LISTED, False
                 else:
-                    usage = usage + self._settle(model, executor, question, asked, shown, decision)
+                    usage = usage + self._settle(model, executor, question, asked, shown, decision, typed)
         except (ModelError, ValueError) as error:  # undecided: the inner strategy as is
             run = self.inner.run(model, executor, tools, config, question, on_call)
             run.strategy_notes["check"] = {"fell_back": f"{type(error).__name__}: {error}"}

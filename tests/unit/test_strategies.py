@@ -27,7 +27,14 @@ from agent.strategies import (
     examples_preamble,
     parse_strategy,
 )
-from agent.strategies.asked_for import asking_alone, invented_property, named_in, properties_name, written_in
+from agent.strategies.asked_for import (
+    asking_alone,
+    invented_property,
+    named_by_properties,
+    named_in,
+    properties_name,
+    written_in,
+)
 from agent.strategies.chain import comparison_of, parts_of, pick
 from agent.strategies.check import LISTED, NOT_LISTED, listing, refusal
 from agent.strategies.examples import FOLLOW_UP_FEWER, in_schema_order
@@ -1216,3 +1223,16 @@ def test_words_of_the_model_s_own_no_property_names_refuse_only_where_the_questi
         assert asked == ["QuestionCheck"] and run.answer is not None and run.answer.refuses
     else:
         assert asked[:2] == ["QuestionCheck", "CheckVerdict"] and run.calls()
+
+
+def test_a_follow_up_s_earlier_question_is_the_user_s_own_words_for_the_check() -> None:
+    follows = Follows(question="What is the average price of the Italian places?", collection=NAME, where="x")
+    asked = []
+    for config in (AgentConfig(follows=follows), AgentConfig()):
+        model = checking_model("average price")
+        build_strategy("check").run(model, executor(), tools(), config, "And what about the Thai ones?")
+        asked.append([schema_name(c["response_format"]) for c in model.calls if c.get("response_format")])
+    assert "CheckVerdict" not in asked[0], "a property the user named a turn before: no verdict"
+    assert "CheckVerdict" in asked[1], "words the user never wrote are the model's mapping: the verdict decides"
+    pointed = "And how many of those are open late?"
+    assert named_by_properties("how many of those are open late", pointed, SCHEMA.collections[0]), "those points"
