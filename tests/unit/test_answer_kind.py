@@ -43,3 +43,22 @@ def test_a_time_word_is_held_only_where_a_property_holds_dates() -> None:
     undated = PLACES.model_copy(update={"properties": PLACES.properties[:3]})
     assert unheld_kind("In what year did the most places open?", [PLACES]) == ""
     assert unheld_kind("In what year did the most places open?", [undated]) == "year"
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("What's the top speed of the cheapest place?", "speed"),  # past "top", a word of asking
+        ("What is the average price of the Thai places?", ""),
+        ("What's the difference between the highest and lowest price?", ""),  # a comparison, computed
+        ("What is the average rating of the places?", "rating"),
+    ],
+)
+def test_what_is_the_kind_reads_past_words_of_asking(question: str, kind: str) -> None:
+    assert unheld_kind(question, [PLACES]) == kind
+
+
+def test_a_word_of_size_is_held_by_its_measure() -> None:
+    rivers = CollectionSchema(name="Rivers", properties=(PropertySchema(name="length_km", data_type="number"),))
+    assert unheld_kind("What's the longest of them all?", [rivers]) == ""  # "longest": a length
+    assert unheld_kind("What's the deepest of them all?", [rivers]) == "deepest"  # a depth nothing holds
