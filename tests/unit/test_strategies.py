@@ -773,9 +773,11 @@ def test_the_oracle_passes_through_every_strategy(name: str) -> None:
 
 def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_rest_on() -> None:
     lacking = OracleModel.abstaining("no salary")
-    run = build_strategy("check").run(lacking, executor(), tools(), AgentConfig(), "What is the average salary?")
+    run = build_strategy("check").run(lacking, executor(), tools(), AgentConfig(), "How high is the average salary?")
     assert run.answer is not None and run.answer.refuses and not run.calls()
     assert run.strategy_notes["check"]["decision"]["verdict"] == NOT_LISTED
+    kind = build_strategy("check").run(lacking, executor(), tools(), AgentConfig(), "What is the average salary?")
+    assert kind.strategy_notes["check"]["decision"] == {"unheld_kind": "salary"}, "no request: nothing holds it"
     answered = build_strategy("check").run(OracleModel(MEAN_PRICE), executor(), tools(), AgentConfig(), QUESTION)
     decided = answered.strategy_notes["check"]["decision"]
     assert decided == {"collection": NAME, "asks_for": "", "statistic": "none", "verdict": LISTED}
