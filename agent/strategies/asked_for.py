@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from agent._words import close_spelling, content_stems, meets, split_name
+from agent.sentence import UNITS
 from agent.strategies.naming import mentions
 from agent.strategies.wording import DIMENSIONS
 from executors.schema import CollectionSchema
@@ -223,11 +224,16 @@ def asking_alone(asks_for: str) -> bool:
 def written_in(asks_for: str, question: str) -> bool:
     """Whether what the model says the question asks for is the question's own words (a word of size
     for its measure): "yield_bushels" for "How much rain fell?" is the model's own mapping onto a
-    property, and no sign that the property holds what is asked."""
+    property, and no sign that the property holds what is asked. A unit the property's name ends in need not
+    be written ("the shortest average wait": `averageWaitMinutes`)."""
     said = content_stems(question)
     measures = {DIMENSION_STEMS[w] for w in said if w in DIMENSION_STEMS}
+    named = split_name(asks_for).lower().split()
+    unit = content_stems(named[-1]) if len(named) > 1 and named[-1] in UNITS else []
     return all(
-        w in measures or any(meets(w, x) for x in said) for w in asked_words(asks_for) if w not in FUNCTION_WORDS
+        w in measures or any(meets(w, x) for x in said)
+        for w in asked_words(asks_for)
+        if w not in FUNCTION_WORDS and w not in unit
     )
 
 

@@ -910,6 +910,9 @@ def test_a_property_the_model_names_for_words_the_question_does_not_write_is_lef
     assert written_in("weight", "Which is the heaviest?"), "a word of size writes its measure"
     assert not written_in("yield_bushels", "How much rain fell at Waseca in 1931?"), "the model's own mapping"
     assert not written_in("name, state", "Which airport in Texas has the most runways?")
+    assert written_in("averageWaitMinutes", "The shortest average wait?"), "a unit a property's name ends in"
+    assert not written_in("minutes", "The shortest average wait?"), "a unit alone is what is asked"
+    assert not written_in("year", "How old is the oldest penguin?")
 
 
 def test_refine_turns_back_a_search_holding_conditions_and_the_corrected_call_runs() -> None:
