@@ -52,6 +52,7 @@ def test_a_time_word_is_held_only_where_a_property_holds_dates() -> None:
         ("What is the average price of the Thai places?", ""),
         ("What's the difference between the highest and lowest price?", ""),  # a comparison, computed
         ("What is the average rating of the places?", "rating"),
+        ("What is the name of the cheapest place?", ""),  # any object has a name, whatever holds it
     ],
 )
 def test_what_is_the_kind_reads_past_words_of_asking(question: str, kind: str) -> None:
