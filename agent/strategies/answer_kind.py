@@ -17,7 +17,9 @@ unanswerable ones (the public split's 30, the abstention split's 20), 30 have th
 and of comparison ("what share of", "the difference between") read as kinds, and "the longest" as no
 measure: 8 answerable questions refused. On 35 questions written for palmerpenguins (kept aside) before the
 rule ran: 9 of 10 unanswerable refused; 1 of 25 answerable ("the most female penguins", one word read) before
-the rule read two words, none after.
+the rule read two words, none after. Where a collection can search, the objects an opening "which" names are
+left to the search ("Which places are bars?" of a collection of restaurants; CI's first run of the rule
+refused it): the opening read holds for collections without a vectorizer, as a user's own tables often are.
 """
 
 from __future__ import annotations
@@ -56,10 +58,13 @@ NO_KIND = (
 TIME_WORDS = frozenset(content_stems("year month day date time hour week decade century"))
 
 
-def _kind_words(question: str) -> list[list[str]]:
+def _kind_words(question: str, searchable: bool = False) -> list[list[str]]:
     """The words that may name the kind: two, for a stored value may come first ("female penguins"); a
-    capitalized word is a name the question gives ("Which Honda ...") and says nothing of a kind."""
-    matches = [OPENING_KIND.search(question), *COUNTED_MOST.finditer(question)]
+    capitalized word is a name the question gives ("Which Honda ...") and says nothing of a kind. Where a
+    collection can search, the objects an opening "which" names may be found by meaning ("Which places are
+    bars?" of restaurants): that read is left out, as `check` leaves names it holds nowhere to a search."""
+    opening = None if searchable else OPENING_KIND.search(question)
+    matches = [opening, *COUNTED_MOST.finditer(question)]
     found = [[w for w in m.groups() if w] for m in matches if m]
     if what_is := WHAT_IS.search(question):  # "the top speed": past "top", the kind
         words = re.findall(r"[\w'-]+", what_is.group(1))
@@ -90,7 +95,7 @@ def _held(word: str, question: str, collections: list[CollectionSchema]) -> bool
 def unheld_kind(question: str, collections: list[CollectionSchema]) -> str:
     """The kind of thing the question asks for or counts that no offered collection holds ("" when each is
     held, or the words name none)."""
-    for words in _kind_words(question):
+    for words in _kind_words(question, any(c.searchable for c in collections)):
         if not any(_held(word, question, collections) for word in words):
             return words[0]
     return ""

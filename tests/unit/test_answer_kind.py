@@ -9,6 +9,7 @@ from executors.schema import CollectionSchema, PropertySchema
 
 PLACES = CollectionSchema(
     name="Places",
+    searchable=False,
     properties=(
         PropertySchema(name="title", data_type="text"),
         PropertySchema(name="cuisine", data_type="text", description="The kind of food served."),
@@ -63,3 +64,10 @@ def test_a_word_of_size_is_held_by_its_measure() -> None:
     rivers = CollectionSchema(name="Rivers", properties=(PropertySchema(name="length_km", data_type="number"),))
     assert unheld_kind("What's the longest of them all?", [rivers]) == ""  # "longest": a length
     assert unheld_kind("What's the deepest of them all?", [rivers]) == "deepest"  # a depth nothing holds
+
+
+def test_the_objects_a_which_names_are_left_to_a_search_where_a_collection_can_search() -> None:
+    searchable = PLACES.model_copy(update={"searchable": True})
+    assert unheld_kind("Which venues are bars?", [PLACES]) == "venues"
+    assert unheld_kind("Which venues are bars?", [searchable]) == "", "bars may be found by meaning"
+    assert unheld_kind("Which cuisine has the most waiters?", [searchable]) == "waiters", "a count is no search"

@@ -1201,7 +1201,7 @@ def test_which_group_has_the_highest_average_is_asked_per_group_with_or_without_
 
 def test_a_question_about_a_kind_nothing_holds_is_refused_before_any_request() -> None:
     model = checking_model("color")
-    run = build_strategy("check").run(model, executor(), tools(), AgentConfig(), "What color are the cheap places?")
+    run = build_strategy("check").run(model, executor(), tools(), AgentConfig(), "What's the color of cheap places?")
     assert model.calls == [] and run.answer is not None and run.answer.refuses and not run.calls()
     assert run.final_answer == "I cannot answer that from this database: no property of the database holds color."
 
