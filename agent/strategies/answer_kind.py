@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import re
 
-from agent._words import content_stems, meets
-from agent.strategies.asked_for import ASKING_WORDS, DIMENSION_STEMS, FUNCTION_WORDS, held_words, typed_for
+from agent._words import content_stems
+from agent.strategies.asked_for import ASKING_WORDS, DIMENSION_STEMS, FUNCTION_WORDS, held_words, meets_any
 from agent.strategies.meaning import meant_property
 from executors.schema import CollectionSchema
 
@@ -79,23 +79,21 @@ def _says_kind(word: str) -> bool:
     return bool(stems) and not word[0].isupper() and not any(s in NO_KIND or s.isdigit() for s in stems)
 
 
-def _held(word: str, question: str, collections: list[CollectionSchema]) -> bool:
-    """Whether a collection's names or descriptions hold the word (forms and typos of it meet; a word of
-    size its measure, "longest" a length), a date property its time, or a property means it."""
+def _held(word: str, question: str, collections: list[CollectionSchema], vocabulary: set[str], dated: bool) -> bool:
+    """Whether the collections' names or descriptions (`vocabulary`) hold the word (forms and typos of it meet;
+    a word of size its measure, "longest" a length), a date property its time, or a property means it."""
     stems = [*content_stems(word), *(DIMENSION_STEMS[s] for s in content_stems(word) if s in DIMENSION_STEMS)]
-    vocabulary = {w for c in collections for w in held_words(c)}
-    if any(meets(s, k) or typed_for(s, k) for s in stems for k in vocabulary):
+    if meets_any(stems, vocabulary) or (dated and any(s in TIME_WORDS for s in stems)):
         return True
-    dated = any(p.data_type.startswith("date") for c in collections for p in c.properties)
-    return (dated and any(s in TIME_WORDS for s in stems)) or any(
-        meant_property(word, question, c) for c in collections
-    )
+    return any(meant_property(word, question, c) for c in collections)
 
 
 def unheld_kind(question: str, collections: list[CollectionSchema]) -> str:
     """The kind of thing the question asks for or counts that no offered collection holds ("" when each is
     held, or the words name none)."""
+    vocabulary = {w for c in collections for w in held_words(c)}
+    dated = any(p.data_type.startswith("date") for c in collections for p in c.properties)
     for words in _kind_words(question, any(c.searchable for c in collections)):
-        if not any(_held(word, question, collections) for word in words):
+        if not any(_held(word, question, collections, vocabulary, dated) for word in words):
             return words[0]
     return ""

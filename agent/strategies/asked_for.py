@@ -61,6 +61,11 @@ def held_words(collection: CollectionSchema) -> set[str]:
 TYPO_LETTERS = 6
 
 
+def meets_any(stems: list[str], vocabulary: set[str]) -> bool:
+    """Whether a stem meets a word of `vocabulary`: a form of it, or a typo of a long one (`typed_for`)."""
+    return any(meets(s, k) or typed_for(s, k) for s in stems for k in vocabulary)
+
+
 def named_in(asks_for: str, collections: list[CollectionSchema]) -> bool:
     """Whether a word of what the question asks for names something in the database: a collection, a
     property or a description (forms of a word meet, "temp" names "temperature"). True when it asks for
@@ -71,7 +76,7 @@ def named_in(asks_for: str, collections: list[CollectionSchema]) -> bool:
     if not words:
         return True
     vocabulary = {w for c in collections for w in held_words(c)}
-    return any(meets(word, known) or typed_for(word, known) for word in words for known in vocabulary)
+    return meets_any(words, vocabulary)
 
 
 #: What the model writes when it names a property rather than words: one identifier, `market_price_per_bushel`.
@@ -93,7 +98,7 @@ def invented_property(asks_for: str, collection: CollectionSchema) -> list[str]:
         for w in split_name(said).split()
         if (stems := content_stems(w))
         and not any(s in ASKING_WORDS or s.isdigit() for s in stems)
-        and not any(meets(s, k) or typed_for(s, k) for s in stems for k in vocabulary)
+        and not meets_any(stems, vocabulary)
     ]
 
 
