@@ -30,6 +30,8 @@ DEFAULT_K = 4
 #: place. On the conversation split (2026-11-29): one fewer, 88/95 as with four and 378 new prompt tokens a
 #: follow-up against a first question's 354; two fewer, 89/95 and 291 (docs/results).
 FOLLOW_UP_FEWER = 2
+#: How many times k examples are fetched, so that k remain once those the offered tool cannot write are left out.
+FETCHED = 3
 EXAMPLES_HEADER = "Solved examples from other databases (question -> query_database arguments):"
 #: How every user turn with examples starts, whichever they are: a warming starts with it too, so a
 #: server that keeps warmed prefixes loads it with the tools (~20 tokens a tool turn evaluates no more).
@@ -117,15 +119,23 @@ class Examples:
         on_call: Any = None,
     ) -> AgentRun:
         k = max(self.k - FOLLOW_UP_FEWER, 1) if config.follows is not None and self.k > 0 else self.k
-        found = [  # any retriever whose examples have these fields (fixtures.examples.ExampleMemory does)
-            e if isinstance(e, SolvedExample) else SolvedExample.model_validate(e, from_attributes=True)
-            for e in (self.retriever.nearest(question, k) if k > 0 else [])
-        ]
-        preamble = examples_preamble(found, tools.definitions()[0].parameters if tools.tools else None)
+        parameters = tools.definitions()[0].parameters if tools.tools else None
+        found = fitting(self.retriever.nearest(question, FETCHED * k) if k > 0 else [], parameters)[:k]
+        preamble = examples_preamble(found, parameters)
         config = config.model_copy(update={"question_preamble": preamble + config.question_preamble})
         run: AgentRun = self.inner.run(model, executor, tools, config, question, on_call)
         run.strategy_notes["examples"] = [e.model_dump(exclude_none=True) for e in found]
         return run
+
+
+def fitting(examples: list[Any], parameters: dict[str, Any] | None) -> list[SolvedExample]:
+    """The examples whose calls use only the offered tool's arguments, nearest first: the memory holds calls
+    of the largest tool (`conditions`, `sort`), which a run offered the paper's tool must not be shown."""
+    offered = set((parameters or {}).get("properties") or {})
+    found = [  # any retriever whose examples have these fields (fixtures.examples.ExampleMemory does)
+        e if isinstance(e, SolvedExample) else SolvedExample.model_validate(e, from_attributes=True) for e in examples
+    ]
+    return [e for e in found if not offered or set(e.arguments) <= offered]
 
 
 def _examples(inner: Any, options: dict[str, Any]) -> Any:
