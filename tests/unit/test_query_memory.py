@@ -1,19 +1,12 @@
-"""The query memory's seeds from the public suite, and examples read off a run of a user's own questions."""
+"""The query memory: examples read off a run of a user's own questions, and only those the offered tool can write."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from agent.strategies.examples import SolvedExample, fitting
 from evaluation.public_run import PublicRecord
 from evaluation.strategies import examples_from_run
-from executors import parse_arguments
-from executors.vocabulary import ToolOperations
-from fixtures.datasets import read_public
-from fixtures.datasets.splits import split_path
-from fixtures.examples import public_examples, seed_examples
 
 CALL = {
     "collection_name": "Cars",
@@ -45,32 +38,6 @@ def test_a_run_of_own_questions_gives_its_right_single_questions_of_one_call(tmp
     assert [(e.question, e.use_case, e.source, e.arguments) for e in examples] == [
         ("question cars-001", "cars", "run/runA/cars-001", CALL)
     ]
-
-
-@pytest.fixture(scope="module")
-def questions() -> dict:
-    cases = read_public(split_path("public"))
-    return {q.id: q for q in cases}
-
-
-def test_each_public_seed_is_a_single_answerable_question_of_its_dataset_with_a_valid_call(questions: dict) -> None:
-    seeds = public_examples()
-    assert len(seeds) >= 90
-    assert {e.use_case for e in seeds} == {q.dataset for q in questions.values()}
-    for example in seeds:
-        prefix, _, id = example.source.partition("/")
-        question = questions[id]
-        assert prefix == "public"
-        assert (question.query, question.dataset, question.kind) == (example.question, example.use_case, "single")
-        arguments = parse_arguments(example.arguments, ToolOperations.COMPOUND)
-        assert arguments.collection_name in question.collections
-
-
-def test_the_memory_seeds_both_suites_once() -> None:
-    seeds = seed_examples()
-    sources = [e.source for e in seeds]
-    assert len(sources) == len(set(sources))
-    assert {s.split("/")[0] for s in sources} == {"natural", "public"}
 
 
 def test_an_example_the_offered_tool_cannot_write_is_not_shown() -> None:
