@@ -25,13 +25,11 @@ from agent.strategies.registry import StrategyInfo, UnknownStrategy
 from agent.tooldef import ToolSet
 from llm import ChatRequest
 
-DEFAULT_K = 4
-#: Examples a follow-up's turn shows fewer: its line naming the question it follows (~35 tokens) takes their
-#: place. On the conversation split (2026-11-29): one fewer, 88/95 as with four and 378 new prompt tokens a
-#: follow-up against a first question's 354; two fewer, 89/95 and 291 (docs/results).
-FOLLOW_UP_FEWER = 2
-#: How many times k examples are fetched, so that k remain once those the offered tool cannot write are left out.
-FETCHED = 3
+#: Two, not four: the two nearer examples carry the question's shape; the two farther ones cost ~130 new prompt
+#: tokens a tool turn and changed no pass rate measured (2026-11-30: the public split 157/181 both, the main
+#: job 11/15 both, the committed sample 64 against 66 of 90, 3 gained and 5 lost, p = 0.73; docs/results). A
+#: follow-up shows as many: with one, the conversation split's follow-ups lost five (50 -> 45 of 55).
+DEFAULT_K = 2
 EXAMPLES_HEADER = "Solved examples from other databases (question -> query_database arguments):"
 #: How every user turn with examples starts, whichever they are: a warming starts with it too, so a
 #: server that keeps warmed prefixes loads it with the tools (~20 tokens a tool turn evaluates no more).
@@ -118,9 +116,8 @@ class Examples:
         question: str,
         on_call: Any = None,
     ) -> AgentRun:
-        k = max(self.k - FOLLOW_UP_FEWER, 1) if config.follows is not None and self.k > 0 else self.k
         parameters = tools.definitions()[0].parameters if tools.tools else None
-        found = fitting(self.retriever.nearest(question, FETCHED * k) if k > 0 else [], parameters)[:k]
+        found = fitting(self.retriever.nearest(question, self.k) if self.k > 0 else [], parameters)
         preamble = examples_preamble(found, parameters)
         config = config.model_copy(update={"question_preamble": preamble + config.question_preamble})
         run: AgentRun = self.inner.run(model, executor, tools, config, question, on_call)

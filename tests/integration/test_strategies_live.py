@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from weaviate.classes.config import Configure, DataType, Property
 
+from agent.strategies.examples import DEFAULT_K
 from evaluation.strategies import MemoryRetriever
 from executors.ownership import NotOurCollection, marker_of
 from fixtures.datasets import load_split
@@ -100,7 +101,7 @@ def test_the_oracle_passes_under_every_strategy(restaurants_stack: Stack, tmp_pa
     assert {r["strategy"] for r in records} == {"examples+decompose+grounded"}
     assert all(r["strategy_notes"]["decompose"]["decisions"]["kind"] for r in records)
     shown = [(r["use_case"], e) for r in records for e in r["strategy_notes"]["examples"]]
-    assert len(shown) == 4 * len(records) and all(e["use_case"] != own for own, e in shown), "cross-domain"
+    assert len(shown) == DEFAULT_K * len(records) and all(e["use_case"] != own for own, e in shown), "cross-domain"
     added = run_cli("examples", "add", "--from-run", str(tmp_path / "react"), env=restaurants_stack.env)
     assert added.returncode == 0 and "added 6 example(s)" in added.stderr, added.stderr
     listed = run_cli("examples", "list", "--json", env=restaurants_stack.env)

@@ -37,7 +37,7 @@ from agent.strategies.asked_for import (
 )
 from agent.strategies.chain import comparison_of, parts_of, pick
 from agent.strategies.check import LISTED, NOT_LISTED, listing, refusal
-from agent.strategies.examples import FOLLOW_UP_FEWER, in_schema_order
+from agent.strategies.examples import DEFAULT_K, in_schema_order
 from agent.strategies.facts import GROUNDED_SCHEMA_NAME, answer_from, facts_of
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
 from agent.strategies.naming import can_match, linked
@@ -555,20 +555,20 @@ def test_examples_go_in_the_user_turn_after_an_unchanged_prefix() -> None:
     first, plain_first = list(all_parts(model.calls[0]["messages"])), list(all_parts(plain.calls[0]["messages"]))
     assert first[0] == plain_first[0], "the system prompt (the cached prefix) is the same"
     assert isinstance(first[1], UserPromptPart) and first[1].content.endswith(QUESTION)
-    assert first[1].content == examples_preamble(SHELF[:4]) + QUESTION
-    assert '"collection_name": "C3"' in first[1].content and "C4" not in first[1].content
-    assert shelf.asked == [(QUESTION, 4)]
+    assert first[1].content == examples_preamble(SHELF[:DEFAULT_K]) + QUESTION
+    assert f'"collection_name": "C{DEFAULT_K - 1}"' in first[1].content and f"C{DEFAULT_K}" not in first[1].content
+    assert shelf.asked == [(QUESTION, DEFAULT_K)]
     assert run.question == QUESTION and run.strategy == "examples"
-    assert [e["question"] for e in run.strategy_notes["examples"]] == [e.question for e in SHELF[:4]]
+    assert [e["question"] for e in run.strategy_notes["examples"]] == [e.question for e in SHELF[:DEFAULT_K]]
 
 
-def test_a_follow_up_shows_fewer_examples_so_its_context_line_costs_no_new_tokens() -> None:
+def test_a_follow_up_shows_as_many_examples_as_a_first_question() -> None:
     shelf = Shelf(SHELF)
     follows = Follows(question="How many Italian restaurants are there?", collection=NAME, where="cuisine = Italian")
     config = AgentConfig(follows=follows)
     build_strategy("examples", retriever=shelf).run(mean_model(), executor(), tools(), config, QUESTION)
     build_strategy("examples", retriever=shelf).run(mean_model(), executor(), tools(), AgentConfig(), QUESTION)
-    assert shelf.asked == [(QUESTION, 4 - FOLLOW_UP_FEWER), (QUESTION, 4)]
+    assert shelf.asked == [(QUESTION, DEFAULT_K), (QUESTION, DEFAULT_K)]
     build_strategy("examples", retriever=shelf, k=0).run(mean_model(), executor(), tools(), config, QUESTION)
     assert shelf.asked[2:] == [], "no examples asked is still none for a follow-up"
 
@@ -1083,7 +1083,7 @@ def test_the_python_api_takes_a_strategy() -> None:
             QUESTION
         )
     )
-    assert streamed[-1].trace.strategy == "examples" and shelf.asked == [(QUESTION, 4)]
+    assert streamed[-1].trace.strategy == "examples" and shelf.asked == [(QUESTION, DEFAULT_K)]
 
 
 def test_examples_show_each_call_in_the_order_the_grammar_writes_it() -> None:
