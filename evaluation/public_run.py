@@ -148,6 +148,17 @@ def run_question(
     )
 
 
+def holds_public_records(results: Path) -> bool:
+    """Whether a results file is of `eval` over a question file of named collections: its records name
+    collections, not a case."""
+    try:
+        with results.open(encoding="utf-8") as handle:
+            line = json.loads(handle.readline())
+    except (OSError, ValueError):
+        return False
+    return isinstance(line, dict) and "collections" in line and "ground_truth" not in line
+
+
 def read_records(path: Path) -> list[PublicRecord]:
     """The readable records of a results file (a line cut off by a crash is dropped: it runs again)."""
     if not path.is_file():

@@ -7,13 +7,12 @@ filters them out, and `run.json` says so (`strategy_setup`).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from agent.strategies import ExampleRetriever, SolvedExample, canonical, needs_retriever
-from evaluation.public_run import PublicRecord, read_records
+from evaluation.public_run import PublicRecord, holds_public_records, read_records
 from evaluation.records import EvalRecord, read_jsonl
 from evaluation.runner import RunContext
 from evaluation.statistics import passed
@@ -83,21 +82,10 @@ def examples_from_run(run_dir: Path) -> list[StoredExample]:
     single questions of one call, under the dataset's name, so a cross-domain retriever leaves them out of
     their own dataset's questions."""
     path = run_dir / "results.jsonl" if run_dir.is_dir() else run_dir
-    if _of_own_data(path):
+    if holds_public_records(path):
         return [example for record in read_records(path) if (example := _own_example(record, path)) is not None]
     records, _ = read_jsonl(path)
     return [example for record in records if (example := _example_of(record, path)) is not None]
-
-
-def _of_own_data(path: Path) -> bool:
-    """Whether a results file holds `PublicRecord`s (a `dataset` and no `use_case` on its first line)."""
-    with path.open(encoding="utf-8") as handle:
-        first = handle.readline()
-    try:
-        fields = json.loads(first)
-    except ValueError:
-        return False
-    return isinstance(fields, dict) and "dataset" in fields and "use_case" not in fields
 
 
 def _own_example(record: PublicRecord, path: Path) -> StoredExample | None:

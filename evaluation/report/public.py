@@ -14,7 +14,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evaluation.public_run import RESULTS_FILE, PublicRecord, paired, read_records, summarize_public
+from evaluation.public_run import (
+    RESULTS_FILE,
+    PublicRecord,
+    holds_public_records,
+    paired,
+    read_records,
+    summarize_public,
+)
 from evaluation.report.errors import ReportError
 from evaluation.report.prices import cost_usd, load_prices
 
@@ -23,14 +30,8 @@ REPORT_JSON = "public_report.json"
 
 
 def is_public_run(path: Path) -> bool:
-    """A run of `eval` over a question file of named collections: its records name collections, not a case."""
-    results = path / RESULTS_FILE
-    try:
-        with results.open(encoding="utf-8") as handle:
-            line = json.loads(handle.readline())
-    except (OSError, ValueError):
-        return False
-    return isinstance(line, dict) and "collections" in line and "ground_truth" not in line
+    """A run of `eval` over a question file of named collections."""
+    return holds_public_records(path / RESULTS_FILE)
 
 
 def _rate(rate: dict[str, Any]) -> str:
