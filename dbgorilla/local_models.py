@@ -106,6 +106,10 @@ SERVER_OPTIONS: dict[str, int | bool] = {"flash_attn": True, "logits_all": False
 #: main job's model requests replayed side by side took 0.79 of the time: the check's first turn 0.72,
 #: the tool turns 0.80, with 38 of 40 replies the same (2026-11-27, docs/results).
 DRAFT_TOKENS = 3
+#: Every prompt evaluated in canonical batches, drafts from the prompt alone (`dbgorilla.llm_server.canonical`):
+#: the same request gets the same reply whatever was asked before it. Off, a reply depended on what the KV
+#: cache held (one of 72 in the main job run twice, 2026-11-30).
+CANONICAL = True
 MODELS: dict[str, LocalModel] = {model.name: model for model in (QWEN_CODER, SMOLLM2)}
 DEFAULT_MODEL = QWEN_CODER.name
 TEST_MODEL = SMOLLM2.name
@@ -163,6 +167,7 @@ class ModelService(LocalService):
             "dbgorilla.llm_server",
             f"--prompt_cache_dir={self.prompt_cache_dir}",
             f"--draft_tokens={DRAFT_TOKENS}",
+            f"--canonical={int(CANONICAL)}",
             *options,
             "--model",
             str(self.model.gguf_path()),
@@ -180,8 +185,9 @@ class ModelService(LocalService):
 
     @property
     def prompt_cache_dir(self) -> Path:
-        """KV states of evaluated prompts, per model, kept across runs: a warm run skips the tool prefix."""
-        return cache_dir() / "prompt-cache" / self.model.name
+        """KV states of evaluated prompts, per model, kept across runs: a warm run skips the tool prefix. A
+        canonical server's apart: a state computed in other batches is never loaded as a canonical one."""
+        return cache_dir() / "prompt-cache" / self.model.name / ("canonical" if CANONICAL else "")
 
     def is_own_process(self, cmdline: list[str]) -> bool:
         return "dbgorilla.llm_server" in cmdline or "llama_cpp.server" in cmdline

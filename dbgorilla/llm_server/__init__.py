@@ -40,11 +40,14 @@ A reply's likely opening (`RecentLookup.opening`) is drafted in its prompt's las
 last draft was thrown away whole drafts again only after four tokens found before (`RecentLookup.misses`):
 prose drafted from one-token suffixes ran at half the undrafted rate.
 
-Run as `python -m dbgorilla.llm_server [--prompt_cache_dir=DIR] [--draft_tokens=N] [--draft_ngram=MIN:MAX]
-[--draft_opening=K] [--draft_misses=M:L] <llama_cpp.server arguments>`: DIR keeps the prefix states across
-restarts (in memory only without it); N tokens are drafted per step (0: none), after the longest suffix of MAX
-down to MIN tokens found before, up to K of a reply's opening with its prompt (16; 0: none), and after M drafts
-in a row thrown away only after L tokens found (1:4; 0: no such rule)."""
+Run as `python -m dbgorilla.llm_server [--prompt_cache_dir=DIR] [--canonical=1] [--draft_tokens=N]
+[--draft_ngram=MIN:MAX] [--draft_opening=K] [--draft_misses=M:L] <llama_cpp.server arguments>`: DIR keeps the
+prefix states across restarts (in memory only without it; a canonical server's states in a folder of their
+own, `ModelService.prompt_cache_dir`); `--canonical=1` evaluates every prompt in canonical batches, so a
+request's reply does not depend on what was evaluated before it (`dbgorilla.llm_server.canonical`; drafts
+then come from the prompt alone, no opening); N tokens are drafted per step (0: none), after the longest
+suffix of MAX down to MIN tokens found before, up to K of a reply's opening with its prompt (16; 0: none), and
+after M drafts in a row thrown away only after L tokens found (1:4; 0: no such rule)."""
 
 from __future__ import annotations
 
@@ -59,6 +62,7 @@ from typing import Any
 
 from agent.llama_cpu import load_cpu_backend
 from agent.tooldef import prefix_order
+from dbgorilla.llm_server import canonical
 from dbgorilla.llm_server.grammar import patch_grammar_sampling
 from dbgorilla.llm_server.speculative import drafting, patch_speculative, shared_prefix
 
@@ -235,14 +239,17 @@ def _save(llama: Any) -> bytes:
     return bytes(buffer[: int(written)])
 
 
-def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
+def patch_llama(llama_class: Any, store: PrefixStore | None = None, canon: bool = False) -> None:
     """Record, per chat completion, the prompt prefix the model found already evaluated; with a
-    store, load the best stored prefix first and store new ones after."""
+    store, load the best stored prefix first and store new ones after; with `canon`, evaluate every
+    prompt in canonical batches (`dbgorilla.llm_server.canonical`)."""
     generate, chat = llama_class.generate, llama_class.create_chat_completion
 
     def counting_generate(self: Any, tokens: Sequence[int], *args: Any, **kwargs: Any) -> Iterator[int]:
         prompt = list(tokens)
         reused = shared_prefix(self._input_ids[: self.n_tokens], prompt)
+        if canon:
+            reused = min(reused, canonical.upto(self))
         stored = 0
         if store is not None:
             name, stored = store.best(prompt)
@@ -252,21 +259,28 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
             if name is not None and state is not None:
                 loaded = _load(self, store.tokens(name), state)
                 reused = stored if loaded else 0  # a failed load leaves the model reset
+                canonical.mark(self, reused if canon else 0)  # a canonical server stores canonical states only
                 if not loaded:  # written by another build, or cut short: never try it again
                     store.forget(name)
                     stored = 0  # it covers nothing now
                 else:
                     store.touch(name)
-        _LOCAL.system_end = None
+        _LOCAL.system_end, evaluated = None, 0
         if store is not None and getattr(_LOCAL, "first_turn", False) and not getattr(_LOCAL, "opening", False):
             end = system_end(prompt, _message_marker(self))
             end = _LOCAL.system_end = end if end is not None and end >= store.min_system else None
             # a stored state shares min(stored, end) of the system turn: the store is not searched again
             if end is not None and end - max(reused, min(stored, end)) >= store.min_system_new:
                 # the system turn first, alone, and its state kept; the rest of the prompt follows as usual
-                self.n_tokens = reused
-                self.eval(prompt[reused:end])
+                if canon:
+                    canonical.evaluate(self, prompt, reused, end)
+                else:
+                    self.n_tokens = reused
+                    self.eval(prompt[reused:end])
                 _keep(store, prompt[:end], self)
+                evaluated = end
+        if canon:
+            reused = min(reused, canonical.prepare(self, prompt, max(reused, evaluated)))
         _LOCAL.reused, _LOCAL.prompt = min(reused, max(len(prompt) - 1, 0)), prompt
         yield from generate(self, tokens, *args, **kwargs)  # closed early at a stop: nothing after runs
 
@@ -284,6 +298,9 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None) -> None:
         result = chat(self, *args, **kwargs)
         whole = _LOCAL.first_turn and getattr(_LOCAL, "system_end", None) is None  # a warming, or no system turn
         if store is not None and whole and _LOCAL.prompt and store.wants(_LOCAL.prompt, opening):
+            if canon:  # only what a later prompt computes the same way: not the reply's token
+                self._ctx.kv_cache_seq_rm(-1, canonical.upto(self), -1)
+                self.n_tokens = canonical.upto(self)
             _keep(store, self._input_ids[: self.n_tokens], self)
         if isinstance(result, dict) and "id" in result:
             with _LOCK:
@@ -361,8 +378,11 @@ def main() -> None:
     import llama_cpp.server.__main__ as server
 
     folders = [a.split("=", 1)[1] for a in sys.argv if a.startswith(PROMPT_CACHE_DIR)]
-    draft, sys.argv = drafting([a for a in sys.argv if not a.startswith(PROMPT_CACHE_DIR)])
-    patch_llama(llama_cpp.Llama, PrefixStore(Path(folders[-1]) if folders else None))
+    canon, argv = canonical.option([a for a in sys.argv if not a.startswith(PROMPT_CACHE_DIR)])
+    draft, sys.argv = drafting(argv)
+    if canon and draft is not None:  # drafts from the prompt alone: no earlier reply decides a batch
+        draft.replies, draft.opening_tokens = 0, 0
+    patch_llama(llama_cpp.Llama, PrefixStore(Path(folders[-1]) if folders else None), canon)
     patch_grammar_sampling(llama_cpp.Llama)
     if draft is not None:
         patch_speculative(llama_cpp.Llama, draft)

@@ -16,6 +16,7 @@ from agent import Agent, AgentConfig, OpenAIChatModel, ToolDesign, build_tools
 from agent.loop import SYSTEM_PROMPT
 from agent.session import AgentSession
 from agent.tokens import estimate_counter
+from dbgorilla.llm_server.canonical import MIN_BATCH
 from dbgorilla.local_models import SMOLLM2, TEST_MODEL, ModelService
 from dbgorilla.smoke import create_smoke_collection
 from executors import DatabaseSchema, WeaviateExecutor
@@ -93,4 +94,6 @@ def test_a_warmed_server_starts_the_first_question_from_its_system_turn(smollm: 
     finally:
         client.collections.delete(name)
     assert (warmed.cached_tokens or 0) < warmed.prompt_tokens / 2, "the warm request evaluated it"
-    assert (run.steps[0].usage.cached_tokens or 0) >= warmed.prompt_tokens - 20, "the system turn was loaded"
+    # the server evaluates at least MIN_BATCH rows a request (`dbgorilla.llm_server.canonical`)
+    loaded = min(warmed.prompt_tokens - 20, run.steps[0].usage.prompt_tokens - MIN_BATCH)
+    assert (run.steps[0].usage.cached_tokens or 0) >= loaded, "the system turn was loaded"
