@@ -59,6 +59,7 @@ def evaluate(llama: Any, prompt: Sequence[int], start: int, end: int, logits: bo
         position += size
     rows = list(prompt[position:end])
     pad = max(MIN_BATCH - len(rows), -len(rows) % ROWS)
+    pad = min(pad, getattr(llama, "_n_ctx", end + pad) - end)  # a prompt at the context's end: no room for it
     _decode(llama, rows + rows[-1:] * pad, position, len(rows) - 1 if logits else -1)
     llama.input_ids[start:end] = prompt[start:end]
     llama.n_tokens = end

@@ -134,3 +134,10 @@ def test_the_server_option(argv: list[str], on: bool) -> None:
 def test_a_bad_option_is_refused() -> None:
     with pytest.raises(SystemExit, match="expected 1"):
         canonical.option(["--canonical=yes"])
+
+
+def test_a_prompt_at_the_context_s_end_is_padded_only_as_far_as_the_context_goes() -> None:
+    llama, tokens = FakeLlama(), prompt(30)
+    llama._n_ctx = 40
+    canonical.prepare(llama, tokens, held=0)
+    assert [len(batch) for _, batch, _ in llama.decoded] == [40] and llama.kv == tokens
