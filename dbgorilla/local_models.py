@@ -100,11 +100,11 @@ QWEN_CODER = LocalModel(
 #: head over 151,936 tokens for each of a tool turn's ~260 new tokens, and their copy), and drafts nothing
 #: for such a model; off, a tool turn took 7% less (2026-11-27, docs/results).
 SERVER_OPTIONS: dict[str, int | bool] = {"flash_attn": True, "logits_all": False}
-#: Tokens drafted per step from the prompt and the last replies (`dbgorilla.llm_server.speculative.RecentLookup`;
-#: 0: none). Before 2026-11-27 no draft was ever checked (the server kept every position's logits, see
-#: above), so the measurements that turned it off measured nothing. With 3 (and `logits_all` off), the
-#: main job's model requests replayed side by side took 0.79 of the time: the check's first turn 0.72,
-#: the tool turns 0.80, with 38 of 40 replies the same (2026-11-27, docs/results).
+#: Tokens drafted per step from the prompt (and, on a server that is not `CANONICAL`, the last replies;
+#: `dbgorilla.llm_server.speculative.RecentLookup`; 0: none). Before 2026-11-27 no draft was ever checked (the server
+#: kept every position's logits, see above), so the measurements that turned it off measured nothing. With 3 (and
+#: `logits_all` off), the main job's model requests replayed side by side took 0.79 of the time: the check's first
+#: turn 0.72, the tool turns 0.80, with 38 of 40 replies the same (2026-11-27, docs/results).
 DRAFT_TOKENS = 3
 #: Every prompt evaluated in canonical batches, drafts from the prompt alone (`dbgorilla.llm_server.canonical`):
 #: the same request gets the same reply whatever was asked before it. Off, a reply depended on what the KV
