@@ -19,7 +19,7 @@ import numpy
 
 from agent.llama_cpu import load_cpu_backend
 from agent.tokens import quiet_stderr
-from dbgorilla.llm_server.canonical import MIN_BATCH, ROWS
+from dbgorilla.llm_server.canonical import MIN_BATCH, ROWS, decode
 from dbgorilla.local_models import DEFAULT_MODEL, SERVER_OPTIONS, get_model
 
 LENGTH = 298  # not a multiple of ROWS: the last batch is padded
@@ -36,16 +36,13 @@ SPLITS: tuple[tuple[str, tuple[int, ...], bool], ...] = (
 )
 
 
-def decode(llama: Any, tokens: list[int], n_past: int, want: int, pad: int) -> Any:
+def logits_after(llama: Any, rows: list[int], n_past: int, pad: int) -> Any:
+    """The last of `rows`' logits, decoded in one batch after `n_past` positions with `pad` padding rows."""
     import llama_cpp
 
-    llama._ctx.kv_cache_seq_rm(-1, n_past, -1)
-    batch = tokens + tokens[-1:] * pad
-    llama._batch.set_batch(batch=batch, n_past=n_past, logits_all=False)
-    for index in range(len(batch)):
-        llama._batch.batch.logits[index] = index == want
-    llama._ctx.decode(llama._batch)
-    return numpy.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llama._ctx.ctx, want), shape=(llama._n_vocab,))
+    decode(llama, rows + rows[-1:] * pad, n_past, len(rows) - 1)
+    logits = llama_cpp.llama_get_logits_ith(llama._ctx.ctx, len(rows) - 1)
+    return numpy.ctypeslib.as_array(logits, shape=(llama._n_vocab,))
 
 
 def last_logits(llama: Any, tokens: list[int], ends: tuple[int, ...], canonical: bool) -> Any:
@@ -54,7 +51,7 @@ def last_logits(llama: Any, tokens: list[int], ends: tuple[int, ...], canonical:
     for end in ends:
         rows = tokens[start:end]
         pad = -len(rows) % ROWS if canonical or end == ends[-1] else 0
-        logits = decode(llama, rows, start, len(rows) - 1, pad if end == ends[-1] else 0).copy()
+        logits = logits_after(llama, rows, start, pad if end == ends[-1] else 0).copy()
         start = end
     return logits
 

@@ -299,8 +299,7 @@ def patch_llama(llama_class: Any, store: PrefixStore | None = None, canon: bool 
         whole = _LOCAL.first_turn and getattr(_LOCAL, "system_end", None) is None  # a warming, or no system turn
         if store is not None and whole and _LOCAL.prompt and store.wants(_LOCAL.prompt, opening):
             if canon:  # only what a later prompt computes the same way: not the reply's token
-                self._ctx.kv_cache_seq_rm(-1, canonical.upto(self), -1)
-                self.n_tokens = canonical.upto(self)
+                canonical.truncate(self)
             _keep(store, self._input_ids[: self.n_tokens], self)
         if isinstance(result, dict) and "id" in result:
             with _LOCK:

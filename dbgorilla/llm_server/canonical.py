@@ -39,7 +39,7 @@ def mark(llama: Any, rows: int) -> None:
     llama._dbgorilla_canonical = rows
 
 
-def _decode(llama: Any, batch: Sequence[int], n_past: int, logits_at: int) -> None:
+def decode(llama: Any, batch: Sequence[int], n_past: int, logits_at: int) -> None:
     """One decode of `batch` after `n_past` positions, with logits at `logits_at` only (-1: none)."""
     llama._ctx.kv_cache_seq_rm(-1, n_past, -1)
     llama._batch.set_batch(batch=batch, n_past=n_past, logits_all=False)
@@ -55,17 +55,23 @@ def evaluate(llama: Any, prompt: Sequence[int], start: int, end: int, logits: bo
     position = start
     while end - position > limit:  # whole batches, the rest left at least MIN_BATCH rows
         size = limit if end - position - limit >= MIN_BATCH else (end - position - MIN_BATCH) // ROWS * ROWS
-        _decode(llama, prompt[position : position + size], position, -1)
+        decode(llama, prompt[position : position + size], position, -1)
         position += size
     rows = list(prompt[position:end])
     pad = max(MIN_BATCH - len(rows), -len(rows) % ROWS)
-    pad = min(pad, getattr(llama, "_n_ctx", end + pad) - end)  # a prompt at the context's end: no room for it
-    _decode(llama, rows + rows[-1:] * pad, position, len(rows) - 1 if logits else -1)
+    pad = min(pad, llama._n_ctx - end)  # a prompt at the context's end: no room for it
+    decode(llama, rows + rows[-1:] * pad, position, len(rows) - 1 if logits else -1)
     llama.input_ids[start:end] = prompt[start:end]
     llama.n_tokens = end
-    llama._ctx.kv_cache_seq_rm(-1, end, -1)  # the padding's rows
-    llama._requires_eval = not logits  # with logits: llama-cpp-python samples from them, evaluating nothing
     mark(llama, end)
+    truncate(llama)  # the padding's rows
+    llama._requires_eval = not logits  # with logits: llama-cpp-python samples from them, evaluating nothing
+
+
+def truncate(llama: Any) -> None:
+    """Drop the KV positions after the canonical ones (the padding's, a reply's), as a stored state must."""
+    llama.n_tokens = upto(llama)
+    llama._ctx.kv_cache_seq_rm(-1, llama.n_tokens, -1)
 
 
 def prepare(llama: Any, prompt: Sequence[int], held: int) -> int:

@@ -51,6 +51,7 @@ class FakeLlama:
 
     def __init__(self, n_batch: int = 512) -> None:
         self.n_batch = n_batch
+        self._n_ctx = 4096
         self.n_tokens = 0
         self.input_ids = numpy.zeros(4096, dtype=numpy.intc)
         self._batch = FakeWrapper()
