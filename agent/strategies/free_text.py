@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from agent._words import MONTHS, content_stems, split_name
 from agent.loop import Executor
+from agent.sentence import condition_text
 from agent.strategies.asked_for import NAME
 from agent.strategies.codes import code_for, initials, letters, ticker_for
 from executors.errors import ExecutorError
+from executors.results import QueryResult
 from executors.schema import CollectionSchema
-from executors.vocabulary import FILTER_SLOT, PropertyKind
+from executors.vocabulary import CONDITIONS_FIELD, FILTER_SLOT, MATCH_FIELD, PropertyKind
 
 #: Days of the week: a time, not a value (months are in `MONTHS`).
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -94,6 +97,31 @@ def matches_like(executor: Executor, collection: str, prop: str, pattern: str) -
         return bool(executor.execute({"collection_name": collection, FILTER_SLOT[PropertyKind.TEXT]: where}).objects)
     except ExecutorError:
         return False
+
+
+def unheld_value(executor: Executor, arguments: dict[str, Any], result: QueryResult) -> str | None:
+    """Why an empty result answers nothing: a text condition whose value no object holds in any text property.
+    "How many of the cars have an automatic transmission?" was written `name LIKE "*automatic*"` and answered
+    "0" (the public split, 2026-11-30): the data has no such value, so 0 is no count of anything. A value the
+    data does not hold is mapped to one it holds (`values`) or said to exist nowhere, here. A count of 0 over
+    values the data holds is a count (None), as is any result with objects or under `match: any`."""
+    schema = getattr(executor, "schema", None)
+    found = schema.get(str(arguments.get("collection_name") or "")) if schema is not None else None
+    if found is None or result.objects or result.groups or result.total_count or arguments.get(MATCH_FIELD) == "any":
+        return None
+    texts = [p.name for p in found.properties_of_kind(PropertyKind.TEXT)]
+    listed = [arguments.get(FILTER_SLOT[PropertyKind.TEXT]), *(arguments.get(CONDITIONS_FIELD) or [])]
+    for where in listed:
+        if not isinstance(where, dict) or where.get("property_name") not in texts:
+            continue
+        value = where.get("value")
+        words = [w for w in re.split(r"[\s*?]+", value) if len(w) >= 3] if isinstance(value, str) else []
+        if where.get("operator") not in ("=", "LIKE") or not words:
+            continue
+        if not any(matches_like(executor, found.name, p, f"*{w}*") for p in texts for w in words):
+            held = " ".join(words)
+            return f'no {found.name} object holds "{held}" in any text property (filter {condition_text(where)})'
+    return None
 
 
 def named_in_text(

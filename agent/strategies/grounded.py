@@ -43,6 +43,7 @@ from agent.strategies.facts import (
     grounded_schema,
     number_of,
 )
+from agent.strategies.free_text import unheld_value
 from agent.strategies.registry import StrategyInfo
 from agent.tooldef import ToolSet
 from executors import QueryResult
@@ -212,7 +213,11 @@ class Grounded:
             run.usage = run.usage + run.commit.usage
             return run
         only = successful[0] if len(successful) == 1 else None
-        empty = empty_result(dict(only.arguments or {}), results[0]) if only is not None else None
+        if only is not None:  # no objects: a mean of none, or a value the data holds nowhere, is no answer
+            called = dict(only.arguments or {})
+            empty = empty_result(called, results[0]) or unheld_value(executor, called, results[0])
+        else:
+            empty = None
         derived = derived_answer(results[0]) if len(results) == 1 else None
         rule = ""
         if only is not None:  # the form the question asks for: a count, a group's name, one group's value

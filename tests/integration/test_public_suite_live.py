@@ -116,3 +116,26 @@ def test_eval_names_what_it_cannot_run(weaviate_stack: Any) -> None:
     assert oracle.returncode != 0 and "gold calls" in oracle.stderr + oracle.stdout
     other = run_cli("eval", "--dataset", "natural", "--collections", "IrisFlowers", "--model", "oracle", env=env)
     assert other.returncode != 0 and "--collections" in other.stderr + other.stdout
+
+
+def test_a_count_of_a_value_held_nowhere_says_so_and_a_count_of_held_values_is_a_count(client: Any) -> None:
+    question = QUESTIONS["iris-001"]
+    executor = WeaviateExecutor(client)
+    count = {"property_name": "petal_length", "metrics": "COUNT"}
+    nowhere = {
+        "collection_name": IRIS.collection,
+        "text_property_filter": {"property_name": "species", "operator": "LIKE", "value": "*rosa*"},
+        "integer_property_aggregation": count,
+    }
+    record = run_question(question, executor, scripted(nowhere), "grounded", ToolDesign(), AgentConfig(), None)
+    assert record.refused and record.committed is not None and record.committed["numbers"] == []
+    assert f'no {IRIS.collection} object holds "rosa" in any text property' in (record.final_answer or "")
+    # the same values held, no object with both: 0 is the count
+    held = {
+        "collection_name": IRIS.collection,
+        "text_property_filter": {"property_name": "species", "operator": "=", "value": "setosa"},
+        "integer_property_filter": {"property_name": "petal_length", "operator": ">", "value": 100},
+        "integer_property_aggregation": count,
+    }
+    record = run_question(question, executor, scripted(held), "grounded", ToolDesign(), AgentConfig(), None)
+    assert not record.refused and record.committed is not None and record.committed["numbers"] == [0.0]
