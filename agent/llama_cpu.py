@@ -48,6 +48,16 @@ def ranked_variants() -> list[str]:
     return sorted((name for name, score in scores.items() if score > 0), key=lambda name: -scores[name])
 
 
+def library_key() -> str:
+    """Which CPU library a new process here loads (`load_cpu_backend`), as a name for what it computes: the
+    one DBGORILLA_GGML_CPU names or a completion proved, else the best by score on this CPU, named by the CPU's
+    fingerprint rather than loaded to find out; `native` for a build without variants. Libraries differ in
+    the last bits of a logit, so a state one computed is not another's."""
+    if not cpu_libraries():
+        return "native"
+    return os.environ.get(CPU_VARIANT_ENV) or proven_variant() or f"best-{fingerprint()}"
+
+
 def fingerprint() -> str:
     """This CPU (model and flags as the kernel reports them) and this build's CPU libraries."""
     info = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 
-from agent.llama_cpu import CPU_VARIANT_ENV, cpu_libraries, proven_variant
+from agent.llama_cpu import CPU_VARIANT_ENV, cpu_libraries, library_key, proven_variant
 from dbgorilla.config import Settings, cache_dir
 from dbgorilla.errors import ConfigError, InfrastructureFailure, MissingDependency
 from dbgorilla.llama_build import prove_llama
@@ -186,8 +186,10 @@ class ModelService(LocalService):
     @property
     def prompt_cache_dir(self) -> Path:
         """KV states of evaluated prompts, per model, kept across runs: a warm run skips the tool prefix. A
-        canonical server's apart: a state computed in other batches is never loaded as a canonical one."""
-        return cache_dir() / "prompt-cache" / self.model.name / ("canonical" if CANONICAL else "")
+        canonical server's apart, per CPU library: a state computed in other batches, or by another library
+        (`DBGORILLA_GGML_CPU`, a cache moved to another CPU), is never loaded as a canonical one."""
+        folder = cache_dir() / "prompt-cache" / self.model.name
+        return folder / "canonical" / library_key() if CANONICAL else folder
 
     def is_own_process(self, cmdline: list[str]) -> bool:
         return "dbgorilla.llm_server" in cmdline or "llama_cpp.server" in cmdline

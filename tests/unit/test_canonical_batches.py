@@ -8,6 +8,7 @@ shows that such batches give a row's logits to the last bit on the CPU library t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy
 import pytest
@@ -142,3 +143,19 @@ def test_a_prompt_at_the_context_s_end_is_padded_only_as_far_as_the_context_goes
     llama._n_ctx = 40
     canonical.prepare(llama, tokens, held=0)
     assert [len(batch) for _, batch, _ in llama.decoded] == [40] and llama.kv == tokens
+
+
+def test_each_cpu_library_keeps_its_canonical_states_apart(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A state the `zen4` library computed differs in the last bits from `haswell`'s: loaded by a server on
+    the other, a reply would again depend on what ran before. Each library has its own folder."""
+    from agent.llama_cpu import CPU_VARIANT_ENV, cpu_libraries
+    from dbgorilla.config import Settings
+    from dbgorilla.local_models import SMOLLM2, ModelService
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    folders = {}
+    for library in ("haswell", "x64"):
+        monkeypatch.setenv(CPU_VARIANT_ENV, library)
+        folders[library] = ModelService(Settings(), SMOLLM2).prompt_cache_dir
+    assert folders["haswell"].parent == folders["x64"].parent and folders["haswell"].parent.name == "canonical"
+    assert folders["haswell"] != folders["x64"] or not cpu_libraries()
