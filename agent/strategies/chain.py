@@ -147,6 +147,21 @@ def _cut(text: str, at: re.Pattern[str]) -> list[str]:
     return pieces
 
 
+def _told_how(sentences: list[str]) -> list[str]:
+    """Each sentence, a short one that tells how to answer the one before it ("Break it down.", "List
+    them.": no question mark, at most `_MIN_PART_WORDS` words, one of them referring back) joined to it: it
+    asks nothing of its own. "How many prices are there for each symbol? Break it down." was answered twice,
+    the second time for one symbol (the public split, 2026-11-30)."""
+    joined: list[str] = []
+    for sentence in sentences:
+        short = len(sentence.split()) <= _MIN_PART_WORDS and not sentence.rstrip().endswith("?")
+        if joined and short and _REFERS.search(sentence):
+            joined[-1] = f"{joined[-1]} {sentence}"
+        else:
+            joined.append(sentence)
+    return joined
+
+
 def parts_of(question: str) -> list[str]:
     """The questions `question` holds, in order; itself alone when it holds one (or more than MAX_PARTS).
 
@@ -159,7 +174,7 @@ def parts_of(question: str) -> list[str]:
     rest = _PART.sub("", question).strip()
     if rest:
         sentences.append(rest)
-    sentences = [s for piece in sentences for s in _cut(piece, _SENTENCE)]
+    sentences = _told_how([s for piece in sentences for s in _cut(piece, _SENTENCE)])
     parts = [_as_question(p) for sentence in sentences for p in _cut(sentence, _JOINED)]
     if len(parts) < 2 or len(parts) > MAX_PARTS:
         return [question]

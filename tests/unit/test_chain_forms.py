@@ -475,3 +475,12 @@ def test_which_who_and_whose_ask_for_groups_only_where_a_question_or_clause_begi
     assert asks_for_groups("What is the average rating, and which cuisine is most common?")
     assert asks_for_groups("Count the airports in Georgia. Then the ones in Florida. Which state has more?")
     assert asks_for_groups("Who teaches the most courses?")
+
+
+def test_a_short_sentence_that_tells_how_to_answer_is_no_part_of_its_own() -> None:
+    assert parts_of("How many boats are there for each rig? Break it down.") == [
+        "How many boats are there for each rig? Break it down."
+    ]
+    # an elliptical question, or a sentence with content of its own, is still a part
+    assert len(parts_of("Which boat is the longest? And its rig?")) == 2
+    assert len(parts_of("Find the longest boat. Then count the boats of its rig.")) == 2
