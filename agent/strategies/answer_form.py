@@ -47,6 +47,8 @@ _TOP = re.compile(
     re.I,
 )
 _COUNTED_TOP = re.compile(r"\b(?:\d+|two|three|four|five)\s+(?:most|least|top|\w+est)\b", re.I)
+#: A question that asks for several: "which cuisines are the most common".
+_PLURAL_VERB = re.compile(r"\b(?:are|were|have|do)\b", re.I)
 _WORDS = re.compile(r"[A-Za-z][A-Za-z.'-]*")
 MODE = NumberMetric.MODE.value
 
@@ -75,6 +77,22 @@ def named_group(question: str, groups: list[str]) -> str | None:
     return next(iter(found)) if len(found) == 1 else None
 
 
+def _most_frequent(answer: FinalAnswer, result: QueryResult, question: str) -> str | None:
+    """The one top value a "which ... most often" question asks for, where the call listed several top values:
+    "Which species most often has petals wider than 1.5 cm?" was answered "virginica, versicolor" (the public
+    split, 2026-11-30). None where the question asks for several (a plural verb, "the 3 most"), the least, or
+    per group, or where the first two occur equally often (no one answer)."""
+    tops = [
+        item for metrics in result.aggregations.values() for v in metrics.values() if isinstance(v, list) for item in v
+    ]
+    if answer.numbers or len(answer.names) < 2 or len(tops) < 2 or tops[0].count <= tops[1].count:
+        return None
+    one = ASKS_WHICH.search(question) and _TOP.search(question) and not _PLURAL_VERB.search(question)
+    if not one or _COUNTED_TOP.search(question) or LEAST_WORDS.search(question) or asks_per_group(question):
+        return None
+    return str(tops[0].value)
+
+
 def shaped(answer: FinalAnswer, result: QueryResult, question: str) -> tuple[FinalAnswer, str]:
     """The answer in the form the question asks for, and which rule made it ("" when it is as it was)."""
     if answer.refuses:
@@ -86,6 +104,8 @@ def shaped(answer: FinalAnswer, result: QueryResult, question: str) -> tuple[Fin
     if modes == [MODE] and len(answer.numbers) == 1 and ASKS_WHICH.search(question):
         # "which model year has the most cars": the most frequent value is a name, not a number
         return FinalAnswer(names=[number_name(answer.numbers[0])]), "which"
+    if (first := _most_frequent(answer, result, question)) is not None:
+        return FinalAnswer(names=[first]), "which"
     if not answer.groups or answer.numbers or answer.names:
         return answer, ""
     groups = list(answer.groups)

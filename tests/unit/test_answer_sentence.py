@@ -237,3 +237,21 @@ def test_a_filter_written_twice_reads_once() -> None:
     twice = {**MEAN, "conditions": [MEAN["text_property_filter"]]}
     text = sentence(FinalAnswer(numbers=[48.8]), twice, result(68, {"bill_length_mm": {"MEAN": 48.8}}))
     assert text == 'The average bill length (mm) of the 68 penguins with species = "Chinstrap" is 48.80.'
+
+
+def test_which_one_most_often_is_the_first_top_value_when_it_leads() -> None:
+    from agent.strategies.answer_form import shaped
+    from executors.results import TopOccurrence
+
+    def tops(*counts: int) -> QueryResult:
+        values = [
+            TopOccurrence(value=rig, count=n) for rig, n in zip(("Sloop", "Cutter", "Ketch"), counts, strict=True)
+        ]
+        return result(40, {"rig": {"TOP_OCCURRENCES": values}})
+
+    listed = FinalAnswer(names=["Sloop", "Cutter", "Ketch"])
+    asked = "Which rig most often has a hull longer than 30 ft?"
+    assert shaped(listed, tops(20, 12, 8), asked) == (FinalAnswer(names=["Sloop"]), "which")
+    assert shaped(listed, tops(14, 14, 12), asked) == (listed, "")  # a tie: no one answer
+    for several in ("Which rigs are the most common?", "Which are the 2 most common rigs?", "Rigs by count?"):
+        assert shaped(listed, tops(20, 12, 8), several) == (listed, "")
