@@ -228,6 +228,8 @@ def number_range(question: str, numbers: list[str]) -> list[dict[str, Any]]:
     if (ranged := _RANGE.search(question)) is not None:
         low, high = (float(ranged.group(g).replace(",", "")) for g in ("n", "m"))
         prop = named_number(question, numbers, ranged.start(), ranged.end())
+        # a range on a collection of one number property is on it: "close between $25 and $30" is the price
+        prop = prop or (numbers[0] if len(numbers) == 1 else None)
         if prop is None or low >= high:
             return []
         exact = [int(v) if v.is_integer() else v for v in (low, high)]

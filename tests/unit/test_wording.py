@@ -506,3 +506,12 @@ def test_a_number_filter_the_question_does_not_write_is_left_out() -> None:
             if unwritten_numbers(case.query, gold)[0] != gold:
                 changed.append((split, case.id))
     assert changed == []
+
+
+def test_a_range_on_a_collection_of_one_number_property_is_on_it() -> None:
+    from agent.strategies.wording import number_range
+
+    assert number_range("In how many weeks did the catch land between 25 and 30?", ["weight_kg"]) == [
+        {"property_name": "weight_kg", "operator": "between", "value": 25, "value_to": 30}
+    ]
+    assert number_range("In how many weeks did the catch land between 25 and 30?", ["weight_kg", "length_cm"]) == []
