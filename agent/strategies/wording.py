@@ -228,8 +228,11 @@ def number_range(question: str, numbers: list[str]) -> list[dict[str, Any]]:
     if (ranged := _RANGE.search(question)) is not None:
         low, high = (float(ranged.group(g).replace(",", "")) for g in ("n", "m"))
         prop = named_number(question, numbers, ranged.start(), ranged.end())
-        # a range on a collection of one number property is on it: "close between $25 and $30" is the price
-        prop = prop or (numbers[0] if len(numbers) == 1 else None)
+        # a range on a collection of one number property is on it: "close between $25 and $30" is the price;
+        # "from 2003 to 2005" there is a time span, unless that property holds years
+        years = all(v.is_integer() and 1800 <= v <= 2100 for v in (low, high))
+        lone = numbers[0] if len(numbers) == 1 and (not years or "year" in numbers[0].lower()) else None
+        prop = prop or lone
         if prop is None or low >= high:
             return []
         exact = [int(v) if v.is_integer() else v for v in (low, high)]

@@ -515,3 +515,4 @@ def test_a_range_on_a_collection_of_one_number_property_is_on_it() -> None:
         {"property_name": "weight_kg", "operator": "between", "value": 25, "value_to": 30}
     ]
     assert number_range("In how many weeks did the catch land between 25 and 30?", ["weight_kg", "length_cm"]) == []
+    assert number_range("How many catches were landed between 2003 and 2005?", ["weight_kg"]) == []  # years
