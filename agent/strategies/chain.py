@@ -28,7 +28,6 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Any
 
 from agent.answer import Commit, FinalAnswer
@@ -38,8 +37,9 @@ from agent.strategies import arithmetic
 from agent.strategies.asked import LEAST_WORDS
 from agent.strategies.compared import asked_of
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
+from agent.strategies.parts import REFERS, parts_of
 from agent.strategies.registry import StrategyInfo
-from agent.strategies.rewrite import completed, rewrite
+from agent.strategies.rewrite import rewrite
 from agent.strategies.values import StoredCategories, Values
 from agent.strategies.which_group import per_group_part, per_group_question
 from agent.tooldef import ToolSet
@@ -47,9 +47,6 @@ from executors import QueryResult
 from executors.vocabulary import GROUPBY_FIELD
 from llm import Usage
 
-#: At most this many parts (a longer question is answered as one).
-MAX_PARTS = 3
-_PART = re.compile(r"[^?]+\?")
 _NUMBER = re.compile(r"-?[\d.,]+")
 _COMPARISON = re.compile(
     r"^(?:of|among|between) the (?P<count>two|three|four|2|3|4) (?P<rank>most|least) common (?P<category>[\w -]+?)"
@@ -58,8 +55,6 @@ _COMPARISON = re.compile(
     r"and by how much\?$",
     re.IGNORECASE,
 )
-#: Words of a part that refer back to an earlier part's answer ("of that subject", "its", "there").
-_REFERS = re.compile(r"\b(?:that|those|these|this|its|it|their|them|they|there|the same|such)\b", re.IGNORECASE)
 _COUNTS = {"two": 2, "three": 3, "four": 4}
 _DOWN = {"lower", "smaller", "fewer", "less"}
 
@@ -119,66 +114,6 @@ def per_group_values(result: QueryResult) -> dict[str, tuple[int, float]]:
     if derived is None or not any(g.aggregations for g in (result.groups or {}).values()):
         return {}
     return {name: ((result.groups or {})[name].count, value) for name, value in derived.groups.items()}
-
-
-#: Where one sentence starts its second question: ", and what ...", "; which ...", "and how many ..."
-#: ("and which have 4 cylinders" is a relative clause, not a question).
-_JOINED = re.compile(
-    r"(?:\s*,\s*and\s+(?:then\s+)?|\s*;\s*(?:and\s+)?(?:then\s+)?|\s+and\s+(?:then\s+)?)"
-    r"(?=(?:what|what's|whats|which|how)\b)(?!which\s+(?:have|has|had|are|is|was|were|do|does|did|can)\b)",
-    re.IGNORECASE,
-)
-#: Where a second sentence starts: "Find the busiest state. How many of its airports ...".
-_SENTENCE = re.compile(r"(?<=[.!])\s+(?=[A-Z])")
-#: Words a part needs to be a question of its own ("what and how" is one question).
-_MIN_PART_WORDS = 3
-
-
-def _as_question(part: str) -> str:
-    part = part.strip().rstrip(".!,; ")
-    return part if part.endswith("?") else f"{part}?"
-
-
-def _cut(text: str, at: re.Pattern[str]) -> list[str]:
-    """`text` cut where `at` matches, when every piece is long enough to ask on its own."""
-    pieces = [p for p in at.split(text) if p.strip()]
-    if len(pieces) < 2 or any(len(p.split()) < _MIN_PART_WORDS for p in pieces):
-        return [text]
-    return pieces
-
-
-def _told_how(sentences: list[str]) -> list[str]:
-    """Each sentence, a short one that tells how to answer the one before it ("Break it down.", "List
-    them.": no question mark, at most `_MIN_PART_WORDS` words, one of them referring back) joined to it: it
-    asks nothing of its own. "How many prices are there for each symbol? Break it down." was answered twice,
-    the second time for one symbol (the public split, 2026-11-30)."""
-    joined: list[str] = []
-    for sentence in sentences:
-        short = len(sentence.split()) <= _MIN_PART_WORDS and not sentence.rstrip().endswith("?")
-        if joined and short and _REFERS.search(sentence):
-            joined[-1] = f"{joined[-1]} {sentence}"
-        else:
-            joined.append(sentence)
-    return joined
-
-
-def parts_of(question: str) -> list[str]:
-    """The questions `question` holds, in order; itself alone when it holds one (or more than MAX_PARTS).
-
-    People write two parts as two questions, as two sentences, or as one sentence joined by "and":
-    "Which country has the most wines, and what is the average price of the wines from that country?"
-    Each sentence is cut where a second question word starts a clause after "and" or a semicolon (not
-    after a comma alone: "Of the two most common X, which ..." is one question); a part is at least three
-    words, so "what and how much" stays one."""
-    sentences = [p.strip() for p in _PART.findall(question)]
-    rest = _PART.sub("", question).strip()
-    if rest:
-        sentences.append(rest)
-    sentences = _told_how([s for piece in sentences for s in _cut(piece, _SENTENCE)])
-    parts = [_as_question(p) for sentence in sentences for p in _cut(sentence, _JOINED)]
-    if len(parts) < 2 or len(parts) > MAX_PARTS:
-        return [question]
-    return [parts[0], *(completed(earlier, later) for earlier, later in pairwise(parts))]
 
 
 #: A part that asks for a count: its number is part of the answer, whatever the next part does with it.
@@ -269,7 +204,7 @@ class Chain:
             answer = run.answer
             if answer is None or answer.refuses or index == len(parts) - 1:
                 break
-            if answer.numbers and not (answer.names or answer.groups) and not _REFERS.search(parts[index + 1]):
+            if answer.numbers and not (answer.names or answer.groups) and not REFERS.search(parts[index + 1]):
                 # "How many airports does Texas have, and how many does California have?": parts side by side,
                 # each answer kept, the next asked as written
                 kept.extend(answer.numbers)
