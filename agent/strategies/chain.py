@@ -5,7 +5,8 @@ of that subject that are taught online?" A small model asked both at once makes 
 neither (a TOP_OCCURRENCES and a group-by in one call) and commits the whole listing: 0 of 30 on the
 committed sample's multi-step questions under every strategy (2026-11-26). Each part alone is a
 single-step question, where the inner strategy's first call is right most of the time. So the
-question is cut at its question marks; the first part is answered by the inner strategy; the agent
+question is cut into its parts (`parts.parts_of`: question marks, sentences, "and what ..."); the first
+part is answered by the inner strategy; the agent
 picks the one value it names (the first top value, or the group with the highest or lowest value as
 the part's words ask); the model rewrites the next part to name that value instead of referring to it
 (an enforced one-field schema), and so on. The committed answer is the picked values and the last
