@@ -131,7 +131,7 @@ class AgentSession:
         strategy, bounded = self._strategy()
         config = self.config
         if previous is not None:
-            config = config.model_copy(update={"follows": context_of(previous)})
+            config = config.model_copy(update={"follows": context_of(previous, question)})
         if carried is not None and self.tools.design.operations is ToolOperations.COMPOUND:
             again = asks_again(question)
             config = config.amended_by(lambda arguments: carry(arguments, carried, self.executor.validate, again))
