@@ -142,6 +142,9 @@ class AgentConfig(BaseModel):
     #: A strategy's amendment of a call before it runs (`values` moves a filter no stored value can
     #: match to the property that holds it): the arguments to run, and why ("" when unchanged).
     amend: Callable[[dict[str, Any]], tuple[dict[str, Any], str]] | None = Field(default=None, exclude=True)
+    #: A follow-up's amendment (`agent.conversation.carry`), after every strategy's: an earlier condition on
+    #: a property they left unfiltered (a filter no word names, which `values` drops) is kept, not lost.
+    carry: Callable[[dict[str, Any]], tuple[dict[str, Any], str]] | None = Field(default=None, exclude=True)
 
     def read(self, **found: Any) -> AgentConfig:
         """This config with what a strategy read from the question added to its `reading`."""
@@ -159,6 +162,14 @@ class AgentConfig(BaseModel):
             return arguments, " ".join(w for w in (why, mine) if w)
 
         return self.model_copy(update={"amend": amend})
+
+    def amended(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """A call as it runs: each strategy's amendment, then the conversation's; the reasons ("" none)."""
+        why = ""
+        for step in (s for s in (self.amend, self.carry) if s is not None):
+            arguments, mine = step(arguments)
+            why = " ".join(w for w in (why, mine) if w)
+        return arguments, why
 
     def user_turn(self, question: str, brief: bool = False) -> str:
         """The question as the user turn shows it: the preamble, the question, then the context (of a
@@ -308,9 +319,8 @@ class Agent:
             if not isinstance(raw, dict):
                 raise InvalidArgumentsError("The arguments must be a JSON object.")
             arguments, executed.rationale = self.tools.to_call_arguments(call.name, raw)
-            if self.config.amend is not None:
-                arguments, why = self.config.amend(arguments)
-                executed.amended = why or None
+            arguments, why = self.config.amended(arguments)
+            executed.amended = why or None
             executed.arguments = arguments
             result = self.executor.execute(arguments)
             executed.result = result

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Protocol
 
 from pydantic import BaseModel
@@ -134,7 +135,8 @@ class AgentSession:
             config = config.model_copy(update={"follows": context_of(previous, question)})
         if carried is not None and self.tools.design.operations is ToolOperations.COMPOUND:
             again = asks_again(question)
-            config = config.amended_by(lambda arguments: carry(arguments, carried, self.executor.validate, again))
+            kept = partial(carry, carried=carried, validate=self.executor.validate, again=again)
+            config = config.model_copy(update={"carry": kept})
         run = strategy.run(self.model, bounded, self.tools, config, question, on_call)
         if carried is not None:
             run.strategy_notes["carried"] = carried.model_dump()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import partial
 from typing import Any
 
 import pytest
@@ -135,6 +136,27 @@ def test_carry_adds_what_the_call_lacks_and_nothing_else(composer: CompoundCompo
     result = composer.run(amended)
     assert compare_results(result, composer.run({**OPEN_NOW, "text_property_filter": ITALIAN})) == []  # equal
     assert compare_results(result, composer.run(OPEN_NOW))
+
+
+def test_the_conversation_amends_a_call_after_every_strategy(composer: CompoundComposer) -> None:
+    """A filter a strategy leaves out (one no word of the question names, as `values` drops an invented
+    "Thai") is then the earlier condition on that property: carried after the strategies, not before."""
+    thai = {**OPEN_NOW, "text_property_filter": {"property_name": "cuisine", "operator": "=", "value": "Thai"}}
+
+    def unnamed(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        kept = {k: v for k, v in arguments.items() if k != "text_property_filter"}
+        return kept, "the question names no cuisine = Thai: the condition left out."
+
+    kept = partial(carry, carried=CARRIED, validate=composer.executor.validate)
+    config = AgentConfig(carry=kept).amended_by(unnamed)
+    arguments, why = config.amended(thai)
+    assert arguments == {**OPEN_NOW, "conditions": [ITALIAN]}
+    assert (
+        why
+        == "the question names no cuisine = Thai: the condition left out. "
+        + carry(OPEN_NOW, CARRIED, kept.keywords["validate"])[1]
+    )
+    assert AgentConfig().amended(thai) == (thai, ""), "no amendment: the call as written"
 
 
 def test_what_a_turn_keeps(composer: CompoundComposer) -> None:
