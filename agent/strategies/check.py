@@ -75,14 +75,6 @@ ABOUT_PROMPT = (
     f"collection: the one the question is about. asks_for: {ASKS_FOR_HINT}. statistic: the "
     'one it asks for, "none" if it asks to list or group objects.'
 )
-#: A follow-up's first decision (`_about`): its collection is the one the earlier answer rested on, so the
-#: prompt lists it alone, asks no collection (9 generated tokens fewer a follow-up) and asks the rest before
-#: the question, from a start that is warmed (`Check.openings`): what is new is the question (a canonical
-#: server still evaluates at least 64 rows a request, so it counts 64 either way; 2026-11-30, docs/results).
-FOLLOW_PROMPT = (
-    f"Collection {{listing}}\n\nasks_for: {ASKS_FOR_HINT}. statistic: the one the question asks for, "
-    '"none" if it asks to list or group objects.\n\nQuestion: {question}'
-)
 #: A prompt of its own, the one collection's properties with what each holds. As a continuation of the
 #: first turn (its prefix cached, ~1 s less a verdict), it refused fewer unanswerable questions: 15 of
 #: 20 told the property names, 12 told nothing new, against 18 here (2026-11-26, docs/results).
@@ -102,10 +94,16 @@ VERDICT_SCHEMA: dict[str, Any] = {
 
 
 def about_schema(collections: list[str]) -> dict[str, Any]:
-    """The first decision's fields; with no collections (a follow-up's, known) none is chosen."""
-    chosen = {"collection": {"enum": collections}} if collections else {}
-    fields = {**chosen, "asks_for": {"type": "string", "maxLength": 80}, "statistic": {"enum": list(STATISTICS)}}
-    return {"type": "object", "properties": fields, "required": list(fields), "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": {
+            "collection": {"enum": collections},
+            "asks_for": {"type": "string", "maxLength": 80},
+            "statistic": {"enum": list(STATISTICS)},
+        },
+        "required": ["collection", "asks_for", "statistic"],
+        "additionalProperties": False,
+    }
 
 
 def listing(collections: list[CollectionSchema]) -> str:
@@ -147,10 +145,8 @@ def _shown(executor: Executor, tools: ToolSet) -> list[CollectionSchema]:
     return [c for c in schema.collections if c.name in set(offered_collections(tools))] if schema else []
 
 
-def _about(shown: list[CollectionSchema], asked: str, follows: bool = False) -> tuple[str, str, dict[str, Any]]:
-    """The first turn's prompt, its schema's name and the schema; a follow-up's on its one collection."""
-    if follows:
-        return FOLLOW_PROMPT.format(listing=listing(shown), question=asked), CHECK_SCHEMA_NAME, about_schema([])
+def _about(shown: list[CollectionSchema], asked: str) -> tuple[str, str, dict[str, Any]]:
+    """The first turn's prompt, its schema's name and the schema."""
     prompt = ABOUT_PROMPT.format(listing=listing(shown), question=asked)
     return prompt, CHECK_SCHEMA_NAME, about_schema([c.name for c in shown])
 
@@ -205,8 +201,6 @@ def oracle_check(oracle: OracleModel, request: ChatRequest) -> dict[str, Any]:
     fields = request.response_format.json_schema["properties"] if request.response_format else {}
     if "verdict" in fields:
         return {"verdict": fields["verdict"]["enum"][1 if oracle.ground_truth else 0]}
-    if "collection" not in fields:  # a follow-up's: its collection is known
-        return {"asks_for": "", "statistic": "none"}
     offered = fields["collection"]["enum"]
     wanted = oracle.ground_truth.get("collection_name")
     return {"collection": wanted if wanted in offered else offered[0], "asks_for": "", "statistic": "none"}
@@ -232,7 +226,6 @@ class Check:
         sent = [_request(*_about(shown, asked))]
         for collection in shown:
             sent.append(_request(_verdict_prompt(collection, asked), VERDICT_SCHEMA_NAME, VERDICT_SCHEMA))
-            sent.append(_request(*_about([collection], asked, follows=True)))
             about = config.read(collection=collection.name)
             sent += openings_of(self.inner, model, executor, tools, about)
         return sent
@@ -318,13 +311,11 @@ class Check:
         shown = _shown(executor, tools)
         if not shown:  # nothing to check against: the inner strategy as is
             return self.inner.run(model, executor, tools, config, question, on_call)
-        # a follow-up is about the collection its earlier answer rested on: decided, not asked again
-        follows = [c for c in shown if config.follows is not None and c.name == config.follows.collection]
-        shown = follows or shown
-        again = asks_again(question)
         # a follow-up's earlier question is left out (a third of the tokens): which objects it is about is
         # what the collection and the verdict need, and the question that asks the earlier one again keeps it
-        asked = config.user_turn(question, brief=not again)
+        asked = config.user_turn(question, brief=not asks_again(question))
+        # tried (2026-11-30, docs/results): a follow-up's check on its earlier collection alone, without the
+        # collection field; the model then wrote "none" or the hint's words as what is asked, so it checked nothing
         # the user wrote a follow-up's earlier question too: its words are no mapping of the model's own
         typed = f"{question} {config.follows.question}" if config.follows else question
 
@@ -338,9 +329,6 @@ class Check:
                 decision, usage = {"unheld_names": unheld}, Usage()
             elif kind := unheld_kind(question, shown):  # "What color ...": nothing holds a color
                 decision, usage = {"unheld_kind": kind}, Usage()
-            elif follows:  # its earlier question only where it asks that one again (the listing says which)
-                decision, usage = ask(*_about(shown, config.user_turn(question) if again else question, True))
-                decision["collection"] = shown[0].name
             else:
                 decision, usage = ask(*_about(shown, asked))
             if not refusal(decision, question):

@@ -76,9 +76,9 @@ _LOCAL = threading.local()
 COMPLETIONS_PATH = "/v1/chat/completions"
 PROMPT_CACHE_DIR = "--prompt_cache_dir="
 #: Prefix states a server keeps (least recently used forgotten first): for the default model ~40 MB a
-#: tool turn's system turn, ~3 MB a verdict's prompt. The default strategy opens 50 prefixes on the five
-#: use cases (per use case the check's listing; per collection its verdict, a follow-up's check and its tool turn).
-STORE_CAPACITY = 64
+#: tool turn's system turn, ~3 MB a verdict's prompt. The default strategy opens 35 prefixes on the five
+#: use cases (per use case the check's listing, and per collection its verdict and its tool turn).
+STORE_CAPACITY = 48
 
 
 @dataclass

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from agent import AgentConfig, build_tools
-from agent.conversation import Carried, Turn
 from agent.session import AgentSession
 from agent.strategies import DEFAULT_STRATEGY, SolvedExample
 from agent.strategies.check import CHECK_SCHEMA_NAME, LISTED, VERDICT_SCHEMA_NAME
@@ -22,7 +21,6 @@ from llm import ChatRequest, ModelError, ModelReply, ModelUnavailable, SystemPro
 from llm.messages import all_parts
 
 NAME = "Offline"
-SEATS = {"property_name": "seats", "operator": ">", "value": 2}
 
 
 def schema() -> DatabaseSchema:
@@ -74,17 +72,13 @@ def _user(request: ChatRequest) -> str:
     return next(str(p.content) for p in all_parts(request.messages) if isinstance(p, UserPromptPart))
 
 
-def test_the_default_strategy_opens_with_the_checks_listing_then_a_verdict_a_follow_up_s_check_and_a_tool_turn_per_collection() -> (
-    None
-):
+def test_the_default_strategy_opens_with_the_checks_listing_then_a_verdict_and_a_tool_turn_per_collection() -> None:
     openings = session(Recording()).openings()
     assert [o.response_format.name if o.response_format else "tools" for o in openings] == [
         CHECK_SCHEMA_NAME,
         VERDICT_SCHEMA_NAME,
-        CHECK_SCHEMA_NAME,
         "tools",
         VERDICT_SCHEMA_NAME,
-        CHECK_SCHEMA_NAME,
         "tools",
     ]
     [first], [second] = (o.tools for o in openings if o.tools)
@@ -102,7 +96,7 @@ def test_each_opening_is_the_prefix_a_question_about_that_collection_sends(about
     run = session(model).run("What is the average number of seats?")
     assert run.outcome == "model_error", "the run stopped at its first tool turn, as the model said"
     check, tool_turn = model.requests[0], next(r for r in model.requests if r.tools)
-    opening = openings[3 + 3 * [NAME, "Other"].index(about)]
+    opening = openings[2 + 2 * [NAME, "Other"].index(about)]
     assert (_system(tool_turn), tool_turn.tools, tool_turn.tool_choice) == (
         _system(opening),
         opening.tools,
@@ -125,36 +119,16 @@ def test_a_verdict_starts_with_the_opening_of_the_collection_it_is_about(about: 
     session(model).run("How full is it?")
     verdicts = [r for r in model.requests if r.response_format and r.response_format.name == VERDICT_SCHEMA_NAME]
     assert len(verdicts) == 1, "the verdict was asked"
-    opening = openings[1 + 3 * [NAME, "Other"].index(about)]
+    opening = openings[1 + 2 * [NAME, "Other"].index(about)]
     assert (_system(verdicts[0]), verdicts[0].response_format) == (_system(opening), opening.response_format)
     shared = _user(opening)[: _user(opening).index("Question:") + len("Question:")]
     assert _user(verdicts[0]).startswith(shared) and f"Collection {about}:" in shared
 
 
-@pytest.mark.parametrize("about", [NAME, "Other"])
-def test_a_follow_up_s_check_starts_with_the_opening_of_the_collection_it_follows(about: str) -> None:
-    """A follow-up's check lists the collection the earlier answer rested on, alone, and asks no collection:
-    up to its question it is that collection's opening, so a warm server evaluates little more than it."""
-    model = Recording(about)
-    openings = session(model).openings()
-    earlier = Turn(question="How many are there?", answer="20", keeps=Carried(collection=about, conditions=(SEATS,)))
-    session(model).run("And what is the average number of seats of those?", earlier=[earlier])
-    check = model.requests[0]
-    opening = openings[2 + 3 * [NAME, "Other"].index(about)]
-    assert check.response_format is not None and check.response_format.name == CHECK_SCHEMA_NAME
-    assert "collection" not in check.response_format.json_schema["properties"], "decided, not asked again"
-    assert (_system(check), check.response_format) == (_system(opening), opening.response_format)
-    shared = _user(opening)
-    assert shared.endswith("Question: ") and f"Collection {about}:" in shared
-    assert _user(check) == shared + "And what is the average number of seats of those?"
-    other = "Other" if about == NAME else NAME
-    assert f"{other}:" not in _user(check), "only the collection it follows is listed"
-
-
 def test_warm_sends_each_opening_once_for_one_token() -> None:
     model = Recording()
     warmed = session(model).warm()
-    assert len(warmed) == len(model.requests) == 7
+    assert len(warmed) == len(model.requests) == 5
     assert {r.max_tokens for r in model.requests} == {1}
     assert warmed[0].prompt_tokens == 300 and warmed[0].cached_tokens == 10 and warmed[0].seconds >= 0
 
