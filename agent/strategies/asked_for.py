@@ -221,9 +221,11 @@ def asking_alone(asks_for: str) -> bool:
     the objects themselves, nothing a property must hold. Over the 181 questions of the public split
     (2026-11-28), 14 decisions said so: on 12 answerable questions, each verdict "yes"; on 2 unanswerable
     ones, a statistic the check refuses before (variance, correlation). The part "how many does California
-    have?" of a two-part question got "no"."""
-    hint = asks_for.strip(" .").lower() == ASKS_FOR_HINT
-    return bool(content_stems(asks_for)) and not hint and not asked_words(asks_for)
+    have?" of a two-part question got "no". The hint's own words, or "none" (a choice of the statistic's),
+    say nothing of what is asked: written for 7 of the conversation split's 55 follow-ups and 2 of the main
+    job's 15 questions (2026-11-30), they are no sign that nothing is asked."""
+    copied = asks_for.strip(" .").lower() in (ASKS_FOR_HINT, "none")
+    return bool(content_stems(asks_for)) and not copied and not asked_words(asks_for)
 
 
 def written_in(asks_for: str, question: str) -> bool:

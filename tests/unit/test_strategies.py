@@ -836,6 +836,12 @@ def checking_model(asks_for: str) -> FunctionModel:
     return model
 
 
+def test_words_copied_from_the_prompt_are_no_sign_that_only_the_objects_are_asked() -> None:
+    assert asking_alone("how many") and asking_alone("count")
+    assert not asking_alone("none") and not asking_alone("None."), "the statistic's choice written as what is asked"
+    assert not asking_alone("what it asks for, in a few words"), "the hint written back"
+
+
 @pytest.mark.parametrize(
     ("asks_for", "named"),
     [
@@ -850,6 +856,7 @@ def checking_model(asks_for: str) -> FunctionModel:
         ("the most common meduims", True),  # a typo of six letters or more: two letters swapped
         ("the cheapest prcie", False),  # a shorter word a letter apart is another word
         ("what it asks for, in a few words.", True),  # the prompt's hint written back says nothing: the verdict decides
+        ("none", True),  # the statistic's "none" written as what is asked says nothing either: the verdict decides
     ],
 )
 def test_check_refuses_without_a_verdict_what_no_word_of_the_database_names(asks_for: str, named: bool) -> None:
