@@ -224,8 +224,12 @@ def asking_alone(asks_for: str) -> bool:
     have?" of a two-part question got "no". The hint's own words, or "none" (a choice of the statistic's),
     say nothing of what is asked: written for 7 of the conversation split's 55 follow-ups and 2 of the main
     job's 15 questions (2026-11-30), they are no sign that nothing is asked."""
-    copied = asks_for.strip(" .").lower() in (ASKS_FOR_HINT, "none")
-    return bool(content_stems(asks_for)) and not copied and not asked_words(asks_for)
+    return bool(content_stems(asks_for)) and not said_nothing(asks_for) and not asked_words(asks_for)
+
+
+def said_nothing(asks_for: str) -> bool:
+    """What the model wrote as asked is words of the prompt copied: the hint, or the statistic's "none"."""
+    return asks_for.strip(" .").lower() in (ASKS_FOR_HINT, "none")
 
 
 def written_in(asks_for: str, question: str) -> bool:

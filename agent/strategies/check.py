@@ -48,6 +48,7 @@ from agent.strategies.asked_for import (
     named_in,
     opposite_held,
     properties_name,
+    said_nothing,
     spelled_by_properties,
     written_in,
 )
@@ -134,7 +135,8 @@ def refusal(decision: dict[str, Any], question: str = "") -> str:
     if decision.get("verdict") == NOT_LISTED:
         asks_for = str(decision.get("asks_for", ""))
         # the model's own mapping onto a property ("yield_bushels" for rain) would name what the data holds
-        said = f" ({asks_for})" if asks_for and (not question or written_in(asks_for, question)) else ""
+        copied = not asks_for or said_nothing(asks_for)
+        said = f" ({asks_for})" if not copied and (not question or written_in(asks_for, question)) else ""
         return f"no property of the database holds what the question asks for{said}"
     return ""
 

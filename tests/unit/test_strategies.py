@@ -794,6 +794,9 @@ def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_r
     mapped = {**fine, "verdict": NOT_LISTED, "asks_for": "price"}
     assert refusal(mapped, "How much rain fell?") == "no property of the database holds what the question asks for"
     assert refusal(mapped, "What is the mean price?").endswith("asks for (price)"), "the question's own words"
+    for copied in ("none", "what it asks for, in a few words"):  # the prompt's words say nothing: not shown
+        said = refusal({**mapped, "asks_for": copied}, "How many have a patient rating above 4.5?")
+        assert said == "no property of the database holds what the question asks for", copied
     for written in ("whats the std dev of prices", "the stdev of the prices", "are price and rating correlated"):
         assert "the query tool cannot compute" in refusal(fine, written), written
     assert not refusal(fine, "which standard rooms cost most?"), "a word that only begins like one"
