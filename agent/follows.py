@@ -31,5 +31,6 @@ class Follows(BaseModel):
     def told(self) -> str:
         """What the tool turn reads: the earlier question alone, for a follow-up that does not ask it again
         (the earlier conditions are carried into its call, `agent.conversation.carry`, so the model writes
-        the follow-up's own part; ~15 tokens less); all of `context` for one that does."""
+        the follow-up's own part; ~10 new prompt tokens less a follow-up, 2026-11-30); all of `context` for
+        one that does."""
         return self.context() if self.again else Follows(question=self.question).context()

@@ -223,7 +223,7 @@ def asking_alone(asks_for: str) -> bool:
     ones, a statistic the check refuses before (variance, correlation). The part "how many does California
     have?" of a two-part question got "no". The hint's own words, or "none" (a choice of the statistic's),
     say nothing of what is asked: written for 7 of the conversation split's 55 follow-ups and 2 of the main
-    job's 15 questions (2026-11-30), they are no sign that nothing is asked."""
+    job's 15 questions (2026-11-30), they are no sign that only the objects are asked."""
     return bool(content_stems(asks_for)) and not said_nothing(asks_for) and not asked_words(asks_for)
 
 
