@@ -154,12 +154,12 @@ def form_question(question: str, follows: Follows | None) -> str:
     return follows.question if follows is not None and _AGAIN.search(question) else question
 
 
-def context_of(turn: Turn, question: str = "") -> Follows:
-    """What the model reads after a follow-up (`question`): the question it follows and the objects that
-    one's answer rested on (a follow-up's own words name neither the earlier statistic nor the earlier values)."""
+def context_of(turn: Turn, again: bool = False) -> Follows:
+    """What the model reads after a follow-up: the question it follows and the objects that one's answer
+    rested on (a follow-up's own words name neither the earlier statistic nor the earlier values); `again`:
+    the follow-up asks that question again of other objects (`asks_again`)."""
     if turn.keeps is None:
         return Follows(question=turn.question)
-    again = asks_again(question)
     return Follows(question=turn.question, collection=turn.keeps.collection, where=turn.keeps.said(), again=again)
 
 

@@ -165,11 +165,8 @@ class AgentConfig(BaseModel):
 
     def amended(self, arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
         """A call as it runs: each strategy's amendment, then the conversation's; the reasons ("" none)."""
-        why = ""
-        for step in (s for s in (self.amend, self.carry) if s is not None):
-            arguments, mine = step(arguments)
-            why = " ".join(w for w in (why, mine) if w)
-        return arguments, why
+        amend = self.amended_by(self.carry).amend if self.carry is not None else self.amend
+        return amend(arguments) if amend is not None else (arguments, "")
 
     def user_turn(self, question: str, brief: bool = False) -> str:
         """The question as the user turn shows it: the preamble, the question, then the context (of a

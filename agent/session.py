@@ -130,11 +130,10 @@ class AgentSession:
         previous = followed(question, earlier)
         carried = previous.keeps if previous is not None else None
         strategy, bounded = self._strategy()
-        config = self.config
+        config, again = self.config, asks_again(question)
         if previous is not None:
-            config = config.model_copy(update={"follows": context_of(previous, question)})
+            config = config.model_copy(update={"follows": context_of(previous, again)})
         if carried is not None and self.tools.design.operations is ToolOperations.COMPOUND:
-            again = asks_again(question)
             kept = partial(carry, carried=carried, validate=self.executor.validate, again=again)
             config = config.model_copy(update={"carry": kept})
         run = strategy.run(self.model, bounded, self.tools, config, question, on_call)

@@ -88,7 +88,7 @@ def test_the_model_reads_what_a_follow_up_follows() -> None:
     question_only = '(This follows the question "How many Italian restaurants are there?".)'
     assert asked == f"And those open now?\n{question_only}\nStored values: x."
     # a follow-up that asks the earlier question again of other objects is told what that one rested on
-    again = AgentConfig(follows=context_of(turn, "And what about Thai ones?"))
+    again = AgentConfig(follows=context_of(turn, again=True))
     assert again.user_turn("And what about Thai ones?") == f"And what about Thai ones?\n{said}"
     # the check reads which objects it is about, not the earlier question's words
     brief = config.user_turn("And those open now?", brief=True)
