@@ -256,12 +256,14 @@ class Check:
         if invented := invented_property(asks_for, collection):
             decision["verdict"], decision["invented_property"] = NOT_LISTED, invented
             return Usage()
+        # the model said nothing of what is asked ("none"): the question's own words are what it asks for
+        words = question if said_nothing(asks_for) else asks_for
         foregone = (
-            properties_name(asks_for, collection)
-            or named_by_properties(asks_for, question, collection)
-            or named_by_properties(asks_for, question, collection, self.stored.categories(executor, collection))
+            properties_name(words, collection)
+            or named_by_properties(words, question, collection)
+            or named_by_properties(words, question, collection, self.stored.categories(executor, collection))
         )
-        if foregone and written_in(asks_for, typed):
+        if foregone and written_in(words, typed):
             decision["verdict"], decision["named_by_properties"] = LISTED, True
         elif asking_alone(asks_for):
             decision["verdict"], decision["asks_for_objects"] = LISTED, True
