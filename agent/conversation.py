@@ -151,7 +151,7 @@ _AGAIN = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\b", re.IGNORECASE)
 def form_question(question: str, follows: Follows | None) -> str:
     """The words that say what form the answer takes (a count, a name, a value): the question's own, and
     for one that only asks the earlier question again of other objects, the earlier question."""
-    return follows.question if follows is not None and _AGAIN.search(question) else question
+    return follows.question if follows is not None and follows.again else question
 
 
 def context_of(turn: Turn, again: bool = False) -> Follows:
@@ -159,7 +159,7 @@ def context_of(turn: Turn, again: bool = False) -> Follows:
     rested on (a follow-up's own words name neither the earlier statistic nor the earlier values); `again`:
     the follow-up asks that question again of other objects (`asks_again`)."""
     if turn.keeps is None:
-        return Follows(question=turn.question)
+        return Follows(question=turn.question, again=again)
     return Follows(question=turn.question, collection=turn.keeps.collection, where=turn.keeps.said(), again=again)
 
 

@@ -78,6 +78,7 @@ def main() -> None:
             model_name="replay",
             config=AgentConfig(max_steps=3),
             design=ToolDesign(),
+            strategy="react",  # the loop alone: a replayed model, and no query memory
         )
         run_level(cases[:8], context, 4)  # warm caches: ground truths, schema, connections
         baseline = None

@@ -21,7 +21,7 @@ from typing import Any
 from agent import ORACLE, AgentConfig, AgentRun, OracleModel, ToolDesign, ToolSet, build_tools
 from agent.conversation import Turn, keeps_from
 from agent.session import AgentSession
-from agent.strategies import ExampleRetriever
+from agent.strategies import DEFAULT_STRATEGY, ExampleRetriever
 from agent.tokens import TokenCounter
 from evaluation.execution_match import SCORING_OPTIONS
 from evaluation.ground_truth import GroundTruthCache
@@ -141,9 +141,10 @@ class RunContext:
     model_name: str
     config: AgentConfig
     design: ToolDesign
-    #: The agent strategy by name (`agent.strategies`), and, for `examples`, the query memory of a
-    #: use case: it must never return that use case's own examples (cross-domain).
-    strategy: str = "react"
+    #: The agent strategy by name (`agent.strategies`; every door's one default), and, for `examples`, the
+    #: query memory of a use case: it must never return that use case's own examples (cross-domain).
+    #: `evaluation.strategies.use_strategy` sets both; without a memory the default's `examples` fails, typed.
+    strategy: str = DEFAULT_STRATEGY
     retriever_for: Callable[[str], ExampleRetriever] | None = None
     #: What run.json records about the strategy (the memory, that it is cross-domain).
     strategy_setup: dict[str, Any] = field(default_factory=dict)

@@ -28,7 +28,6 @@ from functools import partial
 from typing import Any
 
 from agent.answer import Commit, FinalAnswer
-from agent.conversation import asks_again
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.models import ModelError, OracleModel, oracle_replies
 from agent.strategies.answer_kind import unheld_kind
@@ -317,7 +316,7 @@ class Check:
             return self.inner.run(model, executor, tools, config, question, on_call)
         # a follow-up's earlier question is left out (a third of the tokens): which objects it is about is
         # what the collection and the verdict need, and the question that asks the earlier one again keeps it
-        asked = config.user_turn(question, brief=not asks_again(question))
+        asked = config.user_turn(question, brief=not (config.follows and config.follows.again))
         # tried (2026-11-30, docs/results): a follow-up's check on its earlier collection alone, without the
         # collection field; the model then wrote "none" or the hint's words as what is asked, so it checked nothing
         # the user wrote a follow-up's earlier question too: its words are no mapping of the model's own

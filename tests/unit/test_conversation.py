@@ -20,6 +20,7 @@ from agent.conversation import (
     Carried,
     Turn,
     TurnMemory,
+    asks_again,
     carried_into,
     carry,
     context_of,
@@ -297,8 +298,10 @@ def test_the_conversation_split_is_what_the_composer_writes() -> None:
 def test_a_follow_up_asking_the_earlier_question_again_takes_its_form() -> None:
     from agent.conversation import form_question
 
-    said = context_of(Turn(question="How many courses whose subject is History are there?", answer="6", keeps=None))
-    asked = form_question("And what about courses whose subject is Mathematics?", said)
+    turn = Turn(question="How many courses whose subject is History are there?", answer="6", keeps=None)
+    said = context_of(turn)
+    again = context_of(turn, again=asks_again("And what about courses whose subject is Mathematics?"))
+    asked = form_question("And what about courses whose subject is Mathematics?", again)
     assert asked == "How many courses whose subject is History are there?"  # the form asked again
     assert form_question("Which of those are online?", said) == "Which of those are online?"  # its own form
     assert form_question("And what about Mathematics?", None) == "And what about Mathematics?"
