@@ -845,6 +845,18 @@ def test_words_copied_from_the_prompt_are_no_sign_that_only_the_objects_are_aske
     assert not asking_alone("what it asks for, in a few words"), "the hint written back"
 
 
+@pytest.mark.parametrize("copied", ["none", "what it asks for, in a few words"])
+def test_where_the_model_says_nothing_of_what_is_asked_the_question_s_words_are_read(copied: str) -> None:
+    """ "none" written as what is asked says nothing (the verdict is asked), but the question's own words may:
+    "And how many of those are tenured?" names a property, and needs no verdict (6 of 55 follow-ups)."""
+    for question, verdict in (("And what is the average price of those?", False), ("And their star rating?", True)):
+        model = checking_model(copied)
+        run = build_strategy("check").run(model, executor(), tools(), AgentConfig(), question)
+        asked = [schema_name(c["response_format"]) for c in model.calls]
+        assert ("CheckVerdict" in asked) is verdict, question
+        assert run.strategy_notes["check"]["decision"].get("named_by_properties", False) is not verdict
+
+
 @pytest.mark.parametrize(
     ("asks_for", "named"),
     [
