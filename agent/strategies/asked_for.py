@@ -162,6 +162,13 @@ def named_by_properties(
     return bool(words) and all(any(meets(word, name) for name in _property_words(collection)) for word in words)
 
 
+def all_named(question: str, collection: CollectionSchema, values: dict[str, list[str]]) -> bool:
+    """Whether every word of the question, past the names, stored `values` and collection name it gives, is
+    a word of a property name (or none is left): nothing in it the collection may not hold."""
+    words = beyond_names(question, question, collection, values)
+    return all(any(meets(word, name) for name in _property_words(collection)) for word in words)
+
+
 def spelled_by_properties(asks_for: str, question: str, collection: CollectionSchema) -> bool:
     """Whether any word of what the question asks for, past the names it gives, is a word of a property name:
     then the words, not their meaning, are what the verdict weighs ("cozy seats": `seats`, and "cozy")."""

@@ -28,6 +28,7 @@ from functools import partial
 from typing import Any
 
 from agent.answer import Commit, FinalAnswer
+from agent.follows import Follows
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.models import ModelError, OracleModel, oracle_replies
 from agent.strategies.answer_kind import unheld_kind
@@ -37,6 +38,7 @@ from agent.strategies.asked_for import (
     STATISTICS,
     UNSUPPORTED,
     UNSUPPORTED_WRITTEN,
+    all_named,
     asked_words,
     asking_alone,
     beyond_names,
@@ -302,6 +304,20 @@ class Check:
             unheld = names if unheld is None else [n for n in unheld if n in names]
         return unheld or []
 
+    def _asked_before(
+        self, executor: Executor, shown: list[CollectionSchema], question: str, follows: Follows | None
+    ) -> str:
+        """The earlier answer's collection, for a follow-up that asks the earlier question again of other
+        objects its words name by stored values and property names alone ("And what about courses whose
+        subject is Mathematics?"): what is asked was answerable there, and no request is needed to say so;
+        else "" (the check as for any question: "And what about their salaries?")."""
+        if follows is None or not follows.again:
+            return ""
+        collection = next((c for c in shown if c.name == follows.collection), None)
+        if collection is None or not all_named(question, collection, self.stored.categories(executor, collection)):
+            return ""
+        return collection.name
+
     def run(
         self,
         model: Any,
@@ -332,9 +348,11 @@ class Check:
                 decision, usage = {"unheld_names": unheld}, Usage()
             elif kind := unheld_kind(question, shown):  # "What color ...": nothing holds a color
                 decision, usage = {"unheld_kind": kind}, Usage()
+            elif again := self._asked_before(executor, shown, question, config.follows):
+                decision, usage = {"collection": again, "verdict": LISTED, "asked_before": True}, Usage()
             else:
                 decision, usage = ask(*_about(shown, asked))
-            if not refusal(decision, question):
+            if not refusal(decision, question) and "asked_before" not in decision:
                 said = str(decision.get("asks_for", ""))
                 unnamed = not named_in(said, shown) and not any(meant_property(said, question, c) for c in shown)
                 # the model's own words ("powerhorse") where the question spells a property ("horsepower")

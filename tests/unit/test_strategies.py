@@ -845,6 +845,24 @@ def test_words_copied_from_the_prompt_are_no_sign_that_only_the_objects_are_aske
     assert not asking_alone("what it asks for, in a few words"), "the hint written back"
 
 
+def test_a_follow_up_asking_the_earlier_question_again_of_named_objects_needs_no_check_request() -> None:
+    """ "And what about Japanese ones?" asks what was answerable before of objects its words name: no request;
+    words no property names ("their salaries"), or a follow-up that asks something new, are checked."""
+    earlier = Follows(question="What is the average price of Italian places?", collection=NAME, where="x", again=True)
+    for question, follows, checked in (
+        ("And what about Japanese ones?", earlier, False),
+        ("And what about their salaries?", earlier, True),
+        ("And what about Japanese ones?", earlier.model_copy(update={"again": False}), True),
+        ("And what about Japanese ones?", earlier.model_copy(update={"collection": ""}), True),
+    ):
+        model = checking_model("average price")
+        run = build_strategy("check").run(model, executor(), tools(), AgentConfig(follows=follows), question)
+        asked = [schema_name(c["response_format"]) for c in model.calls]
+        assert ("QuestionCheck" in asked) is checked, (question, follows)
+        assert run.strategy_notes["check"]["decision"].get("asked_before", False) is not checked
+        assert [c.arguments for c in run.calls()] == [MEAN_PRICE], "the query runs either way"
+
+
 @pytest.mark.parametrize("copied", ["none", "what it asks for, in a few words"])
 def test_where_the_model_says_nothing_of_what_is_asked_the_question_s_words_are_read(copied: str) -> None:
     """ "none" written as what is asked says nothing (the verdict is asked), but the question's own words may:
