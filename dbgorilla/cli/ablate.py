@@ -151,7 +151,9 @@ def compare_designs(
     def context_for(name: str, client: Any, executor: Any, driver: Driver) -> RunContext:
         design = design_of(name, baseline)
         say(f"ablation {name}: tool design {design.label()}")
-        return run_context(client, executor, chosen, design, driver, token_counter())
+        context = run_context(client, executor, chosen, design, driver, token_counter())
+        context.strategy = BASELINE_STRATEGY  # the paper's loop: only the tool design differs between runs
+        return context
 
     runs, driver = run_each(names, root, resume, chosen, namespace, context_for, model, base_url, request_timeout,
                             temperature, seed, concurrency, warm)  # fmt: skip
