@@ -159,14 +159,19 @@ def named_by_properties(
     own name, is all words of the collection's property names ("the heaviest car from Japan in lbs":
     weight, lbs; "the average maximum temperature of snow": temp_max, `snow` a stored `weather`)."""
     words = beyond_names(asks_for, question, collection, values)
-    return bool(words) and all(any(meets(word, name) for name in _property_words(collection)) for word in words)
+    return bool(words) and _properties_name(words, collection)
 
 
 def all_named(question: str, collection: CollectionSchema, values: dict[str, list[str]]) -> bool:
     """Whether every word of the question, past the names, stored `values` and collection name it gives, is
     a word of a property name (or none is left): nothing in it the collection may not hold."""
-    words = beyond_names(question, question, collection, values)
-    return all(any(meets(word, name) for name in _property_words(collection)) for word in words)
+    return _properties_name(beyond_names(question, question, collection, values), collection)
+
+
+def _properties_name(words: list[str], collection: CollectionSchema) -> bool:
+    """Whether each of `words` is a word of one of the collection's property names."""
+    names = _property_words(collection)
+    return all(any(meets(word, name) for name in names) for word in words)
 
 
 def spelled_by_properties(asks_for: str, question: str, collection: CollectionSchema) -> bool:
