@@ -242,7 +242,9 @@ def typed_tools(tools: ToolSet, schema: DatabaseSchema, about: str = "", require
     """The same tools with every property name an enum of the properties of its slot's kind: those of the
     collection the question is `about` when it is offered, else of every collection offered (a
     per-collection tool: its own collection's), and the `required` slots it has made required. The
-    collections offered, the descriptions and the order of the slots are unchanged."""
+    collection name is held to the one it is `about` too: with its properties only, a call naming another
+    collection cannot be right (the model wrote `visaRequired` on Accommodations once the check had named
+    Destinations, 2026-11-30). The descriptions and the order of the slots are unchanged."""
     typed = []
     for tool in tools.tools:
         function = copy.deepcopy(tool["function"])
@@ -253,6 +255,8 @@ def typed_tools(tools: ToolSet, schema: DatabaseSchema, about: str = "", require
         chosen = [c for c in schema.collections if c.name in offered]
         names, dates = property_names_by_kind(chosen), [p.name for c in chosen for p in c.dates()]
         slots = {slot: typed_slot(slot, spec, names, dates) for slot, spec in parameters["properties"].items()}
+        if not own and "collection_name" in slots:
+            slots["collection_name"] = {**parameters["properties"]["collection_name"], "enum": offered}
         if not any(c.references for c in chosen):  # nothing to filter through: the slot only misleads
             slots.pop(REFERENCE_FILTER_FIELD, None)
         parameters["properties"] = {slot: spec for slot, spec in slots.items() if spec is not None}
