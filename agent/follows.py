@@ -28,9 +28,12 @@ class Follows(BaseModel):
             return self.context()
         return f"(It follows a question on {self.collection} where {self.where}.)"
 
-    def told(self) -> str:
-        """What the tool turn reads: the earlier question alone, for a follow-up that does not ask it again
-        (the earlier conditions are carried into its call, `agent.conversation.carry`, so the model writes
-        the follow-up's own part; ~10 new prompt tokens less a follow-up, 2026-11-30); all of `context` for
-        one that does."""
-        return self.context() if self.again else Follows(question=self.question).context()
+    def told(self, settled: str = "") -> str:
+        """What the tool turn reads: all of `context` for a follow-up that asks the earlier question again;
+        for one that does not, nothing when the call's collection is `settled` (named by the check) to the
+        one the earlier answer rested on: its conditions are carried into the call
+        (`agent.conversation.carry`), so the model writes the follow-up's own part; else the earlier
+        question alone."""
+        if self.again:
+            return self.context()
+        return "" if self.collection and settled == self.collection else Follows(question=self.question).context()

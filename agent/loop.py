@@ -171,7 +171,8 @@ class AgentConfig(BaseModel):
     def user_turn(self, question: str, brief: bool = False) -> str:
         """The question as the user turn shows it: the preamble, the question, then the context (of a
         follow-up, `brief`ly: only which objects it is about)."""
-        follows = (self.follows.brief() if brief else self.follows.told()) if self.follows else ""
+        told = self.follows.told(self.reading.collection) if self.follows else ""
+        follows = self.follows.brief() if self.follows and brief else told
         context = "".join(f"\n{text}" for text in (follows, self.question_context) if text)
         return f"{self.question_preamble}{question}{context}"
 

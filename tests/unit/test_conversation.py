@@ -85,9 +85,14 @@ def test_the_model_reads_what_a_follow_up_follows() -> None:
     )
     config = AgentConfig(follows=follows, question_context="Stored values: x.")
     asked = config.user_turn("And those open now?")
-    # the question first, as every strategy reads it; the earlier conditions are carried, not told
+    # the question first, as every strategy reads it; the earlier question alone, its conditions carried
     question_only = '(This follows the question "How many Italian restaurants are there?".)'
     assert asked == f"And those open now?\n{question_only}\nStored values: x."
+    # once the check has named the collection the earlier answer rested on, nothing of the earlier turn
+    settled = config.read(collection="Restaurants")
+    assert settled.user_turn("And those open now?") == "And those open now?\nStored values: x."
+    elsewhere = config.read(collection="MenuItems")
+    assert elsewhere.user_turn("And those open now?") == f"And those open now?\n{question_only}\nStored values: x."
     # a follow-up that asks the earlier question again of other objects is told what that one rested on
     again = AgentConfig(follows=context_of(turn, again=True))
     assert again.user_turn("And what about Thai ones?") == f"And what about Thai ones?\n{said}"
