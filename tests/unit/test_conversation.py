@@ -96,12 +96,9 @@ def test_the_model_reads_what_a_follow_up_follows() -> None:
     # a follow-up that asks the earlier question again of other objects is told what that one rested on
     again = AgentConfig(follows=context_of(turn, again=True))
     assert again.user_turn("And what about Thai ones?") == f"And what about Thai ones?\n{said}"
-    # the check reads which objects it is about, not the earlier question's words
+    # the check reads which collection it is about, not the earlier question's words nor its conditions
     brief = config.user_turn("And those open now?", brief=True)
-    assert (
-        brief
-        == "And those open now?\n(It follows a question on Restaurants where cuisine = Italian.)\nStored values: x."
-    )
+    assert brief == "And those open now?\n(It follows a question on Restaurants.)\nStored values: x."
     unknown = Turn(question="How many Italian restaurants are there?", answer="27")
     assert (
         context_of(unknown).brief()
