@@ -264,7 +264,7 @@ _STATISTIC_NAME = re.compile(r"\b(?:average|avg|mean|total|sum)\b", re.I)
 
 
 def to_statistic(question: str, arguments: dict[str, Any], numbers: list[str]) -> tuple[dict[str, Any], str]:
-    """The call computing the mean (sum) the question's words ask for ("Average yield of the Manchuria or
+    """The call computing the median, mean (sum) the question's words ask for ("Average yield of the Manchuria or
     Svansota plots?": MEAN of yield) where it computes no number at all: a count or the top values of a
     category, a listing. A call with a statistic of its own keeps it, as does a property the call filters or
     whose name says the statistic (`averageRating`). A question that asks per group in so many words, over a

@@ -402,7 +402,7 @@ def test_a_superlative_of_a_number_asks_for_its_extreme_and_agrees_with_every_go
     assert read >= 30  # the rule is tried on our questions, not only on the ones above
 
 
-def test_a_mean_the_words_ask_for_is_computed_where_the_call_computes_no_number_and_no_gold_call_changes() -> None:
+def test_a_mean_or_median_the_words_ask_for_is_computed_where_the_call_computes_no_number() -> None:
     from agent.strategies.reshape import to_statistic
     from executors.vocabulary import PropertyKind
     from fixtures.datasets import load_split, split_path
@@ -423,6 +423,15 @@ def test_a_mean_the_words_ask_for_is_computed_where_the_call_computes_no_number_
         }
         and why
     )
+    topped = {  # "the median final grade of those" written as the most common feedback
+        "collection_name": "Enrollments",
+        "text_property_aggregation": {"property_name": "feedback", "metrics": "TOP_OCCURRENCES"},
+    }
+    amended, why = to_statistic("What is the median final grade of those?", topped, ["finalGrade", "credits"])
+    assert amended == {
+        "collection_name": "Enrollments",
+        "integer_property_aggregation": {"property_name": "finalGrade", "metrics": "MEDIAN"},
+    }
     per_group = {"collection_name": "B", "groupby_property": "site"}  # a bare group-by: its counts may be read
     assert to_statistic("What is the average yield per site?", per_group, ["yield_bushels"]) == (per_group, "")
     counted_per_group = {  # the model counted each origin for "the average weight in lbs for each origin"
