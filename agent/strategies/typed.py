@@ -7,10 +7,10 @@ the call honest: a text filter can name only a text property, a number aggregati
 group-by only a text or boolean one. When `check` has read which collection the question is about, the
 enums hold that collection's properties only (over the union of every collection offered, the model
 took a property of a sibling collection: "cuisine" in a Reservations filter); otherwise, and for the
-`related` operations, whose calls may cross a reference to another collection, every offered one's;
-the collection name is then held to that collection too (`agent.tooldef.typed_tools`). The description
-and the slots' order stay as they are. Slots a strategy knows
-the call needs (`Reading.required_slots`: `chain`'s per-group questions need a group-by) are made
+`related` operations, whose calls may cross a reference to another collection, every offered one's.
+Where the enums hold one collection's properties, the collection name is held to that collection too
+(`agent.tooldef.typed_tools`). The description and the slots' order stay as they are. Slots a strategy
+knows the call needs (`Reading.required_slots`: `chain`'s per-group questions need a group-by) are made
 required.
 
 What the question's words alone say the call needs is not made required: llama.cpp's grammar writes
