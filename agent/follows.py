@@ -23,9 +23,9 @@ class Follows(BaseModel):
 
     def brief(self) -> str:
         """Which collection the follow-up is about, without the earlier question's words or its conditions:
-        all that deciding the collection and whether it holds what is asked needs (`check`), in a fifth of
-        the tokens (the conditions are carried into the call, not decided on: with them the check read 74
-        new prompt tokens a follow-up, 10 over the server's 64-token floor, 2026-11-30)."""
+        all that deciding the collection and whether it holds what is asked needs (`check`); the conditions
+        are carried into the call, not decided on (with them the check read 74 new prompt tokens a
+        follow-up, 10 over the server's 64-token floor, 2026-11-30)."""
         if not self.collection:
             return self.context()
         return f"(It follows a question on {self.collection}.)"

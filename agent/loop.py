@@ -171,8 +171,8 @@ class AgentConfig(BaseModel):
     def user_turn(self, question: str, brief: bool = False) -> str:
         """The question as the user turn shows it: the preamble, the question, then the context (of a
         follow-up, `brief`ly: only which collection it follows; else what `Follows.told` says)."""
-        told = self.follows.told(self.reading.collection) if self.follows else ""
-        follows = self.follows.brief() if self.follows and brief else told
+        said = self.follows
+        follows = (said.brief() if brief else said.told(self.reading.collection)) if said else ""
         context = "".join(f"\n{text}" for text in (follows, self.question_context) if text)
         return f"{self.question_preamble}{question}{context}"
 

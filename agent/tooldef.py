@@ -255,8 +255,8 @@ def typed_tools(tools: ToolSet, schema: DatabaseSchema, about: str = "", require
         chosen = [c for c in schema.collections if c.name in offered]
         names, dates = property_names_by_kind(chosen), [p.name for c in chosen for p in c.dates()]
         slots = {slot: typed_slot(slot, spec, names, dates) for slot, spec in parameters["properties"].items()}
-        if not own and "collection_name" in slots:
-            slots["collection_name"] = {**parameters["properties"]["collection_name"], "enum": offered}
+        if "collection_name" in slots:  # a per-collection tool has none
+            slots["collection_name"] = {**slots["collection_name"], "enum": offered}
         if not any(c.references for c in chosen):  # nothing to filter through: the slot only misleads
             slots.pop(REFERENCE_FILTER_FIELD, None)
         parameters["properties"] = {slot: spec for slot, spec in slots.items() if spec is not None}
