@@ -27,6 +27,7 @@ import time
 from functools import partial
 from typing import Any
 
+from agent._words import names_property
 from agent.answer import Commit, FinalAnswer
 from agent.follows import Follows
 from agent.loop import AgentConfig, AgentRun, Executor
@@ -304,19 +305,20 @@ class Check:
             unheld = names if unheld is None else [n for n in unheld if n in names]
         return unheld or []
 
-    def _asked_before(
+    def _earlier_holds(
         self, executor: Executor, shown: list[CollectionSchema], question: str, follows: Follows | None
     ) -> str:
-        """The earlier answer's collection, for a follow-up that asks the earlier question again of other
-        objects its words name by stored values and property names alone ("And what about courses whose
-        subject is Mathematics?"): what is asked was answerable there, and no request is needed to say so;
-        else "" (the check as for any question: "And what about their salaries?")."""
-        if follows is None or not follows.again:
+        """The earlier answer's collection, for a follow-up whose words name nothing past its property names,
+        stored values and names, and no other collection ("And how many of those are tenured?"): the check's
+        decision without a request (its words are foregone: no verdict); else "" ("And what about their
+        salaries?", "And who painted those?" after artworks)."""
+        if follows is None:
             return ""
         collection = next((c for c in shown if c.name == follows.collection), None)
         if collection is None or not all_named(question, collection, self.stored.categories(executor, collection)):
             return ""
-        return collection.name
+        others = [c for c in shown if c is not collection and names_property(question, c.name)]
+        return "" if others else collection.name
 
     def run(
         self,
@@ -348,11 +350,11 @@ class Check:
                 decision, usage = {"unheld_names": unheld}, Usage()
             elif kind := unheld_kind(question, shown):  # "What color ...": nothing holds a color
                 decision, usage = {"unheld_kind": kind}, Usage()
-            elif again := self._asked_before(executor, shown, question, config.follows):
-                decision, usage = {"collection": again, "verdict": LISTED, "asked_before": True}, Usage()
+            elif earlier := self._earlier_holds(executor, shown, question, config.follows):
+                decision, usage = {"collection": earlier, "verdict": LISTED, "earlier_holds": True}, Usage()
             else:
                 decision, usage = ask(*_about(shown, asked))
-            if not refusal(decision, question) and "asked_before" not in decision:
+            if not refusal(decision, question) and "earlier_holds" not in decision:
                 said = str(decision.get("asks_for", ""))
                 unnamed = not named_in(said, shown) and not any(meant_property(said, question, c) for c in shown)
                 # the model's own words ("powerhorse") where the question spells a property ("horsepower")

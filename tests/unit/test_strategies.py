@@ -845,21 +845,28 @@ def test_words_copied_from_the_prompt_are_no_sign_that_only_the_objects_are_aske
     assert not asking_alone("what it asks for, in a few words"), "the hint written back"
 
 
-def test_a_follow_up_asking_the_earlier_question_again_of_named_objects_needs_no_check_request() -> None:
-    """ "And what about Japanese ones?" asks what was answerable before of objects its words name: no request;
-    words no property names ("their salaries"), or a follow-up that asks something new, are checked."""
+def test_a_follow_up_naming_only_what_its_earlier_collection_holds_needs_no_check_request() -> None:
+    """ "And what about Japanese ones?" or "And how many of those are open late?" name only stored values and
+    property names of the collection the earlier answer rested on: no request, asked again or not; words no
+    property names ("their salaries"), an earlier turn with no collection, or another collection named, are
+    checked."""
     earlier = Follows(question="What is the average price of Italian places?", collection=NAME, where="x", again=True)
-    for question, follows, checked in (
-        ("And what about Japanese ones?", earlier, False),
-        ("And what about their salaries?", earlier, True),
-        ("And what about Japanese ones?", earlier.model_copy(update={"again": False}), True),
-        ("And what about Japanese ones?", earlier.model_copy(update={"collection": ""}), True),
+    other = sample_schema("Kitchens")
+    both = DatabaseSchema(collections=(SCHEMA.collections[0], other.collections[0]))
+    two = (ReferenceExecutor(both, {NAME: OBJECTS, "Kitchens": OBJECTS}), build_tools(both, counter=estimate_counter()))
+    for question, follows, database, checked in (
+        ("And what about Japanese ones?", earlier, (executor(), tools()), False),
+        ("And what about Japanese ones?", earlier.model_copy(update={"again": False}), (executor(), tools()), False),
+        ("And how many of those are open late?", earlier.model_copy(update={"again": False}), two, False),
+        ("And what about their salaries?", earlier, (executor(), tools()), True),
+        ("And what about Japanese ones?", earlier.model_copy(update={"collection": ""}), (executor(), tools()), True),
+        ("And how many kitchens are open late among those?", earlier, two, True),
     ):
         model = checking_model("average price")
-        run = build_strategy("check").run(model, executor(), tools(), AgentConfig(follows=follows), question)
+        run = build_strategy("check").run(model, *database, AgentConfig(follows=follows), question)
         asked = [schema_name(c["response_format"]) for c in model.calls]
         assert ("QuestionCheck" in asked) is checked, (question, follows)
-        assert run.strategy_notes["check"]["decision"].get("asked_before", False) is not checked
+        assert run.strategy_notes["check"]["decision"].get("earlier_holds", False) is not checked
         assert [c.arguments for c in run.calls()] == [MEAN_PRICE], "the query runs either way"
 
 
