@@ -335,9 +335,8 @@ class Check:
         # a follow-up's earlier question is left out (a third of the tokens): which objects it is about is
         # what the collection and the verdict need, and the question that asks the earlier one again keeps it
         asked = config.user_turn(question, brief=not (config.follows and config.follows.again))
-        # tried (2026-11-30, docs/results): a follow-up's check on its earlier collection alone, without the
-        # collection field; the model then wrote "none" or the hint's words as what is asked, so it checked nothing
-        # the user wrote a follow-up's earlier question too: its words are no mapping of the model's own
+        # tried (2026-11-30, docs/results): a follow-up's check on its earlier collection alone checked nothing (its
+        # asks_for "none" or the hint's words). A follow-up's earlier question is the user's own words too:
         typed = f"{question} {config.follows.question}" if config.follows else question
 
         def ask(prompt: str, name: str, wanted: dict[str, Any]) -> tuple[dict[str, Any], Usage]:
