@@ -336,7 +336,7 @@ class Check:
         # what the collection and the verdict need, and the question that asks the earlier one again keeps it
         asked = config.user_turn(question, brief=not (config.follows and config.follows.again))
         # tried (2026-11-30, docs/results): a follow-up's check on its earlier collection alone checked nothing (its
-        # asks_for "none" or the hint's words). A follow-up's earlier question is the user's own words too:
+        # asks_for "none" or the hint's words). An earlier question is the user's words, not the model's mapping
         typed = f"{question} {config.follows.question}" if config.follows else question
 
         def ask(prompt: str, name: str, wanted: dict[str, Any]) -> tuple[dict[str, Any], Usage]:
