@@ -63,7 +63,7 @@ from typing import Any
 from agent.llama_cpu import load_cpu_backend
 from agent.tooldef import prefix_order
 from dbgorilla.llm_server import canonical
-from dbgorilla.llm_server.grammar import patch_grammar_sampling
+from dbgorilla.llm_server.grammar import patch_compact_calls, patch_grammar_sampling
 from dbgorilla.llm_server.speculative import drafting, patch_speculative, shared_prefix
 
 #: The llama-cpp-python version whose `generate`, `create_chat_completion` and state saving `patch_llama`
@@ -383,6 +383,7 @@ def main() -> None:
         draft.replies, draft.opening_tokens = 0, 0
     patch_llama(llama_cpp.Llama, PrefixStore(Path(folders[-1]) if folders else None), canon)
     patch_grammar_sampling(llama_cpp.Llama)
+    patch_compact_calls(llama_cpp.Llama, llama_cpp.llama_grammar)
     if draft is not None:
         patch_speculative(llama_cpp.Llama, draft)
     create_app = server.create_app

@@ -26,3 +26,28 @@ def test_the_installed_llama_cpp_python_is_the_one_the_patches_were_read_against
     assert installed == LLAMA_CPP_PYTHON_VERSION, (
         f"llama-cpp-python {installed} is installed; the patches were read against {LLAMA_CPP_PYTHON_VERSION}"
     )
+
+
+def test_a_call_s_grammar_allows_no_space_and_a_schema_reply_s_keeps_upstream_s(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`patch_compact_calls` works through the module constant llama-cpp-python's schema converter reads, for a
+    request with tools only, and leaves upstream's rule after each request."""
+    grammar = pytest.importorskip("llama_cpp.llama_grammar", reason="llama-cpp-python is not installed")
+    from dbgorilla.llm_server.grammar import patch_compact_calls
+
+    schema = '{"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}'
+    upstream = grammar.SPACE_RULE
+    assert f"space ::= {upstream}" in grammar.json_schema_to_gbnf(schema)
+
+    class Model:
+        def create_chat_completion(self, **kwargs: object) -> str:
+            return grammar.json_schema_to_gbnf(schema)
+
+    monkeypatch.setattr(grammar, "SPACE_RULE", upstream)  # restored after the test, whatever happens
+    patch_compact_calls(Model, grammar)
+    assert 'space ::= ""' in Model().create_chat_completion(messages=[], tools=[{"type": "function"}])
+    assert f"space ::= {upstream}" in Model().create_chat_completion(
+        messages=[], response_format={"type": "json_object"}
+    )
+    assert grammar.SPACE_RULE == upstream  # noqa: SIM300

@@ -556,7 +556,7 @@ def test_examples_go_in_the_user_turn_after_an_unchanged_prefix() -> None:
     assert first[0] == plain_first[0], "the system prompt (the cached prefix) is the same"
     assert isinstance(first[1], UserPromptPart) and first[1].content.endswith(QUESTION)
     assert first[1].content == examples_preamble(SHELF[:DEFAULT_K]) + QUESTION
-    assert f'"collection_name": "C{DEFAULT_K - 1}"' in first[1].content and f"C{DEFAULT_K}" not in first[1].content
+    assert f'"collection_name":"C{DEFAULT_K - 1}"' in first[1].content and f"C{DEFAULT_K}" not in first[1].content
     assert shelf.asked == [(QUESTION, DEFAULT_K)]
     assert run.question == QUESTION and run.strategy == "examples"
     assert [e["question"] for e in run.strategy_notes["examples"]] == [e.question for e in SHELF[:DEFAULT_K]]
