@@ -210,6 +210,15 @@ def oracle_check(oracle: OracleModel, request: ChatRequest) -> dict[str, Any]:
     return {"collection": wanted if wanted in offered else offered[0], "asks_for": "", "statistic": "none"}
 
 
+def referred(shown: list[CollectionSchema], question: str, follows: Follows | None) -> CollectionSchema | None:
+    """The collection a follow-up's "those" are in: the one the earlier answer rested on, where the follow-up
+    names no other offered collection ("And who painted those?" after artworks names Artists). Neither the
+    model's choice nor a property word of another collection moves it ("the average sale price of those"
+    after artworks is not the exhibitions' ticket price, 2026-11-30); else None."""
+    held = next((c for c in shown if follows is not None and c.name == follows.collection), None)
+    return None if held is None or any(c is not held and names_property(question, c.name) for c in shown) else held
+
+
 class Check:
     """One enforced decision on what the question needs; a refusal when the database lacks it."""
 
@@ -248,7 +257,7 @@ class Check:
         (a property or a stored value named, objects alone), else from one more request; its usage. `typed`:
         the user's own words, a follow-up's with the question it follows."""
         chosen = next((c for c in shown if c.name == decision.get("collection")), shown[0])
-        collection = linked_collection(question, shown, chosen)
+        collection = chosen if "chose" in decision else linked_collection(question, shown, chosen)
         if collection is not chosen:
             decision["collection"], decision["linked_by_words"] = collection.name, chosen.name
         asks_for = str(decision.get("asks_for", ""))
@@ -305,21 +314,6 @@ class Check:
             unheld = names if unheld is None else [n for n in unheld if n in names]
         return unheld or []
 
-    def _earlier_holds(
-        self, executor: Executor, shown: list[CollectionSchema], question: str, follows: Follows | None
-    ) -> str:
-        """The earlier answer's collection, for a follow-up whose words name nothing past its property names,
-        stored values and names, and no other collection ("And how many of those are tenured?"): the check's
-        decision without a request (its words are foregone: no verdict); else "" ("And what about their
-        salaries?", "And who painted those?" after artworks)."""
-        if follows is None:
-            return ""
-        collection = next((c for c in shown if c.name == follows.collection), None)
-        if collection is None or not all_named(question, collection, self.stored.categories(executor, collection)):
-            return ""
-        others = [c for c in shown if c is not collection and names_property(question, c.name)]
-        return "" if others else collection.name
-
     def run(
         self,
         model: Any,
@@ -343,16 +337,20 @@ class Check:
             reply = model.complete(_request(prompt, name, wanted))
             return _decided(reply.content or ""), reply.usage
 
+        held = referred(shown, question, config.follows)
         started = time.perf_counter()
         try:  # what the question is about, then a verdict on that one collection's properties alone
             if unheld := self._unheld(executor, shown, question):
                 decision, usage = {"unheld_names": unheld}, Usage()
             elif kind := unheld_kind(question, shown):  # "What color ...": nothing holds a color
                 decision, usage = {"unheld_kind": kind}, Usage()
-            elif earlier := self._earlier_holds(executor, shown, question, config.follows):
-                decision, usage = {"collection": earlier, "verdict": LISTED, "earlier_holds": True}, Usage()
+            elif held and all_named(question, held, self.stored.categories(executor, held)):
+                # a follow-up whose words name only what its collection holds: the check's decision, no request
+                decision, usage = {"collection": held.name, "verdict": LISTED, "earlier_holds": True}, Usage()
             else:
                 decision, usage = ask(*_about(shown, asked))
+                if held:
+                    decision["chose"], decision["collection"] = decision.get("collection"), held.name
             if not refusal(decision, question) and "earlier_holds" not in decision:
                 said = str(decision.get("asks_for", ""))
                 unnamed = not named_in(said, shown) and not any(meant_property(said, question, c) for c in shown)

@@ -870,6 +870,23 @@ def test_a_follow_up_naming_only_what_its_earlier_collection_holds_needs_no_chec
         assert [c.arguments for c in run.calls()] == [MEAN_PRICE], "the query runs either way"
 
 
+def test_a_follow_up_is_checked_on_the_collection_its_objects_are_in() -> None:
+    """ "those" are the earlier answer's objects: the model's choice of another collection does not move the
+    check, nor does a property word of another collection; naming another collection does."""
+    earlier = Follows(question="How many kitchens are open late?", collection="Kitchens", where="x")
+    both = DatabaseSchema(collections=(SCHEMA.collections[0], sample_schema("Kitchens").collections[0]))
+    two = (ReferenceExecutor(both, {NAME: OBJECTS, "Kitchens": OBJECTS}), build_tools(both, counter=estimate_counter()))
+    for question, checked in (
+        ("And what is the average cost of those?", "Kitchens"),
+        ("And of the offline ones?", NAME),
+    ):
+        model = checking_model("average price")  # it names the first collection
+        run = build_strategy("check").run(model, *two, AgentConfig(follows=earlier), question)
+        decision = run.strategy_notes["check"]["decision"]
+        assert decision["collection"] == checked, question
+        assert ("chose" in decision) is (checked == "Kitchens"), decision
+
+
 @pytest.mark.parametrize("copied", ["none", "what it asks for, in a few words"])
 def test_where_the_model_says_nothing_of_what_is_asked_the_question_s_words_are_read(copied: str) -> None:
     """ "none" written as what is asked says nothing (the verdict is asked), but the question's own words may:
