@@ -8,8 +8,8 @@ Greedy decoding picks the same token either way (tests/model/test_grammar_sampli
 A tool call is written compact (`patch_compact_calls`): llama-cpp-python's schema grammars allow one space
 after each `{`, `,` and `:`, which this model takes, so a call costs about a token a key more than its compact
 form. Held to no space, the main job's tool turns generated 36.6 tokens a call against 45.4, the same 11 of 15
-passed (2026-12-01, docs/results). Not yet a reply held to a `response_format` schema: compact, the check
-wrote other words for what is asked, which decide refusals, not measured on the splits that test them.
+passed (2026-12-01, docs/results). Not a reply held to a `response_format` schema: compact, the check wrote
+other words for what is asked, and refused 16 of the abstention split's 20 unanswerable questions, not 18.
 
 Read against llama-cpp-python `READ_AGAINST` (`Llama.sample`, `Llama._sampler`, the chain of penalties,
 grammar and greedy; `llama_grammar.SPACE_RULE`, which `SchemaConverter` reads when `create_chat_completion`
