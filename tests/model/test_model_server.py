@@ -56,7 +56,7 @@ def test_named_tool_choice_returns_a_well_formed_call(server: tuple[ModelService
     assert calls and calls[0].function.name == "get_weather"
     arguments = json.loads(calls[0].function.arguments)
     assert isinstance(arguments["city"], str) and arguments["unit"] in ("C", "F")
-    # written compact (`patch_compact_json`): no space after a brace, a comma or a colon, ~1 token a key less
+    # written compact (`patch_compact_calls`): no space after a brace, a comma or a colon, ~1 token a key less
     assert calls[0].function.arguments == json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
 
 
