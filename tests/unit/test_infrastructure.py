@@ -120,3 +120,12 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     readme = (REPO / "README.md").read_text()
     ci = (REPO / ".ci" / "run").read_text()
     assert "bash scripts/test.sh" in readme and "exec bash scripts/test.sh" in ci
+
+
+def test_the_test_command_runs_every_tier() -> None:
+    """test.sh names its tiers to run them side by side: a new tier folder it does not name would go unrun."""
+    script = (REPO / "scripts" / "test.sh").read_text()
+    tiers = {p.parent.name for p in (REPO / "tests").glob("*/test_*.py")}
+    assert tiers == {"unit", "integration", "model"}
+    assert not list((REPO / "tests").glob("test_*.py"))
+    assert all(f"tests/{tier}" in script for tier in tiers)
