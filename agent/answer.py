@@ -123,6 +123,9 @@ class FinalAnswer(BaseModel):
     numbers: list[float] = Field(default_factory=list)
     names: list[str] = Field(default_factory=list)
     groups: dict[str, float] = Field(default_factory=dict)
+    #: Per group, the names it holds (its most common values), as the agent reads them from one call's result;
+    #: never on the wire (`ANSWER_SCHEMA`): a model commits one value per group.
+    group_names: dict[str, list[str]] = Field(default_factory=dict)
     #: Why the database cannot answer the question; empty when the answer is a value.
     cannot_answer: str = ""
     #: Ids of the objects the answer rests on (the short ids the tool shows, or UUIDs).
@@ -154,7 +157,7 @@ class FinalAnswer(BaseModel):
     @property
     def empty(self) -> bool:
         """It commits no value and no refusal."""
-        return not (self.numbers or self.names or self.groups or self.refuses)
+        return not (self.numbers or self.names or self.groups or self.group_names or self.refuses)
 
     def text(self) -> str:
         """The committed value in one line ("3.46", "Italian; 27", "Spring: 31, Fall: 27", "cannot answer: ...")."""
@@ -164,6 +167,7 @@ class FinalAnswer(BaseModel):
         parts += [_number(n) for n in self.numbers]
         if self.groups:
             parts.append(", ".join(f"{name}: {_number(value)}" for name, value in self.groups.items()))
+        parts += [f"{group}: {', '.join(names)}" for group, names in self.group_names.items()]
         return "; ".join(parts) or "(no value)"
 
 

@@ -199,6 +199,11 @@ def sentence(answer: FinalAnswer, arguments: dict[str, Any], result: QueryResult
         if not prop or metric == TOP:
             return f"The number of {over}{by} is {values}."
         return f"The {measure(prop, metric)} of {over}{by} is {values}."
+    if answer.group_names:
+        held = next((name for group in (result.groups or {}).values() for name in group.aggregations), prop)
+        common = "most common" if limit <= 1 else f"{limit} most common"
+        by = f" by {_words(str(group_by))}" if group_by else ""
+        return f"The {common} {_words(held)} of {over}{by}: {_per_group_names(answer, result)}."
     if form == "distinct" and group_by and result.groups and answer.numbers == [float(len(result.groups))]:
         return f"The {over} have {len(result.groups)} different values of {_words(str(group_by))}."
     per_group = _group_values(result)
@@ -236,6 +241,24 @@ def _group_values(result: QueryResult) -> dict[str, float]:
     return values
 
 
+def _per_group_names(answer: FinalAnswer, result: QueryResult) -> str:
+    """Each group's names with how often each occurs there: "true: Main (15), Appetizer (12); false: ..."."""
+    counts = {
+        (group, str(item.value)): item.count
+        for group, held in (result.groups or {}).items()
+        for metrics in held.aggregations.values()
+        for value in metrics.values()
+        if isinstance(value, list)
+        for item in value
+    }
+
+    def listed(group: str, names: list[str]) -> str:
+        shown = [f"{n} ({rounded(counts[group, n])})" if (group, n) in counts else n for n in names]
+        return ", ".join(shown) or "none"
+
+    return "; ".join(f"{group}: {listed(group, names)}" for group, names in answer.group_names.items())
+
+
 def _one_group(answer: FinalAnswer, values: dict[str, float], measure: str, over: str, group_by: str) -> str:
     """One group of a per-group result: the one the question names, or the first on the measure."""
     by = _words(str(group_by))
@@ -258,4 +281,5 @@ def plain(answer: FinalAnswer) -> str:
     parts += [rounded(n) for n in answer.numbers]
     if answer.groups:
         parts.append("; ".join(f"{name}: {rounded(value)}" for name, value in answer.groups.items()))
+    parts += [f"{group}: {', '.join(names) or 'none'}" for group, names in answer.group_names.items()]
     return ("The answer is " + ", ".join(parts) + ".") if parts else "The results hold no answer."

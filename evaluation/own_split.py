@@ -82,7 +82,8 @@ def executed_answer(read: str, result: QueryResult) -> FinalAnswer | None:
         return FinalAnswer(numbers=[float(result.total_count)]) if result.total_count is not None else None
     if read == "groups":
         return None if result.groups is None or result.truncated else FinalAnswer(numbers=[float(len(result.groups))])
-    return derived_answer(result)
+    answer = derived_answer(result)
+    return None if answer is not None and answer.group_names else answer  # no key holds names per group
 
 
 def _slug(name: str) -> str:

@@ -69,8 +69,8 @@ GROUNDED_PROMPT = (
 def derived_answer(result: QueryResult) -> FinalAnswer | None:
     """The one answer a result holds, or None when it holds objects (a listing) or a choice.
 
-    Per group: the one metric asked for, else the count; without groups: every statistic asked for
-    (numbers) and the top values (names). A COUNT alone is the objects', as "how many" asks: a small model
+    Per group: the one metric asked for (top values as names), else the count; without groups: every statistic
+    asked for (numbers) and the top values (names). A COUNT alone is the objects', as "how many" asks: a small model
     counts them with a property's COUNT, which leaves out the objects missing that property (2,892 of the
     2,904 airports outside Alaska and Texas have a state). A data type, a missing value, or several values per group
     leave the choice to the model."""
@@ -78,14 +78,20 @@ def derived_answer(result: QueryResult) -> FinalAnswer | None:
         if result.truncated:
             return None
         per_group: dict[str, float] = {}
+        named: dict[str, list[str]] = {}
         for key, group in result.groups.items():
             values = [v for metrics in group.aggregations.values() for v in metrics.values()]
             if len(values) > 1:
                 return None
+            if values and isinstance(values[0], list):  # the group's most common values: names, no number
+                named[key] = [str(item.value) for item in values[0]]
+                continue
             number = number_of(values[0]) if values else float(group.count)
             if number is None:
                 return None
             per_group[key] = number
+        if named:
+            return None if per_group else FinalAnswer(group_names=named)
         return FinalAnswer(groups=per_group) if per_group else None
     metrics_asked = [metric for metrics in result.aggregations.values() for metric in metrics]
     if metrics_asked == ["COUNT"] and result.total_count is not None:  # how many objects, not how many values
@@ -111,7 +117,8 @@ def answers_statistic(result: QueryResult, statistic: str) -> bool:
     A multi-step question goes on past a first call that answers something else (a group-by that
     finds the group a second call is about): the loop ends early only where the two agree."""
     wanted = STATISTIC_METRICS.get(statistic)
-    if wanted is None or derived_answer(result) is None:
+    derived = derived_answer(result) if wanted is not None else None
+    if derived is None or derived.group_names:  # names per group: no part picks one value from them
         return False
     groups = (result.groups or {}).values()
     metrics = {m for values in result.aggregations.values() for m in values}
@@ -131,7 +138,8 @@ def holds_the_answer(statistic: str) -> Callable[[QueryResult], bool]:
         derived = derived_answer(result)
         if derived is None:
             return False
-        return not (numeric and derived.names and not derived.numbers and not derived.groups)
+        named = derived.names or derived.group_names
+        return not (numeric and named and not derived.numbers and not derived.groups)
 
     return answered
 
@@ -167,6 +175,7 @@ def text_agrees(text: str, answer: FinalAnswer) -> bool:
         all(_states(text, n) for n in answer.numbers)
         and all(name.lower() in lowered for name in answer.names)
         and all(group.lower() in lowered and _states(text, value) for group, value in answer.groups.items())
+        and all(name.lower() in lowered for names in answer.group_names.values() for name in names)
     )
 
 

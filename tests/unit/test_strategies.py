@@ -16,6 +16,7 @@ import pytest
 from agent import Agent, AgentConfig, ModelReply, OracleModel, ToolDesign, build_tools
 from agent.answer import FinalAnswer, is_commit_request
 from agent.follows import Follows
+from agent.loop import ExecutedCall
 from agent.query_agent import QueryAgent
 from agent.reading import Reading
 from agent.strategies import (
@@ -39,13 +40,14 @@ from agent.strategies.chain import comparison_of, parts_of, pick
 from agent.strategies.check import LISTED, NOT_LISTED, listing, refusal
 from agent.strategies.examples import DEFAULT_K, in_schema_order
 from agent.strategies.facts import GROUNDED_SCHEMA_NAME, answer_from, facts_of
-from agent.strategies.grounded import answer_text, derived_answer, text_agrees
+from agent.strategies.grounded import answer_text, answers_statistic, derived_answer, holds_the_answer, text_agrees
 from agent.strategies.naming import can_match, linked
 from agent.strategies.refine import conditions_in
 from agent.strategies.reshape import BOOLEAN_AGGREGATION, asked_slots, group_named
 from agent.strategies.which_group import per_group_part
 from agent.testing import FunctionModel, tool_reply
 from agent.tokens import estimate_counter
+from evaluation.refusal import grade_committed_abstention
 from evaluation.samples import SAMPLE_PATH, build_sample, read_sample
 from executors import DatabaseSchema, ReferenceExecutor
 from executors.schema import CollectionSchema, PropertySchema
@@ -1307,3 +1309,45 @@ def test_a_follow_up_s_earlier_question_is_the_user_s_own_words_for_the_check() 
     assert "CheckVerdict" in asked[1], "words the user never wrote are the model's mapping: the verdict decides"
     pointed = "And how many of those are open late?"
     assert named_by_properties("how many of those are open late", pointed, SCHEMA.collections[0]), "those points"
+
+
+def test_a_group_s_most_common_values_are_its_answer_written_per_group() -> None:
+    """A group-by whose groups each hold their top values is answered from the result, each group with its
+    names and how often each occurs there; no model turn points at counts and group names instead."""
+    arguments = {
+        "collection_name": NAME,
+        "text_property_aggregation": {
+            "property_name": "cuisine",
+            "metrics": "TOP_OCCURRENCES",
+            "top_occurrences_limit": 2,
+        },
+        "groupby_property": "open_late",
+    }
+    result = executor().execute(arguments)
+    answer = derived_answer(result)
+    assert answer is not None and not (answer.groups or answer.names or answer.numbers)
+    tops = {
+        group: [item for metrics in held.aggregations.values() for value in metrics.values() for item in value]
+        for group, held in (result.groups or {}).items()
+    }
+    assert answer.group_names == {group: [str(item.value) for item in items] for group, items in tops.items()}
+    assert all(len(names) == 2 for names in answer.group_names.values())
+    text = answer_text(
+        answer, ExecutedCall(tool_call_id="1", tool_name="q", raw_arguments="{}", arguments=arguments, result=result)
+    )
+    assert text.startswith("The 2 most common cuisine of offline by open late: ")
+    for group, items in tops.items():
+        assert f"{group}: {items[0].value} ({items[0].count})" in text
+    assert text_agrees(text, answer) and not text_agrees("The answer is 52.", answer)
+    assert grade_committed_abstention(answer).correct is False, "names per group are an answer, not a refusal"
+    assert not answers_statistic(result, "most common"), "a later part picks one value; names per group are none"
+    assert holds_the_answer("most common")(result) and not holds_the_answer("average")(result)
+    mixed = result.model_copy(
+        update={
+            "groups": {
+                **(result.groups or {}),
+                "extra": next(iter((result.groups or {}).values())).model_copy(update={"aggregations": {}}),
+            }
+        }
+    )
+    assert derived_answer(mixed) is None, "names in some groups and a count in another: the model chooses"
