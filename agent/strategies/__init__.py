@@ -136,7 +136,9 @@ def build_strategy(name: str = DEFAULT_STRATEGY, **options: Any) -> Composed:
     reader of stored category values its parts share (`stored`, a new one by default)."""
     label = canonical(name)
     strategy: Strategy = React()
-    options = {"stored": StoredCategories(), **options}  # one reader of category values per session
+    # one reader of category values its parts share; a session builds the strategy per question, so each
+    # question reads the values as the data holds them then
+    options = {"stored": StoredCategories(), **options}
     for part in reversed(label.split("+")):
         strategy = STRATEGIES[part].build(strategy, options)
     return Composed(label, strategy)
