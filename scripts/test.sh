@@ -30,13 +30,14 @@ unit_log=$(mktemp -t dbgorilla-unit-tier.XXXXXX)
 echo "unit tier: running beside the live tiers, its output in $unit_log until they finish" >&2
 .venv/bin/python -m pytest tests/unit >"$unit_log" 2>&1 &
 unit_pid=$!
+trap 'kill "$unit_pid" 2>/dev/null' EXIT  # interrupted: the unit tier stops too
 .venv/bin/python -m pytest tests/integration tests/model
 checked $? "integration and model tiers"
 live=$?
 wait "$unit_pid"
 checked $? "unit tier"
 unit=$?
-echo "=============================== unit tier ===============================" 
+echo "=============================== unit tier ==============================="
 cat "$unit_log"
 rm -f "$unit_log"
 echo "live tiers exit $live, unit tier exit $unit" >&2
