@@ -155,9 +155,14 @@ class FinalAnswer(BaseModel):
         return bool(self.cannot_answer.strip())
 
     @property
+    def valued(self) -> bool:
+        """It commits a value: a number, a name, a group's value or a group's names."""
+        return bool(self.numbers or self.names or self.groups or self.group_names)
+
+    @property
     def empty(self) -> bool:
         """It commits no value and no refusal."""
-        return not (self.numbers or self.names or self.groups or self.group_names or self.refuses)
+        return not (self.valued or self.refuses)
 
     def text(self) -> str:
         """The committed value in one line ("3.46", "Italian; 27", "Spring: 31, Fall: 27", "cannot answer: ...")."""

@@ -61,6 +61,6 @@ def grade_committed_abstention(answer: FinalAnswer) -> Verdict:
     (with a reason) and no value beside it."""
     if not answer.refuses:
         return Verdict(correct=False, reason=f"commits an answer ({answer.text()}), not that the database cannot")
-    if answer.numbers or answer.names or answer.groups or answer.group_names:
+    if answer.valued:
         return Verdict(correct=False, reason=f"commits that it cannot, and a value too ({answer.text()})")
     return Verdict(correct=True, reason="commits that the database cannot answer this")
