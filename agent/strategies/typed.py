@@ -30,6 +30,7 @@ from agent.strategies.registry import StrategyInfo
 from agent.strategies.reshape import (
     amend_to_question,
     boolean_beside,
+    groups_unsorted,
     off_fixed,
     share_of_named,
     to_distinct,
@@ -117,9 +118,10 @@ def amended_call(
     amended, share = share_of_named(question, amended, booleans)
     why = " ".join(w for w in (unwritten, why, share) if w)
     amended, firsts = to_first(question, amended)
+    amended, unsorted = groups_unsorted(amended)
     kinds_known = [p.name for p in found.properties if p.kind is not None] if found is not None else []
     amended, distinct = to_distinct(question, amended, kinds_known)
-    why = " ".join(w for w in (why, firsts, distinct) if w)
+    why = " ".join(w for w in (why, firsts, unsorted, distinct) if w)
     numbers = [p.name for p in found.properties if p.kind is PropertyKind.NUMBER] if found is not None else []
     amended, note = to_extreme(question, amended, numbers)
     amended, computed = to_statistic(question, amended, numbers)

@@ -60,3 +60,22 @@ def test_a_stored_value_that_is_the_collections_own_noun_is_no_condition() -> No
     assert names_the_objects("RiotDeaths", "Death") and names_the_objects("Cars", "car")
     assert not names_the_objects("RiotDeaths", "Officer-involved shooting")
     assert not names_the_objects("Airports", "Texas") and not names_the_objects("Penguins", "")
+
+
+def test_a_group_by_written_with_a_sort_runs_without_the_sort_and_no_gold_call_changes() -> None:
+    from agent.strategies.reshape import groups_unsorted
+    from fixtures.datasets import load_split, split_path
+
+    grouped = {"collection_name": "C", "groupby_property": "origin"}
+    sort = {"property_name": "mpg", "order": "descending", "limit": 1}
+    kept, why = groups_unsorted({**grouped, "sort": sort})
+    assert kept == grouped and "origin" in why
+    assert groups_unsorted({"collection_name": "C", "sort": sort}) == ({"collection_name": "C", "sort": sort}, "")
+    assert groups_unsorted(grouped) == (grouped, "")
+    changed = [
+        (split, case.id)
+        for split in ("natural", "explicit", "compound", "related", "multistep")
+        for case in load_split(split_path(split))
+        if groups_unsorted(case.ground_truth.to_tool_arguments())[1]
+    ]
+    assert changed == []
