@@ -63,7 +63,7 @@ from typing import Any
 from agent.llama_cpu import load_cpu_backend
 from agent.tooldef import prefix_order
 from dbgorilla.llm_server import canonical
-from dbgorilla.llm_server.grammar import patch_compact_calls, patch_grammar_sampling
+from dbgorilla.llm_server.grammar import patch_compact_calls, patch_compact_listing, patch_grammar_sampling
 from dbgorilla.llm_server.speculative import drafting, patch_speculative, shared_prefix
 
 #: The llama-cpp-python version whose `generate`, `create_chat_completion` and state saving `patch_llama`
@@ -374,6 +374,7 @@ def main() -> None:
     backend = load_cpu_backend()
     print(f"llama.cpp CPU library: {backend}", file=sys.stderr, flush=True)
     import llama_cpp
+    import llama_cpp.llama_chat_format
     import llama_cpp.server.__main__ as server
 
     folders = [a.split("=", 1)[1] for a in sys.argv if a.startswith(PROMPT_CACHE_DIR)]
@@ -384,6 +385,7 @@ def main() -> None:
     patch_llama(llama_cpp.Llama, PrefixStore(Path(folders[-1]) if folders else None), canon)
     patch_grammar_sampling(llama_cpp.Llama)
     patch_compact_calls(llama_cpp.Llama, llama_cpp.llama_grammar)
+    patch_compact_listing(llama_cpp.llama_chat_format.Jinja2ChatFormatter)
     if draft is not None:
         patch_speculative(llama_cpp.Llama, draft)
     create_app = server.create_app

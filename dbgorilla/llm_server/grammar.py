@@ -13,7 +13,7 @@ other words for what is asked, and refused 16 of the abstention split's 20 unans
 
 Read against llama-cpp-python `READ_AGAINST` (`Llama.sample`, `Llama._sampler`, the chain of penalties,
 grammar and greedy; `llama_grammar.SPACE_RULE`, which `SchemaConverter` reads when `create_chat_completion`
-builds a call's grammar);
+builds a call's grammar; `Jinja2ChatFormatter.tojson`, which the chat template's `tojson` filter is taken from);
 tests/unit/test_llama_patches.py fails when the installed version moves.
 """
 
@@ -62,6 +62,25 @@ def patch_compact_calls(llama_class: Any, grammar_module: Any) -> None:
             grammar_module.SPACE_RULE = spaced
 
     llama_class.create_chat_completion = compact_calls
+
+
+def compact_json(
+    x: Any, ensure_ascii: bool = False, indent: int | None = None, separators: Any = None, sort_keys: bool = False
+) -> str:
+    """Upstream's `Jinja2ChatFormatter.tojson` with no space after `,` and `:` unless a template asks for one."""
+    import json
+
+    if separators is None and indent is None:
+        separators = (",", ":")
+    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+
+def patch_compact_listing(formatter_class: Any) -> None:
+    """The chat template renders JSON (the tools in the system turn, a call in an assistant turn) compact, as
+    the model writes its calls (`patch_compact_calls`): the default tool turn's system turn is ~290 tokens
+    shorter (1,859 -> ~1,570 on a collection of five properties), and the model reads its own call as written.
+    Applied before a `Llama` is built: the formatter takes the filter from its class when it is made."""
+    formatter_class.tojson = staticmethod(compact_json)
 
 
 #: Tokens checked against the grammar before the whole vocabulary is: the best ones by logit.

@@ -51,3 +51,35 @@ def test_a_call_s_grammar_allows_no_space_and_a_schema_reply_s_keeps_upstream_s(
         messages=[], response_format={"type": "json_object"}
     )
     assert grammar.SPACE_RULE == upstream  # noqa: SIM300
+
+
+def test_the_template_renders_tools_and_calls_compact_and_an_asked_indent_as_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`patch_compact_listing` reaches the filter a formatter built after it renders with (Qwen2.5's template
+    renders `tool | tojson` and a call's `arguments | tojson`); a template that asks for an indent keeps it."""
+    chat_format = pytest.importorskip("llama_cpp.llama_chat_format", reason="llama-cpp-python is not installed")
+    from dbgorilla.llm_server.grammar import patch_compact_listing
+
+    template = (
+        "{% for tool in tools %}{{ tool | tojson }}\n{% endfor %}"
+        "{% for m in messages %}{% for c in m.tool_calls or [] %}{{ c.function.arguments | tojson }}\n"
+        "{{ c.function.arguments | tojson(indent=1) }}{% endfor %}{% endfor %}"
+    )
+    tool = {"type": "function", "function": {"name": "q", "parameters": {"type": "object", "properties": {}}}}
+    call = {"function": {"name": "q", "arguments": {"collection_name": "Cars", "limit": 3}}}
+    messages = [{"role": "assistant", "content": None, "tool_calls": [call]}]
+
+    def rendered() -> str:
+        formatter = chat_format.Jinja2ChatFormatter(template=template, eos_token="", bos_token="")
+        return formatter(messages=messages, tools=[tool]).prompt
+
+    spaced = rendered()
+    assert '{"type": "function"' in spaced
+    monkeypatch.setattr(chat_format.Jinja2ChatFormatter, "tojson", chat_format.Jinja2ChatFormatter.tojson)
+    patch_compact_listing(chat_format.Jinja2ChatFormatter)
+    compact = rendered()
+    assert '{"type":"function","function":{"name":"q","parameters":{"type":"object","properties":{}}}}' in compact
+    assert '{"collection_name":"Cars","limit":3}' in compact
+    assert '{\n "collection_name": "Cars",' in compact  # an indent asked for is upstream's
+    assert len(compact) < len(spaced)
