@@ -96,7 +96,8 @@ class ToolSet:
         arguments = dict(arguments)
         rationale = arguments.pop("rationale", None) if self.design.rationale else None
         if tool_name in self.tool_to_collection:  # the tool's own collection, whatever the model wrote
-            arguments = {**arguments, "collection_name": self.tool_to_collection[tool_name]}
+            written = {k: v for k, v in arguments.items() if k != "collection_name"}
+            arguments = {"collection_name": self.tool_to_collection[tool_name], **written}
         return arguments, rationale if isinstance(rationale, str) else None
 
 
@@ -186,8 +187,7 @@ def build_tools(
     for collection in collections:
         description, tokens, steps = collections_description([collection], per_tool_budget, counter, related)
         parameters = tool_parameters_schema([collection.name], rationale=design.rationale, operations=design.operations)
-        parameters["properties"].pop("collection_name")
-        parameters["required"] = [r for r in parameters["required"] if r != "collection_name"]
+        without_collection(parameters)
         name = tool_function_name(collection.name)
         tools.append(_function(name, description, parameters))
         mapping[name] = collection.name
@@ -238,14 +238,24 @@ def typed_slot(
     return typed
 
 
+def without_collection(parameters: dict[str, Any]) -> None:
+    """Drop the collection slot from a tool's parameters: the tool answers for one collection
+    (`ToolSet.tool_to_collection`), and a slot with one choice is not the model's to write."""
+    parameters["properties"].pop("collection_name", None)
+    parameters["required"] = [r for r in parameters.get("required", []) if r != "collection_name"]
+
+
 def typed_tools(tools: ToolSet, schema: DatabaseSchema, about: str = "", required: Sequence[str] = ()) -> ToolSet:
     """The same tools with every property name an enum of the properties of its slot's kind: those of the
     collection the question is `about` when it is offered, else of every collection offered (a
     per-collection tool: its own collection's), and the `required` slots it has made required. The
     collection name is held to the one it is `about` too: with its properties only, a call naming another
     collection cannot be right (the model wrote `visaRequired` on Accommodations once the check had named
-    Destinations, 2026-11-30). The descriptions and the order of the slots are unchanged."""
-    typed = []
+    Destinations, 2026-11-30). A tool held to one collection has no collection slot at all: the name is forced,
+    so the model wrote ~7 tokens a call that decided nothing (`"collection_name":"Courses",`); the tool answers
+    for it (`tool_to_collection`) as a per-collection tool does. The descriptions and the order of the
+    other slots are unchanged."""
+    typed, held = [], dict(tools.tool_to_collection)
     for tool in tools.tools:
         function = copy.deepcopy(tool["function"])
         parameters = function["parameters"]
@@ -255,16 +265,19 @@ def typed_tools(tools: ToolSet, schema: DatabaseSchema, about: str = "", require
         chosen = [c for c in schema.collections if c.name in offered]
         names, dates = property_names_by_kind(chosen), [p.name for c in chosen for p in c.dates()]
         slots = {slot: typed_slot(slot, spec, names, dates) for slot, spec in parameters["properties"].items()}
-        if "collection_name" in slots:  # a per-collection tool has none
+        if "collection_name" in slots and len(offered) > 1:  # a per-collection tool has none
             slots["collection_name"] = {**slots["collection_name"], "enum": offered}
+        elif "collection_name" in slots and offered:
+            slots["collection_name"], held[function["name"]] = None, offered[0]
         if not any(c.references for c in chosen):  # nothing to filter through: the slot only misleads
             slots.pop(REFERENCE_FILTER_FIELD, None)
         parameters["properties"] = {slot: spec for slot, spec in slots.items() if spec is not None}
         needed = [slot for slot in required if slot in parameters["properties"]]
         # last, after the slots: a question's required slots vary, and a prompt cache keeps what comes before
-        parameters["required"] = list(dict.fromkeys([*parameters.pop("required", []), *needed]))
+        written = [slot for slot in parameters.pop("required", []) if slot in parameters["properties"]]
+        parameters["required"] = list(dict.fromkeys([*written, *needed]))
         typed.append({**tool, "function": function})  # copied in the order `_function` gave it
-    return replace(tools, tools=typed)
+    return replace(tools, tools=typed, tool_to_collection=held)
 
 
 def prefix_order(function: dict[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from agent.loop import AgentConfig, AgentRun, Executor
-from agent.strategies.openings import openings_of
+from agent.strategies.openings import offered_tools, openings_of
 from agent.strategies.registry import StrategyInfo, UnknownStrategy
 from agent.tooldef import ToolSet
 from llm import ChatRequest
@@ -118,7 +118,8 @@ class Examples:
         question: str,
         on_call: Any = None,
     ) -> AgentRun:
-        parameters = tools.definitions()[0].parameters if tools.tools else None
+        offered = offered_tools(self.inner, executor, tools, config)
+        parameters = offered.definitions()[0].parameters if offered.tools else None
         found = fitting(self.retriever.nearest(question, self.k) if self.k > 0 else [], parameters)
         preamble = examples_preamble(found, parameters)
         config = config.model_copy(update={"question_preamble": preamble + config.question_preamble})
@@ -129,12 +130,20 @@ class Examples:
 
 def fitting(examples: list[Any], parameters: dict[str, Any] | None) -> list[SolvedExample]:
     """The examples whose calls use only the offered tool's arguments, nearest first: the memory holds calls
-    of the largest tool (`conditions`, `sort`), which a run offered the paper's tool must not be shown."""
+    of the largest tool (`conditions`, `sort`), which a run offered the paper's tool must not be shown. A tool
+    that answers for one collection has no collection slot (`agent.tooldef.typed_tools`), and its examples are
+    shown without one: the model copies what it is shown, and could not write it."""
     offered = set((parameters or {}).get("properties") or {})
     found = [  # any retriever whose examples have these fields (fixtures.examples.ExampleMemory does)
         e if isinstance(e, SolvedExample) else SolvedExample.model_validate(e, from_attributes=True) for e in examples
     ]
+    if offered and "collection_name" not in offered:
+        found = [e.model_copy(update={"arguments": _without(e.arguments, "collection_name")}) for e in found]
     return [e for e in found if not offered or set(e.arguments) <= offered]
+
+
+def _without(arguments: dict[str, Any], slot: str) -> dict[str, Any]:
+    return {k: v for k, v in arguments.items() if k != slot}
 
 
 def _examples(inner: Any, options: dict[str, Any]) -> Any:

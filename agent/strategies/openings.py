@@ -5,7 +5,9 @@ check's listing of collections: about 1,300 tokens, 15-20 s on 2 cores) before i
 server keeps each system turn's state once evaluated (`dbgorilla.llm_server.PrefixStore`), so sending
 every opening once, before the first question, makes that question as fast as the later ones. Only
 the strategies that change a system turn (`check`, `typed`) or send one (the loop) say what they send;
-any other hands the question to its `inner` and sends what that sends.
+any other hands the question to its `inner` and sends what that sends. Likewise, the one that changes
+the tools the model is offered (`typed`) says what it offers (`offered_tools`), for a strategy outside it
+that shows the model calls (`examples`).
 """
 
 from __future__ import annotations
@@ -28,3 +30,14 @@ def openings_of(
     if inner is None:
         raise TypeError(f"strategy {getattr(strategy, 'name', strategy)!r} has neither openings nor an inner strategy")
     return openings_of(inner, model, executor, tools, config)
+
+
+def offered_tools(strategy: Any, executor: Executor, tools: ToolSet, config: AgentConfig) -> ToolSet:
+    """The tools the model is offered under `strategy`: those the first inner strategy that changes them
+    offers (`offers`), else `tools` as given."""
+    while strategy is not None:
+        own = getattr(strategy, "offers", None)
+        if own is not None:
+            return own(executor, tools, config)
+        strategy = getattr(strategy, "inner", None)
+    return tools

@@ -69,11 +69,14 @@ class Typed:
     def __init__(self, inner: Any) -> None:
         self.inner = inner
 
-    def openings(self, model: Any, executor: Executor, tools: ToolSet, config: AgentConfig) -> list[ChatRequest]:
+    def offers(self, executor: Executor, tools: ToolSet, config: AgentConfig) -> ToolSet:
+        """The tools the model is offered: typed from the live schema (as they are without one)."""
         schema = getattr(executor, "schema", None)
         slots = config.reading.required_slots
-        typed = tools if schema is None else typed_tools(tools, schema, _about(tools, config), slots)
-        return openings_of(self.inner, model, executor, typed, config)
+        return tools if schema is None else typed_tools(tools, schema, _about(tools, config), slots)
+
+    def openings(self, model: Any, executor: Executor, tools: ToolSet, config: AgentConfig) -> list[ChatRequest]:
+        return openings_of(self.inner, model, executor, self.offers(executor, tools, config), config)
 
     def run(
         self,
@@ -98,7 +101,7 @@ class Typed:
             calls.append(str(arguments.get("collection_name") or ""))
             return amended_call(question, arguments, found, compound=compound, first=first)
 
-        typed = typed_tools(tools, schema, about, config.reading.required_slots)
+        typed = self.offers(executor, tools, config)
         run: AgentRun = self.inner.run(model, executor, typed, config.amended_by(amend), question, on_call)
         run.strategy_notes["typed"] = {"properties_of": about or "every collection offered"}
         return run

@@ -564,6 +564,33 @@ def test_examples_go_in_the_user_turn_after_an_unchanged_prefix() -> None:
     assert [e["question"] for e in run.strategy_notes["examples"]] == [e.question for e in SHELF[:DEFAULT_K]]
 
 
+def test_a_tool_held_to_one_collection_is_offered_shown_and_run_without_the_collection_slot() -> None:
+    """One collection offered: the typed tool has no collection slot, the examples are shown without one, and
+    the call written without it runs on that collection, recorded with it first."""
+    written = {k: v for k, v in MEAN_PRICE.items() if k != "collection_name"}
+    counted = SolvedExample(question="How many?", arguments={"collection_name": "C0", **written}, use_case="u0")
+    model, seen = mean_model(calls=(written,)), []
+
+    class Recording:
+        name = "recording"
+
+        def complete(self, request: Any) -> ModelReply:
+            seen.append(request.tools)
+            return model.complete(request)
+
+    run = build_strategy("examples+typed", retriever=Shelf([counted])).run(
+        Recording(), executor(), tools(), AgentConfig(), QUESTION
+    )
+    [tool] = seen[0]
+    assert "collection_name" not in tool.parameters["properties"]
+    turn = list(all_parts(model.calls[0]["messages"]))[1].content
+    assert '"collection_name"' not in turn and '"integer_property_aggregation"' in turn
+    [call] = run.calls()
+    assert call.ok and call.arguments == MEAN_PRICE and next(iter(call.arguments)) == "collection_name"
+    assert "collection_name" not in json.loads(call.raw_arguments)
+    assert run.strategy_notes["examples"][0]["arguments"] == written
+
+
 def test_a_follow_up_shows_as_many_examples_as_a_first_question() -> None:
     shelf = Shelf(SHELF)
     follows = Follows(question="How many Italian restaurants are there?", collection=NAME, where="cuisine = Italian")
@@ -1208,8 +1235,12 @@ def test_typed_offers_each_slot_only_the_properties_of_its_kind(strategy: str, n
         )
         assert choices and {kinds[name] for name in choices} <= wanted, slot
     assert slots["integer_property_aggregation"]["properties"]["property_name"]["enum"] == numbers
-    # alone, both collections offered; after `check`, only the one it read (its properties are the only ones)
-    assert slots["collection_name"]["enum"] == ([NAME] if strategy == "check+typed" else [NAME, "Other"])
+    # alone, both collections offered; after `check`, only the one it read (its properties are the only ones),
+    # which the tool answers for: no slot the model must fill with the one choice it has
+    if strategy == "check+typed":
+        assert "collection_name" not in slots and "collection_name" not in tool.parameters["required"]
+    else:
+        assert slots["collection_name"]["enum"] == [NAME, "Other"]
     assert tool.description == offered.tools[0]["function"]["description"]  # the prefix the cache keeps
     untouched = offered.tools[0]["function"]["parameters"]["properties"]["text_property_filter"]["properties"]
     assert "enum" not in untouched["property_name"]  # the tool given is not changed
