@@ -3,9 +3,10 @@
 A small model never says "the database cannot answer": asked for a salary no collection has, it
 averages another number. Here, before the loop, the model sees the offered collections with their
 properties and what each holds, and the question. First it names the collection the question is
-about (unless the question's words name only one, or only one is offered: `linked`), what it asks for
-in a few words, and the statistic (what the tool computes, and common ones it cannot: a standard
-deviation, a variance...). Then, in a prompt of its own, shown only that collection's
+about (even where the question's words name only one: not asked, the model wrote shorter words for what
+is asked, and 3 of the committed sample's 20 unanswerable questions went unrefused, 2026-12-02,
+docs/results), what it asks for in a few words, and the statistic (what the tool computes, and common ones
+it cannot: a standard deviation, a variance...). Then, in a prompt of its own, shown only that collection's
 properties, it gives a verdict from two choices: they hold what the question needs, or it needs one that is not
 listed. A "not listed" verdict, or a statistic the tool cannot compute (chosen, or named in its
 words), is answered "cannot answer" with the reason, and no query runs; any other question goes to
@@ -53,7 +54,6 @@ from agent.strategies.asked_for import (
     properties_name,
     said_nothing,
     spelled_by_properties,
-    word_links,
     written_in,
 )
 from agent.strategies.decompose import offered_collections
@@ -75,11 +75,11 @@ NOT_LISTED = "no: it needs a property that is not listed"
 LISTED = "yes: the listed properties hold it"
 VERDICTS = (NOT_LISTED, LISTED)
 CHECK_SYSTEM = "You check whether a database can answer a question before it is queried."
-ABOUT_PROMPT = "The database has these collections and properties:\n{listing}\n\nQuestion: {question}\n\n{fields}"
-#: What the first turn's fields mean; the collection's only where the model chooses it (`linked`).
-COLLECTION_FIELD = "collection: the one the question is about. "
-ABOUT_FIELDS = f'asks_for: {ASKS_FOR_HINT}. statistic: the one it asks for, "none" if it asks to list or group objects.'
-
+ABOUT_PROMPT = (
+    "The database has these collections and properties:\n{listing}\n\nQuestion: {question}\n\n"
+    f"collection: the one the question is about. asks_for: {ASKS_FOR_HINT}. statistic: the "
+    'one it asks for, "none" if it asks to list or group objects.'
+)
 #: A prompt of its own, the one collection's properties with what each holds. As a continuation of the
 #: first turn (its prefix cached, ~1 s less a verdict), it refused fewer unanswerable questions: 15 of
 #: 20 told the property names, 12 told nothing new, against 18 here (2026-11-26, docs/results).
@@ -100,22 +100,16 @@ VERDICT_SCHEMA: dict[str, Any] = {
 
 
 def about_schema(collections: list[str]) -> dict[str, Any]:
-    """The first turn's schema; no collection to choose when there is one choice (`linked`)."""
-    chosen = {"collection": {"enum": collections}} if len(collections) > 1 else {}
-    properties = {**chosen, "asks_for": {"type": "string", "maxLength": 80}, "statistic": {"enum": list(STATISTICS)}}
-    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
-
-
-def linked(question: str, shown: list[CollectionSchema]) -> CollectionSchema | None:
-    """The one collection the question can be about, by its words alone: the only one offered, or the only one
-    a word of the question names (its name or a property's). The model then writes no collection: on the
-    main job, ~6 tokens a question it chose nothing with (a forced enum of one, or the only one named). Over
-    our splits' 295 questions that name exactly one collection, that one was the gold collection every time
-    (natural 252 of 315, multi-step 43 of 60; 2026-12-02, docs/results)."""
-    if len(shown) == 1:
-        return shown[0]
-    named = [c for c in shown if word_links(question, c)]
-    return named[0] if len(named) == 1 else None
+    return {
+        "type": "object",
+        "properties": {
+            "collection": {"enum": collections},
+            "asks_for": {"type": "string", "maxLength": 80},
+            "statistic": {"enum": list(STATISTICS)},
+        },
+        "required": ["collection", "asks_for", "statistic"],
+        "additionalProperties": False,
+    }
 
 
 def listing(collections: list[CollectionSchema]) -> str:
@@ -158,14 +152,10 @@ def _shown(executor: Executor, tools: ToolSet) -> list[CollectionSchema]:
     return [c for c in schema.collections if c.name in set(offered_collections(tools))] if schema else []
 
 
-def _about(
-    shown: list[CollectionSchema], asked: str, about: CollectionSchema | None = None
-) -> tuple[str, str, dict[str, Any]]:
-    """The first turn's prompt, its schema's name and the schema; the collection asked for unless it is
-    known (`about`). Its fields come after the question: a warmed prefix serves either."""
-    fields = ABOUT_FIELDS if about is not None else COLLECTION_FIELD + ABOUT_FIELDS
-    prompt = ABOUT_PROMPT.format(listing=listing(shown), question=asked, fields=fields)
-    return prompt, CHECK_SCHEMA_NAME, about_schema([about.name] if about is not None else [c.name for c in shown])
+def _about(shown: list[CollectionSchema], asked: str) -> tuple[str, str, dict[str, Any]]:
+    """The first turn's prompt, its schema's name and the schema."""
+    prompt = ABOUT_PROMPT.format(listing=listing(shown), question=asked)
+    return prompt, CHECK_SCHEMA_NAME, about_schema([c.name for c in shown])
 
 
 def _request(prompt: str, name: str, wanted: dict[str, Any]) -> ChatRequest:
@@ -218,8 +208,6 @@ def oracle_check(oracle: OracleModel, request: ChatRequest) -> dict[str, Any]:
     fields = request.response_format.json_schema["properties"] if request.response_format else {}
     if "verdict" in fields:
         return {"verdict": fields["verdict"]["enum"][1 if oracle.ground_truth else 0]}
-    if "collection" not in fields:  # known from the question's words (`linked`)
-        return {"asks_for": "", "statistic": "none"}
     offered = fields["collection"]["enum"]
     wanted = oracle.ground_truth.get("collection_name")
     return {"collection": wanted if wanted in offered else offered[0], "asks_for": "", "statistic": "none"}
@@ -363,10 +351,7 @@ class Check:
                 # a follow-up whose words name only what its collection holds: the check's decision, no request
                 decision, usage = {"collection": held.name, "verdict": LISTED, "earlier_holds": True}, Usage()
             else:
-                about = linked(question, shown)
-                decision, usage = ask(*_about(shown, asked, about))
-                if about is not None:
-                    decision["collection"], decision["linked"] = about.name, True
+                decision, usage = ask(*_about(shown, asked))
                 if held:
                     decision["chose"], decision["collection"] = decision.get("collection"), held.name
             if not refusal(decision, question) and "earlier_holds" not in decision:

@@ -809,8 +809,7 @@ def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_r
     assert kind.strategy_notes["check"]["decision"] == {"unheld_kind": "salary"}, "no request: nothing holds it"
     answered = build_strategy("check").run(OracleModel(MEAN_PRICE), executor(), tools(), AgentConfig(), QUESTION)
     decided = answered.strategy_notes["check"]["decision"]
-    # one collection offered: the model is not asked which (`linked`)
-    assert decided == {"asks_for": "", "statistic": "none", "collection": NAME, "linked": True, "verdict": LISTED}
+    assert decided == {"collection": NAME, "asks_for": "", "statistic": "none", "verdict": LISTED}
     assert [c.arguments for c in answered.calls()] == [MEAN_PRICE]
     shown = listing(list(SCHEMA.collections))
     assert shown.startswith(f"{NAME}: title (") and "price (" in shown, "every property, with what it holds"
@@ -830,33 +829,6 @@ def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_r
     for written in ("whats the std dev of prices", "the stdev of the prices", "are price and rating correlated"):
         assert "the query tool cannot compute" in refusal(fine, written), written
     assert not refusal(fine, "which standard rooms cost most?"), "a word that only begins like one"
-
-
-def test_the_check_asks_for_the_collection_only_where_the_questions_words_do_not_name_one() -> None:
-    from agent.strategies.check import about_schema, linked
-
-    shown = list(_with_other().collections)  # Offline (price, seats, ...) and Other (otherPrice, ...)
-    assert linked("How many offline ones are there?", shown) is shown[0], "its name"
-    assert linked("What is the average price of the offline ones?", shown) is None, "words of both"
-    assert linked("How many are there?", shown) is None, "words of neither"
-    assert linked("How many are there?", shown[1:]) is shown[1], "the only one offered"
-    assert "collection" in about_schema([c.name for c in shown])["required"]
-    assert about_schema([NAME])["required"] == ["asks_for", "statistic"]
-    asked: list[Any] = []
-
-    def reply(messages: list[ModelMessage], _tools: Any) -> ModelReply:
-        asked.append(model.calls[-1]["response_format"])
-        return ModelReply(content=json.dumps({"asks_for": "price", "statistic": "average", "verdict": LISTED}))
-
-    model = FunctionModel(reply)
-    schema = _with_other()
-    several = build_tools(schema, counter=estimate_counter())
-    executor_ = ReferenceExecutor(schema, {NAME: OBJECTS, "Other": []})
-    run = build_strategy("check").run(model, executor_, several, AgentConfig(), "How many offline ones are there?")
-    assert "collection" not in asked[0].json_schema["properties"]
-    prompt = content(model.calls[0]["messages"][-1])
-    assert "collection: the one" not in prompt and "asks_for:" in prompt
-    assert run.strategy_notes["check"]["decision"]["collection"] == NAME
 
 
 def test_check_refuses_a_name_no_unsearchable_collection_holds_without_asking_the_model() -> None:
