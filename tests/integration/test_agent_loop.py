@@ -375,8 +375,10 @@ def test_ask_on_collections_of_your_own_streams_calls_then_the_answer_and_its_so
 
     def script(body: dict[str, Any], index: int) -> Reply:
         if "tools" in body:
-            offered = [t["function"]["parameters"]["properties"]["collection_name"]["enum"] for t in body["tools"]]
-            assert offered == [[NAME]]  # only the collection asked for is offered
+            # only the collection asked for is offered: the tool answers for it, with no collection slot to fill
+            assert [list(t["function"]["parameters"]["properties"]) for t in body["tools"]]
+            assert not any("collection_name" in t["function"]["parameters"]["properties"] for t in body["tools"])
+            assert NAME in body["tools"][0]["function"]["description"]
         return bar_script(arguments)(body, index)
 
     with MockOpenAIServer(script) as server:
