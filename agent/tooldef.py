@@ -96,8 +96,8 @@ class ToolSet:
         arguments = dict(arguments)
         rationale = arguments.pop("rationale", None) if self.design.rationale else None
         if tool_name in self.tool_to_collection:  # the tool's own collection, whatever the model wrote
-            written = {k: v for k, v in arguments.items() if k != "collection_name"}
-            arguments = {"collection_name": self.tool_to_collection[tool_name], **written}
+            own = self.tool_to_collection[tool_name]
+            arguments = {"collection_name": own, **arguments_without_collection(arguments)}
         return arguments, rationale if isinstance(rationale, str) else None
 
 
@@ -238,6 +238,11 @@ def typed_slot(
     return typed
 
 
+def arguments_without_collection(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A call's arguments without the collection slot: what a tool held to one collection is written with."""
+    return {k: v for k, v in arguments.items() if k != "collection_name"}
+
+
 def without_collection(parameters: dict[str, Any]) -> None:
     """Drop the collection slot from a tool's parameters: the tool answers for one collection
     (`ToolSet.tool_to_collection`), and a slot with one choice is not the model's to write."""
@@ -268,10 +273,12 @@ def typed_tools(tools: ToolSet, schema: DatabaseSchema, about: str = "", require
         if "collection_name" in slots and len(offered) > 1:  # a per-collection tool has none
             slots["collection_name"] = {**slots["collection_name"], "enum": offered}
         elif "collection_name" in slots and offered:
-            slots["collection_name"], held[function["name"]] = None, offered[0]
+            held[function["name"]] = offered[0]
         if not any(c.references for c in chosen):  # nothing to filter through: the slot only misleads
             slots.pop(REFERENCE_FILTER_FIELD, None)
         parameters["properties"] = {slot: spec for slot, spec in slots.items() if spec is not None}
+        if function["name"] in held:  # the tool answers for its one collection
+            without_collection(parameters)
         needed = [slot for slot in required if slot in parameters["properties"]]
         # last, after the slots: a question's required slots vary, and a prompt cache keeps what comes before
         written = [slot for slot in parameters.pop("required", []) if slot in parameters["properties"]]

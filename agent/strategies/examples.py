@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.openings import offered_tools, openings_of
 from agent.strategies.registry import StrategyInfo, UnknownStrategy
-from agent.tooldef import ToolSet
+from agent.tooldef import ToolSet, arguments_without_collection
 from llm import ChatRequest
 
 #: Two, not four: the two nearer examples carry the question's shape; the two farther ones cost ~130 new prompt
@@ -138,12 +138,8 @@ def fitting(examples: list[Any], parameters: dict[str, Any] | None) -> list[Solv
         e if isinstance(e, SolvedExample) else SolvedExample.model_validate(e, from_attributes=True) for e in examples
     ]
     if offered and "collection_name" not in offered:
-        found = [e.model_copy(update={"arguments": _without(e.arguments, "collection_name")}) for e in found]
+        found = [e.model_copy(update={"arguments": arguments_without_collection(e.arguments)}) for e in found]
     return [e for e in found if not offered or set(e.arguments) <= offered]
-
-
-def _without(arguments: dict[str, Any], slot: str) -> dict[str, Any]:
-    return {k: v for k, v in arguments.items() if k != slot}
 
 
 def _examples(inner: Any, options: dict[str, Any]) -> Any:
