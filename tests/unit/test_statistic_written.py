@@ -29,7 +29,6 @@ from llm import OpenAIChatModel
         ("What is the standard deviation of the fares?", "standard deviation"),
         ("How correlated are fare and distance?", "correlation"),
         ("List the ferries that carry cars.", "none"),
-        ("List the ferries with at least 200 berths.", "none"),
         ("Show the ferries by home port.", "none"),
     ],
 )
