@@ -809,7 +809,7 @@ def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_r
     assert kind.strategy_notes["check"]["decision"] == {"unheld_kind": "salary"}, "no request: nothing holds it"
     answered = build_strategy("check").run(OracleModel(MEAN_PRICE), executor(), tools(), AgentConfig(), QUESTION)
     decided = answered.strategy_notes["check"]["decision"]
-    assert decided == {"collection": NAME, "asks_for": "", "statistic": "average", "verdict": LISTED}
+    assert decided == {"collection": NAME, "asks_for": "", "statistic": "none", "verdict": LISTED}
     assert [c.arguments for c in answered.calls()] == [MEAN_PRICE]
     shown = listing(list(SCHEMA.collections))
     assert shown.startswith(f"{NAME}: title (") and "price (" in shown, "every property, with what it holds"
