@@ -113,7 +113,15 @@ class LocalService:
         if current.state in ("running", "starting"):
             record = self.record()
             assert record is not None
-            self._wait_ready(record)
+            try:
+                self._wait_ready(record)
+            except StartupTimeout as error:  # ours, alive, and silent: busy with another client, most often
+                raise StartupTimeout(
+                    f"{self.name}: already running (pid {record.pid}) at {record.url}, but it did not answer "
+                    f"{self.ready_path} within {self.startup_timeout:.0f}s; it may be busy with another client's "
+                    "requests (another eval?): wait for them, or stop it (`dbgorilla down`; the model: "
+                    f"`dbgorilla model down`). {error}"
+                ) from error
             echo(f"{self.name}: already running (pid {record.pid}) at {record.url}; reusing it")
             return self.status(), True
         if current.state == "stale":
