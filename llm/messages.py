@@ -146,6 +146,9 @@ class ChatRequest(BaseModel):
     temperature: float | None = None
     max_tokens: int | None = None
     seed: int | None = None
+    #: Text that ends the reply where it first appears, itself left out (OpenAI's `stop`): what comes after it
+    #: would cost tokens and decide nothing.
+    stop: list[str] | None = None
 
     @property
     def schema_name(self) -> str | None:

@@ -28,6 +28,52 @@ STATISTICS = (*SUPPORTED, *UNSUPPORTED)
 #: Statistics of the objects themselves: a count, or a listing.
 COUNTS = ("none", "count")
 
+#: How people write each statistic, in the order a tie goes (`statistic_written`): the first one written in the
+#: question decides ("How many restaurants charge more than the average price?" asks a count).
+STATISTIC_WRITTEN: tuple[tuple[str, re.Pattern[str]], ...] = (
+    *((name, UNSUPPORTED_WRITTEN[name]) for name in UNSUPPORTED),
+    ("percentage", re.compile(r"\bpercent|%|\bproportion\b|\bfraction\b|\bshare of\b|\bwhat share\b|\bratio\b")),
+    ("most common", re.compile(r"\bmost (?:common|frequent|popular|usual|typical|often)\b|\bcommonest\b|\bmode\b")),
+    ("median", re.compile(r"\bmedian\b")),
+    ("count", re.compile(r"\bhow many\b|\b(?:total )?number of\b|\bcount\b")),
+    ("average", re.compile(r"\baverage\b|\bmean\b|\bavg\b")),
+    ("sum", re.compile(r"\btotal\b|\bsum\b|\bcombined\b|\baltogether\b")),
+    (
+        "maximum",
+        re.compile(
+            r"\b(?:highest|maximum|max|largest|biggest|greatest|longest|heaviest|tallest|widest|latest|"
+            r"most recent|northernmost|easternmost|top)\b"
+        ),
+    ),
+    (
+        "minimum",
+        re.compile(
+            r"\b(?:lowest|minimum|min|smallest|(?<!at )least|shortest|lightest|narrowest|earliest|cheapest|oldest|"
+            r"southernmost|westernmost)\b"
+        ),
+    ),
+)
+
+
+#: A statistic written as an adverb applies to the whole question, wherever it stands: "How many years have
+#: they taught on average?" asks an average, not a count.
+ADVERBIAL: tuple[tuple[str, re.Pattern[str]], ...] = (("average", re.compile(r"\bon (?:the )?average\b")),)
+
+
+def statistic_written(question: str) -> str:
+    """The statistic the question's words ask for: one written as an adverb (`ADVERBIAL`), else the first written
+    ("none" where it names none: it lists or groups objects; "at least" compares, it asks no minimum). Read from
+    the words, not asked of the model: the check's reply wrote it in ~6 generated tokens a question, "none" for
+    most questions that name one (`check`)."""
+    words = question.lower()
+    adverbial = [name for name, pattern in ADVERBIAL if pattern.search(words)]
+    if adverbial:
+        return adverbial[0]
+    written = enumerate(STATISTIC_WRITTEN)
+    found = [(m.start(), i, name) for i, (name, pattern) in written if (m := pattern.search(words))]
+    return min(found)[2] if found else "none"
+
+
 #: How the prompt describes `asks_for`. The model sometimes writes this back as its answer (11 decisions
 #: on answerable questions in the day's records, none on an unanswerable one): its words say nothing.
 ASKS_FOR_HINT = "what it asks for, in a few words"

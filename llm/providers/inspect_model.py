@@ -112,6 +112,7 @@ def inspect_config(request: ChatRequest) -> GenerateConfig:
         temperature=request.temperature,
         max_tokens=request.max_tokens,
         seed=request.seed,
+        stop_seqs=request.stop,
         parallel_tool_calls=request.parallel_tool_calls,
         response_schema=schema,
     )

@@ -181,6 +181,8 @@ class OpenAIChatModel:
         seed = self.seed if request.seed is None else request.seed
         if seed is not None:
             body["seed"] = seed
+        if request.stop:
+            body["stop"] = request.stop
         if request.tools:
             body["tools"] = openai_tools(request.tools)
             if request.tool_choice is not None:

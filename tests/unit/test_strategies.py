@@ -37,7 +37,7 @@ from agent.strategies.asked_for import (
     written_in,
 )
 from agent.strategies.chain import comparison_of, parts_of, pick
-from agent.strategies.check import LISTED, NOT_LISTED, listing, refusal
+from agent.strategies.check import CHECK_SCHEMA_NAME, LISTED, NOT_LISTED, listing, refusal
 from agent.strategies.examples import DEFAULT_K, in_schema_order
 from agent.strategies.facts import GROUNDED_SCHEMA_NAME, answer_from, facts_of
 from agent.strategies.grounded import answer_text, answers_statistic, derived_answer, holds_the_answer, text_agrees
@@ -800,6 +800,15 @@ def test_the_oracle_passes_through_every_strategy(name: str) -> None:
     assert run.strategy == name
 
 
+class _Stopped(OracleModel):
+    """The oracle behind a server that honours `stop`: the check's reply ends before its statistic."""
+
+    def complete(self, request: Any) -> ModelReply:
+        if request.schema_name == CHECK_SCHEMA_NAME:
+            return ModelReply(content=f'{{"collection": "{NAME}", "asks_for": "the price", ')
+        return super().complete(request)
+
+
 def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_rest_on() -> None:
     lacking = OracleModel.abstaining("no salary")
     run = build_strategy("check").run(lacking, executor(), tools(), AgentConfig(), "How high is the average salary?")
@@ -809,8 +818,10 @@ def test_check_refuses_what_the_database_lacks_before_any_query_and_passes_the_r
     assert kind.strategy_notes["check"]["decision"] == {"unheld_kind": "salary"}, "no request: nothing holds it"
     answered = build_strategy("check").run(OracleModel(MEAN_PRICE), executor(), tools(), AgentConfig(), QUESTION)
     decided = answered.strategy_notes["check"]["decision"]
-    assert decided == {"collection": NAME, "asks_for": "", "statistic": "none", "verdict": LISTED}
+    assert decided == {"collection": NAME, "asks_for": "", "statistic": "none", "verdict": LISTED}, "its own"
     assert [c.arguments for c in answered.calls()] == [MEAN_PRICE]
+    read = build_strategy("check").run(_Stopped(MEAN_PRICE), executor(), tools(), AgentConfig(), QUESTION)
+    assert read.strategy_notes["check"]["decision"]["statistic"] == "average", "from the question's words"
     shown = listing(list(SCHEMA.collections))
     assert shown.startswith(f"{NAME}: title (") and "price (" in shown, "every property, with what it holds"
     fine = {"verdict": LISTED, "asks_for": "the average price", "statistic": "average"}
