@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from agent._words import content_stems, meets, split_name
-from agent.strategies.wording import ASKS_HOW_MANY_DIFFERENT, measure_words
+from agent.strategies.wording import ASKS_HOW_MANY_DIFFERENT, NUMBER_WORDS, measure_words
 
 #: A question that asks for its answer per group ("per night" and the like are units, not groups); the
 #: words after the marker, up to a comma or the end, name the property.
@@ -47,11 +47,11 @@ def one_number_asked(question: str) -> bool:
 
 #: "What's the northernmost latitude ...", "what was the lowest yield of any trial ...": one extreme value
 #: of a number, asked by its superlative; the words after it name the number.
-_EXTREME = re.compile(
-    r"\bwhat(?:'s|\s+is|\s+was|\s+were)?\s+the\s+(?P<sup>[a-z]+)\s+(?P<words>[a-z][a-z -]*?)"
-    r"(?=\s+(?:of|for|among|in|at|by|reached|across|recorded|ever|on|any|from|that|with)\b|\s*[?,.;]|$)",
-    re.I,
+_EXTREME_WORDS = (
+    r"(?P<words>[a-z][a-z -]*?)"
+    r"(?=\s+(?:of|for|among|in|at|by|reached|across|recorded|ever|on|any|from|that|with)\b|\s*[?,.;]|$)"
 )
+_EXTREME = re.compile(rf"\bwhat(?:'s|\s+is|\s+was|\s+were)?\s+the\s+(?P<sup>[a-z]+)\s+{_EXTREME_WORDS}", re.I)
 #: "best" is the most and "worst" the least, as of a yield, a rating or a fuel economy (of a time it would be
 #: the other way round: none of the public suite's questions, nor our splits', asks for a best time).
 _MOST = {
@@ -95,21 +95,34 @@ _COMPASS = {
 _OF_STATISTIC = {"average", "mean", "median", "total", "number", "count", "sum", "share", "percentage", "combined"}
 
 
+#: The same asked without "what is the", as a question's first words: "Smallest sepal length of any flower that
+#: isn't a setosa?", "Highest monthly closing price ever for GOOG?" (only a superlative opens it: "How many ...").
+_EXTREME_OPENING = re.compile(
+    rf"^\W*(?:the\s+)?(?P<sup>{'|'.join(sorted({*_MOST, *_LEAST, *_COMPASS, *_MOST_LEAST}))})\s+{_EXTREME_WORDS}",
+    re.I,
+)
+
+
 def extreme_asked(question: str, numbers: list[str]) -> tuple[str, str] | None:
     """The number property and MAX or MIN a question asks for by a superlative ("the lowest yield of any
     trial": yield, MIN; "the northernmost latitude": latitude, MAX); None for any other question, a
     superlative of a statistic ("the highest average rating"), or words naming no one number property."""
-    found = _EXTREME.search(question)
+    found = _EXTREME.search(question) or _EXTREME_OPENING.search(question)
     if found is None or found["words"].split()[0].lower() in _OF_STATISTIC:
         return None
-    sup = found["sup"].lower()
+    return _superlative_of(found["sup"], found["words"], numbers)
+
+
+def _superlative_of(sup: str, after: str, numbers: list[str]) -> tuple[str, str] | None:
+    """The one number property a superlative and the words after it name, with MAX or MIN."""
+    sup = sup.lower()
     if sup in _COMPASS:
         coordinate, metric = _COMPASS[sup]
-        words = f"{coordinate} {found['words']}"
+        words = f"{coordinate} {after}"
     elif sup in _MOST or sup in _LEAST:
-        metric, words = ("MAX" if sup in _MOST else "MIN"), f"{sup} {found['words']}"
-    elif sup in _MOST_LEAST and found["words"].split()[0].lower() not in _NOT_OF_A_NUMBER:
-        metric, words = ("MAX" if sup == "most" else "MIN"), found["words"]
+        metric, words = ("MAX" if sup in _MOST else "MIN"), f"{sup} {after}"
+    elif sup in _MOST_LEAST and after.split()[0].lower() not in _NOT_OF_A_NUMBER:
+        metric, words = ("MAX" if sup == "most" else "MIN"), after
     else:
         return None
     named = measure_words(words)
@@ -117,6 +130,30 @@ def extreme_asked(question: str, numbers: list[str]) -> tuple[str, str] | None:
     if len(props) != 1:
         props = [p for p in numbers if any(meets(w, n) for w in named for n in content_stems(split_name(p)))]
     return (props[0], metric) if len(props) == 1 else None
+
+
+_SUPERLATIVE = "|".join(sorted({*_MOST, *_LEAST, *_COMPASS}))
+#: The first N objects by the number a superlative names, counted in the words: "the 5 heaviest cars", "the
+#: three flowers with the longest petals". A statistic asked of them is over those N, not over all.
+_COUNTED_FIRST = re.compile(
+    rf"\b(?P<n>\d+|{'|'.join(NUMBER_WORDS)})\s+(?:[a-z]+\s+){{0,2}}?(?:with\s+the\s+)?"
+    rf"(?P<sup>{_SUPERLATIVE})\s+{_EXTREME_WORDS}",
+    re.I,
+)
+
+
+def first_counted(question: str, numbers: list[str]) -> tuple[str, str, int] | None:
+    """The sort the question counts: the number property a superlative names, its order ("descending" for the
+    most) and the count written ("the 5 heaviest cars": weight, descending, 5); None where it counts none."""
+    found = _COUNTED_FIRST.search(question)
+    if found is None:
+        return None
+    count = int(found["n"]) if found["n"].isdigit() else NUMBER_WORDS[found["n"].lower()]
+    extreme = _superlative_of(found["sup"], found["words"], numbers)
+    if extreme is None or count < 2:
+        return None
+    prop, metric = extreme
+    return prop, "descending" if metric == "MAX" else "ascending", count
 
 
 _MEAN_WORDS = re.compile(r"\b(?:average|mean|avg|on average)\b", re.I)

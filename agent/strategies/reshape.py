@@ -32,7 +32,14 @@ import re
 from typing import Any
 
 from agent._words import content_stems, meets, names_property, split_name
-from agent.strategies.asked import ASKS_PER_GROUP, asks_for_groups, extreme_asked, one_number_asked, statistic_asked
+from agent.strategies.asked import (
+    ASKS_PER_GROUP,
+    asks_for_groups,
+    extreme_asked,
+    first_counted,
+    one_number_asked,
+    statistic_asked,
+)
 from agent.strategies.compared import held
 from agent.strategies.conditions import filtered_properties, with_condition
 from agent.strategies.wording import (
@@ -211,6 +218,20 @@ def to_first(question: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], 
     kept = {k: v for k, v in arguments.items() if k != SORT_FIELD}
     by = sort.get("property_name")
     return kept, f"the question counts no first objects by {by}: the aggregation is over all, the sort left out."
+
+
+def to_counted_first(question: str, arguments: dict[str, Any], numbers: list[str]) -> tuple[dict[str, Any], str]:
+    """The call's aggregation over the first objects the words count by a superlative ("the average horsepower
+    of the 5 heaviest cars": sorted by weight, largest first, the first 5), where it aggregates over all: the
+    small model wrote the mean of every car's horsepower (3 of the public suite's questions, 2026-12-02). A call
+    that sorts, groups or aggregates nothing is left as it is."""
+    counted = first_counted(question, numbers)
+    aggregates = any(arguments.get(slot) for slot in AGGREGATION_SLOT.values())
+    if counted is None or not aggregates or arguments.get(SORT_FIELD) or arguments.get(GROUPBY_FIELD):
+        return arguments, ""
+    prop, order, limit = counted
+    amended = {**arguments, SORT_FIELD: {"property_name": prop, "order": order, "limit": limit}}
+    return amended, f"the question counts the first {limit} by {prop}: the aggregation is over them."
 
 
 def groups_unsorted(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:

@@ -33,6 +33,7 @@ from agent.strategies.reshape import (
     groups_unsorted,
     off_fixed,
     share_of_named,
+    to_counted_first,
     to_distinct,
     to_extreme,
     to_first,
@@ -128,6 +129,8 @@ def amended_call(
     numbers = [p.name for p in found.properties if p.kind is PropertyKind.NUMBER] if found is not None else []
     amended, note = to_extreme(question, amended, numbers)
     amended, computed = to_statistic(question, amended, numbers)
+    amended, counted = to_counted_first(question, amended, numbers)
+    computed = " ".join(w for w in (computed, counted) if w)
     # after the statistic is settled: a boolean tallied beside the extreme `to_extreme` added stays otherwise
     amended, beside = boolean_beside(question, amended)
     why = " ".join(w for w in (why, note, computed, "; ".join(beside) + "." if beside else "") if w)

@@ -378,6 +378,16 @@ def test_a_superlative_of_a_number_asks_for_its_extreme_and_agrees_with_every_go
     assert extreme_asked("What is the most common room count of the inns?", ["room_count"]) is None  # not an extreme
     assert extreme_asked("What is the highest average rating among them?", ["rating"]) is None  # a statistic's
     assert extreme_asked("What is the highest monthly close?", ["price"]) is None  # no word names `price`
+    # asked without "what is the", the superlative the question's first word
+    assert extreme_asked(
+        "Smallest sepal length of any flower that isn't a setosa?", ["sepal_length", "petal_length"]
+    ) == (
+        "sepal_length",
+        "MIN",
+    )
+    assert extreme_asked("Highest monthly closing price ever for GOOG?", ["price"]) == ("price", "MAX")
+    assert extreme_asked("Average price of GOOG?", ["price"]) is None  # only a superlative opens one
+    assert extreme_asked("Most common party size?", ["party_size"]) is None
     listing = {
         "collection_name": "A",
         "groupby_property": "code",
@@ -400,6 +410,35 @@ def test_a_superlative_of_a_number_asks_for_its_extreme_and_agrees_with_every_go
                 held = case.ground_truth.model_dump(exclude_none=True).get("integer_property_aggregation") or {}
                 assert (held.get("property_name"), held.get("metrics")) == asked, (split, case.id)
     assert read >= 30  # the rule is tried on our questions, not only on the ones above
+
+
+def test_a_statistic_of_the_first_objects_a_superlative_counts_is_over_them() -> None:
+    from agent.strategies.asked import first_counted
+    from agent.strategies.reshape import to_counted_first
+    from executors.vocabulary import PropertyKind
+    from fixtures.datasets import load_split, split_path
+    from fixtures.use_cases import get_use_case
+
+    cars = ["weight_in_lbs", "horsepower", "miles_per_gallon"]
+    assert first_counted("the 5 heaviest cars", cars) == ("weight_in_lbs", "descending", 5)
+    flowers = ["sepal_width", "sepal_length", "petal_width", "petal_length"]
+    assert first_counted("the three flowers with the shortest petals?", flowers) == ("petal_length", "ascending", 3)
+    assert first_counted("How many cars have 4 cylinders?", cars) is None  # a count, not of first objects
+    assert first_counted("the 5 best monthly closes", ["price"]) is None  # no word names `price`
+    mean = {
+        "collection_name": "Cars",
+        "integer_property_aggregation": {"property_name": "horsepower", "metrics": "MEAN"},
+    }
+    amended, why = to_counted_first("What is the average horsepower of the 5 heaviest cars?", mean, cars)
+    assert amended == {**mean, "sort": {"property_name": "weight_in_lbs", "order": "descending", "limit": 5}} and why
+    listing = {"collection_name": "Cars", "conditions": [{"property_name": "origin", "operator": "=", "value": "USA"}]}
+    assert to_counted_first("List the 5 heaviest cars from the USA", listing, cars) == (listing, "")  # no statistic
+    for split in ("natural", "explicit", "compound", "related", "multistep"):
+        for case in load_split(split_path(split)):
+            properties = [p for c in get_use_case(case.use_case).collections for p in c.properties]
+            numbers = [p.name for p in properties if p.kind is PropertyKind.NUMBER]
+            gold = case.ground_truth.to_tool_arguments()
+            assert to_counted_first(case.query, gold, numbers)[0] == gold, (split, case.id)
 
 
 def test_a_mean_or_median_the_words_ask_for_is_computed_where_the_call_computes_no_number() -> None:
