@@ -117,7 +117,7 @@ def with_condition(
 
 
 def _without_bounds(arguments: dict[str, Any], between: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """The call without the bounds it holds of the question's "between 15 and 40" (`>= 15`, `> 15`, `<= 40`),
+    """The call without the bounds it holds of the question's "between 15 and 40" (`>= 15`, `> 15`, `<= 40`, `= 15`),
     and those bounds as the note says them; the call unchanged when it holds none, or anything else on
     that property."""
     prop, low, high = between["property_name"], between["value"], between["value_to"]
@@ -129,8 +129,11 @@ def _without_bounds(arguments: dict[str, Any], between: dict[str, Any]) -> tuple
             return False
         value = flt.get("value")
         number = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-        return (flt.get("operator") in (">", ">=") and number == float(low)) or (
-            flt.get("operator") in ("<", "<=") and number == float(high)
+        # an equality at either end is the range written as one of its ends ("close between $25 and $30": `= 25`)
+        return (
+            (flt.get("operator") in (">", ">=") and number == float(low))
+            or (flt.get("operator") in ("<", "<=") and number == float(high))
+            or (flt.get("operator") == "=" and number in (float(low), float(high)))
         )
 
     on_prop = [
@@ -144,6 +147,30 @@ def _without_bounds(arguments: dict[str, Any], between: dict[str, Any]) -> tuple
     rest = [c for c in listed if not bound(c)]
     kept = {**kept, CONDITIONS_FIELD: rest} if rest else {k: v for k, v in kept.items() if k != CONDITIONS_FIELD}
     return kept, [shown(f) for f in on_prop]
+
+
+def _year_as_number(arguments: dict[str, Any], span: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The call without a number condition holding the year of the question's time span on a property whose
+    name says no year ("How many monthly records does IBM have since 2005?": `price >= 2005` beside the span
+    `date >= 2005`, which made the count 0), and that condition as the note says it; else unchanged."""
+    years = {float(y) for y in re.findall(r"\b(?:1[89]|20)\d\d\b", f"{span['value']} {span.get('value_to', '')}")}
+
+    def misread(flt: object) -> bool:
+        if not isinstance(flt, dict) or "year" in str(flt.get("property_name", "")).lower():
+            return False
+        value = flt.get("value")
+        return isinstance(value, int | float) and not isinstance(value, bool) and float(value) in years
+
+    listed = arguments.get(CONDITIONS_FIELD)
+    listed = listed if isinstance(listed, list) else []
+    number = arguments.get(NUMBER_FILTER)
+    gone = [f for f in [number, *listed] if misread(f)]
+    if not gone or arguments.get(MATCH_FIELD) == Match.ANY.value:
+        return arguments, ""
+    kept = {k: v for k, v in arguments.items() if not (k == NUMBER_FILTER and misread(v))}
+    rest = [c for c in listed if not misread(c)]
+    kept = {**kept, CONDITIONS_FIELD: rest} if rest else {k: v for k, v in kept.items() if k != CONDITIONS_FIELD}
+    return kept, " and ".join(shown(f) for f in gone)
 
 
 def _unsaid(arguments: dict[str, Any], bounds: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -202,6 +229,9 @@ def put_back(
         ("range", number_range(question, numbers) if restored is None else []),
         ("time span", [span] if (span := date_condition(question, dates)) is not None else []),
     ]
+    if span is not None:
+        arguments, dropped = _year_as_number(arguments, span)
+        notes += [f"{dropped} holds the year of the question's time span {shown(span)}: left out."] if dropped else []
     for what, conditions in found:
         if not conditions:
             continue

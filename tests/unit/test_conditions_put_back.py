@@ -191,6 +191,43 @@ def test_a_between_replaces_the_one_bound_the_call_holds_of_it() -> None:
     assert arguments == {"collection_name": "Clinics", "conditions": [between]} and "replaced" in notes[0]
     other = {**held, "integer_property_filter": {**held["integer_property_filter"], "value": 20}}
     assert put_back(question, other, ["averageWaitMinutes"], [])[0] == other
+    # the range written as one of its ends, an equality
+    one_end = {**held, "integer_property_filter": {**held["integer_property_filter"], "operator": "=", "value": 40}}
+    arguments, notes = put_back(question, one_end, ["averageWaitMinutes"], [])
+    assert arguments == {"collection_name": "Clinics", "conditions": [between]} and "= 40" in notes[0]
+
+
+def test_the_year_of_a_time_span_written_as_a_number_condition_is_left_out() -> None:
+    """ "since 2005" is a date, not `price >= 2005`: with it the count was 0. A property named for years keeps it."""
+    question = "How many monthly records does IBM have since 2005?"
+    held = {
+        "collection_name": "Stocks",
+        "integer_property_filter": {"property_name": "price", "operator": ">=", "value": 2005},
+        "text_property_filter": {"property_name": "symbol", "operator": "=", "value": "IBM"},
+    }
+    arguments, notes = put_back(question, held, ["price"], ["date"])
+    assert arguments == {
+        "collection_name": "Stocks",
+        "text_property_filter": held["text_property_filter"],
+        "conditions": [{"property_name": "date", "operator": ">=", "value": "2005"}],
+    }
+    assert "price >= 2005" in notes[0]
+    years = {**held, "integer_property_filter": {"property_name": "model_year", "operator": ">=", "value": 2005}}
+    assert put_back(question, years, ["model_year"], ["date"])[0]["integer_property_filter"]["value"] == 2005
+
+
+def test_putting_back_leaves_every_gold_call_of_our_splits_as_it_is() -> None:
+    from executors.vocabulary import PropertyKind
+    from fixtures.datasets import load_split, split_path
+    from fixtures.use_cases import get_use_case
+
+    for split in ("natural", "explicit", "compound", "related"):
+        for case in load_split(split_path(split)):
+            gold = case.ground_truth.to_tool_arguments()
+            own = [c for c in get_use_case(case.use_case).collections if c.name == gold["collection_name"]]
+            numbers = [p.name for c in own for p in c.properties if p.kind is PropertyKind.NUMBER]
+            dates = [d.name for c in own for d in c.dates]
+            assert put_back(case.query, gold, numbers, dates) == (gold, []), (split, case.id)
 
 
 def test_an_or_that_opens_a_clause_makes_the_call_s_two_filters_alternatives() -> None:
