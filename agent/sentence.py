@@ -7,8 +7,9 @@ is 48.83." The sentence is written from the committed answer (so the two never d
 call's own arguments and result (so it names nothing the agent did not receive). Names are listed
 only where the answer commits them.
 
-An aggregation over no objects is not a number: its mean, maximum or top value does not exist.
-`empty_result` says so ("no objects matched (filter country = "USA")"); a count of 0 is a count.
+An aggregation over no objects is not a number: its mean, maximum or top value does not exist, nor is
+a group of them to name. `empty_result` says so ("no objects matched (filter country = "USA")"); a count
+of 0 is a count.
 """
 
 from __future__ import annotations
@@ -129,11 +130,13 @@ def scope_of(arguments: dict[str, Any]) -> str:
 
 
 def empty_result(arguments: dict[str, Any], result: QueryResult) -> str | None:
-    """Why a result holds no answer: an aggregation (not a count) over no objects. None otherwise."""
+    """Why a result holds no answer: an aggregation (not a count) over no objects, or groups of none (no group
+    to name: "Which model year has the most cars?" grouped a filter nothing matched and answered 0). None
+    otherwise."""
     if result.total_count != 0 or result.groups:
         return None
     metrics = {m for values in result.aggregations.values() for m in values}
-    if not metrics or metrics <= COUNTING:
+    if (not metrics or metrics <= COUNTING) and not arguments.get(GROUPBY_FIELD):
         return None
     shown = _filters(arguments)
     return f"no objects matched ({'filter ' + ' and '.join(shown) if shown else 'the collection is empty'})"

@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import re
 
-from agent._words import content_stems
+from agent._words import content_stems, split_name
 from agent.strategies.asked_for import ASKING_WORDS, DIMENSION_STEMS, FUNCTION_WORDS, held_words, meets_any
 from agent.strategies.meaning import meant_property
+from agent.strategies.wording import initials
 from executors.schema import CollectionSchema
 
 #: The two words after an opening "which" or "what" ("Which region of origin", "Which female penguin").
@@ -81,9 +82,17 @@ def _says_kind(word: str) -> bool:
 
 def _held(word: str, question: str, collections: list[CollectionSchema], vocabulary: set[str], dated: bool) -> bool:
     """Whether the collections' names or descriptions (`vocabulary`) hold the word (forms and typos of it meet;
-    a word of size its measure, "longest" a length), a date property its time, or a property means it."""
+    a word of size its measure, "longest" a length), a date property its time, a property's initials spell it,
+    or a property means it."""
     stems = [*content_stems(word), *(DIMENSION_STEMS[s] for s in content_stems(word) if s in DIMENSION_STEMS)]
     if meets_any(stems, vocabulary) or (dated and any(s in TIME_WORDS for s in stems)):
+        return True
+    # a unit written as a name's initials: "mpg" is `miles_per_gallon`
+    if any(
+        len(split_name(p.name).split()) > 1 and word.lower() == initials(p.name)
+        for c in collections
+        for p in c.properties
+    ):
         return True
     return any(meant_property(word, question, c) for c in collections)
 

@@ -66,6 +66,12 @@ def test_a_word_of_size_is_held_by_its_measure() -> None:
     assert unheld_kind("What's the deepest of them all?", [rivers]) == "deepest"  # a depth nothing holds
 
 
+def test_a_unit_written_as_a_property_name_s_initials_is_held() -> None:
+    cars = CollectionSchema(name="Cars", properties=(PropertySchema(name="miles_per_gallon", data_type="number"),))
+    assert unheld_kind("What was the average mpg for that year?", [cars]) == ""
+    assert unheld_kind("What was the average kpl for that year?", [cars]) == "kpl"
+
+
 def test_the_objects_a_which_names_are_left_to_a_search_where_a_collection_can_search() -> None:
     searchable = PLACES.model_copy(update={"searchable": True})
     assert unheld_kind("Which venues are bars?", [PLACES]) == "venues"

@@ -87,6 +87,12 @@ def test_an_aggregation_over_no_objects_is_no_answer_and_a_count_of_zero_is_a_co
     assert empty_result(usa, result(0, {"bill_length_mm": {"COUNT": 0}})) is None
     assert empty_result({"collection_name": "Penguins"}, result(0)) is None  # a plain count
     assert empty_result(usa, result(5, {"bill_length_mm": {"MEAN": 40.0}})) is None
+    grouped = {
+        "collection_name": "Penguins",
+        "groupby_property": "island",
+        "text_property_filter": usa["text_property_filter"],
+    }
+    assert empty_result(grouped, result(0)) == 'no objects matched (filter country = "USA")'  # no group to name
 
 
 def test_rounding_and_units_as_a_person_writes_them() -> None:
