@@ -40,6 +40,7 @@ from agent.strategies.asked import (
     one_number_asked,
     statistic_asked,
 )
+from agent.strategies.codes import abbreviates, code_for, letters
 from agent.strategies.compared import held
 from agent.strategies.conditions import filtered_properties, with_condition
 from agent.strategies.wording import (
@@ -58,6 +59,7 @@ from executors.vocabulary import (
     MATCH_FIELD,
     RELATED_FIELDS,
     SORT_FIELD,
+    Match,
     NumberMetric,
     PropertyKind,
 )
@@ -232,6 +234,43 @@ def to_counted_first(question: str, arguments: dict[str, Any], numbers: list[str
     prop, order, limit = counted
     amended = {**arguments, SORT_FIELD: {"property_name": prop, "order": order, "limit": limit}}
     return amended, f"the question counts the first {limit} by {prop}: the aggregation is over them."
+
+
+#: A question (or a clause of it) that opens with "which" or "what": it asks which group.
+_WHICH = re.compile(r"(?:^\W*|[,;.?!]\s*(?:and\s+)?)(?:which|what)\b", re.I)
+
+
+def groups_of_one(question: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The call without a text `=` filter on the property it groups by, where the question asks which group
+    and names no such value: grouped over one value, the answer is that value whatever the data holds.
+    Asked "Which state has the most airports south of latitude 30?", the model grouped `state = "CA"` by
+    state and answered CA (3 of the public suite's questions, 2026-12-02). A value the question names (its
+    letters, a name a stored code or abbreviation stands for) is kept, as are alternatives (`match: any`)."""
+    prop = arguments.get(GROUPBY_FIELD)
+    if not prop or arguments.get(MATCH_FIELD) == Match.ANY.value or not _WHICH.search(question):
+        return arguments, ""
+    written = letters(question)
+    words = re.findall(r"[A-Z][\w'-]+", question)
+
+    def unnamed(flt: object) -> bool:
+        if not isinstance(flt, dict) or flt.get("property_name") != prop or flt.get("operator") != "=":
+            return False
+        value = flt.get("value")
+        if not isinstance(value, str) or not letters(value):
+            return False
+        named = letters(value) in written or abbreviates(value, question) or any(code_for(w, value) for w in words)
+        return not named
+
+    listed = arguments.get(CONDITIONS_FIELD)
+    listed = listed if isinstance(listed, list) else []
+    gone = [f for f in [arguments.get(TEXT_FILTER), *listed] if unnamed(f)]
+    if not gone:
+        return arguments, ""
+    kept = {k: v for k, v in arguments.items() if not (k == TEXT_FILTER and unnamed(v))}
+    rest = [c for c in listed if not unnamed(c)]
+    kept = {**kept, CONDITIONS_FIELD: rest} if rest else {k: v for k, v in kept.items() if k != CONDITIONS_FIELD}
+    value = gone[0]["value"]
+    return kept, f'the question asks which {prop} and names no {prop} "{value}": grouped over all, not that one.'
 
 
 def groups_unsorted(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:

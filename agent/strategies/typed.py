@@ -30,6 +30,7 @@ from agent.strategies.registry import StrategyInfo
 from agent.strategies.reshape import (
     amend_to_question,
     boolean_beside,
+    groups_of_one,
     groups_unsorted,
     off_fixed,
     share_of_named,
@@ -123,6 +124,8 @@ def amended_call(
     why = " ".join(w for w in (unwritten, why, share) if w)
     amended, firsts = to_first(question, amended)
     amended, unsorted = groups_unsorted(amended)
+    amended, of_one = groups_of_one(question, amended)
+    unsorted = " ".join(w for w in (unsorted, of_one) if w)
     kinds_known = [p.name for p in found.properties if p.kind is not None] if found is not None else []
     amended, distinct = to_distinct(question, amended, kinds_known)
     why = " ".join(w for w in (why, firsts, unsorted, distinct) if w)

@@ -441,6 +441,27 @@ def test_a_statistic_of_the_first_objects_a_superlative_counts_is_over_them() ->
             assert to_counted_first(case.query, gold, numbers)[0] == gold, (split, case.id)
 
 
+def test_a_group_by_over_one_value_the_question_does_not_name_groups_over_all() -> None:
+    from agent.strategies.reshape import groups_of_one
+    from fixtures.datasets import load_split, split_path
+
+    one = {
+        "collection_name": "Airports",
+        "text_property_filter": {"property_name": "state", "operator": "=", "value": "CA"},
+        "groupby_property": "state",
+        "integer_property_filter": {"property_name": "latitude", "operator": "<", "value": 25},
+    }
+    amended, why = groups_of_one("Which state has the most airports south of 25 degrees latitude?", one)
+    assert amended == {k: v for k, v in one.items() if k != "text_property_filter"} and why
+    assert groups_of_one("Which state has more airports, California or Texas?", one) == (one, "")  # a code's name
+    assert groups_of_one("Which state is CA?", one) == (one, "")  # written
+    assert groups_of_one("How many airports are there, by state?", one) == (one, "")  # not which group
+    for split in ("natural", "explicit", "compound", "related", "multistep"):
+        for case in load_split(split_path(split)):
+            gold = case.ground_truth.to_tool_arguments()
+            assert groups_of_one(case.query, gold)[0] == gold, (split, case.id)
+
+
 def test_a_mean_or_median_the_words_ask_for_is_computed_where_the_call_computes_no_number() -> None:
     from agent.strategies.reshape import to_statistic
     from executors.vocabulary import PropertyKind
