@@ -472,6 +472,8 @@ def test_which_who_and_whose_ask_for_groups_only_where_a_question_or_clause_begi
     assert one_number_asked("How many courses whose number of credits is between 1 and 4 are there?")
     assert one_number_asked("What is the average price of doctors who are tenured?")
     assert not one_number_asked("Which cuisine has the most restaurants?")
+    assert one_number_asked("Average petal width for virginica or versicolor flowers?")  # typed without "what is"
+    assert not one_number_asked("Average horsepower by origin?")
     assert asks_for_groups("What is the average rating, and which cuisine is most common?")
     assert asks_for_groups("Count the airports in Georgia. Then the ones in Florida. Which state has more?")
     assert asks_for_groups("Who teaches the most courses?")

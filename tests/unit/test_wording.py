@@ -309,7 +309,10 @@ def test_the_one_stored_value_the_question_names_is_put_back_when_the_call_has_n
     for question in ("Average price of Greek or Thai places?", "What is the average price?"):  # two named, none
         assert Values(None).restore(executor, mean, question) == (mean, "")
     grouped = {**mean, "groupby_property": "cuisine"}  # it chose the groups: the answer reads the one named
-    assert Values(None).restore(executor, grouped, "average price of Greek places") == (grouped, "")
+    assert Values(None).restore(executor, grouped, "Which cuisine has the highest average price?") == (grouped, "")
+    # one number asked, typed without "what is": the value put back (`reshape` leaves the group-by out)
+    restored, why = Values(None).restore(executor, grouped, "average price of Greek places")
+    assert restored["text_property_filter"] == {"property_name": "cuisine", "operator": "=", "value": "Greek"} and why
 
 
 def test_restoring_a_dropped_text_filter_gives_back_every_gold_filter_of_our_splits_and_adds_none() -> None:
