@@ -17,9 +17,9 @@ recorded with why:
   the result's total already says, and is left out: the answer would hold two numbers for one question;
 - a boolean's aggregation beside the statistic of a number asked, where no count or share is asked, is the
   condition the words name ("among exhibitions that require booking": `requiresBooking = true`), or left
-  out where they name none (`boolean_beside`);
+  out where they name none (`agent.strategies.shares`);
 - a share asked of the one boolean the words name, where the call computes none, is computed, and a
-  statistic of a number the call only bounds is left out (`share_of_named`).
+  statistic of a number the call only bounds is left out (`agent.strategies.shares`).
 Every question of the natural and explicit splits these words mark has the slot in its gold call (60
 and 160 of 315 each), and none a boolean filter beside a share's aggregation.
 The literals the words fix (the count of a "most common", a comparison's operator, a LIKE pattern's
@@ -42,7 +42,14 @@ from agent.strategies.asked import (
 )
 from agent.strategies.codes import abbreviates, code_for, letters
 from agent.strategies.compared import held
-from agent.strategies.conditions import filtered_properties, with_condition
+from agent.strategies.conditions import filtered_properties
+from agent.strategies.shares import (
+    ASKS_A_PERCENTAGE,
+    ASKS_A_SHARE,
+    BOOLEAN_AGGREGATION,
+    BOOLEAN_FILTER,
+    is_share,
+)
 from agent.strategies.wording import (
     ASKS_HOW_MANY_DIFFERENT,
     NUMBER_AGGREGATION,
@@ -61,21 +68,11 @@ from executors.vocabulary import (
     SORT_FIELD,
     Match,
     NumberMetric,
-    PropertyKind,
 )
 
-BOOLEAN_FILTER, BOOLEAN_AGGREGATION = FILTER_SLOT[PropertyKind.BOOLEAN], AGGREGATION_SLOT[PropertyKind.BOOLEAN]
 #: Text metrics that tally values, not name them; "type" in a question asks for a property's data type.
 _TALLY = {NumberMetric.COUNT.value, NumberMetric.TYPE.value}
 _TYPE = re.compile(r"\b(?:type|kind)\b", re.I)
-#: A question that asks what share of the objects are something: a boolean's percentage or its trues.
-ASKS_A_PERCENTAGE = re.compile(r"\b(?:percentages?|percent|proportion|fraction)\b", re.I)
-ASKS_A_SHARE = re.compile(rf"{ASKS_A_PERCENTAGE.pattern}|\bhow many of (?:the|these|those)\b", re.I)
-
-
-def _is_share(aggregation: object) -> bool:
-    """Whether a boolean aggregation computes a share: a percentage or a total of trues or falses."""
-    return isinstance(aggregation, dict) and str(aggregation.get("metrics", "")).startswith(("PERCENTAGE_", "TOTAL_"))
 
 
 def asked_slots(question: str) -> tuple[str, ...]:
@@ -111,7 +108,7 @@ def _asked_shapes(question: str, arguments: dict[str, Any], groupable: list[str]
         why.append(f"the question asks for a share: {where.get('property_name')} as {metric}, not as a filter")
     share = amended.get(BOOLEAN_AGGREGATION)
     where = amended.get(BOOLEAN_FILTER)
-    shared = _is_share(share)
+    shared = is_share(share)
     if shared and isinstance(where, dict) and where.get("property_name") == share.get("property_name"):
         del amended[BOOLEAN_FILTER]  # the share of what a filter kept is 0 or 1 whatever the data
         why.append(f"a filter on {share.get('property_name')} makes its share 0 or 1: the filter left out")
@@ -375,78 +372,3 @@ def off_fixed(question: str, arguments: dict[str, Any], numbers: list[str]) -> t
     return moved, f"the {asked.get('metrics')} of {asked.get('property_name')}, which the call holds to one value, " + (
         f"answers nothing: the {metric} of {prop} the question names."
     )
-
-
-#: Words that ask for a count or a share somewhere in the question: a boolean's aggregation may be what it asks.
-_COUNTS_ANYWHERE = re.compile(r"\b(?:how\s+many|count|number\s+of)\b", re.I)
-_NEGATION = re.compile(r"\b(?:not|no|never|without)\b|n't\b", re.I)
-
-
-def boolean_beside(question: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """The call without a boolean's aggregation beside the statistic of a number the question asks, where it
-    asks for no count or share: "the cheapest ticket price among exhibitions that require advance booking"
-    got MIN of the price and a COUNT of `requiresBooking`, and the answer read "2, 6" (the compound split,
-    2026-11-29). A boolean the words name is a condition ("that require booking": true; "that do not": false);
-    one they do not name is left out."""
-    share, measured = arguments.get(BOOLEAN_AGGREGATION), arguments.get(NUMBER_AGGREGATION)
-    if not (isinstance(share, dict) and isinstance(measured, dict)) or measured.get("metrics") in _TALLY:
-        return arguments, []
-    if _COUNTS_ANYWHERE.search(question) or ASKS_A_SHARE.search(question):
-        return arguments, []
-    prop = str(share.get("property_name"))
-    amended = {k: v for k, v in arguments.items() if k != BOOLEAN_AGGREGATION}
-    words, at = _named_at(question, prop)
-    if not at or prop in filtered_properties(amended):
-        return amended, [f"a {share.get('metrics')} of {prop} beside the statistic asked, which no word asks: left out"]
-    kept = _asserted(words, at)
-    condition = {"property_name": prop, "operator": "=", "value": kept}
-    placed = (
-        {**amended, BOOLEAN_FILTER: condition}
-        if not amended.get(BOOLEAN_FILTER)
-        else with_condition(amended, condition)
-    )
-    if placed is None:
-        return amended, [f"a {share.get('metrics')} of {prop} beside the statistic asked: left out"]
-    metric = share.get("metrics")
-    return placed, [f"the question's {prop} is a condition, not a {metric} beside the statistic: {prop} = {kept}"]
-
-
-def _named_at(question: str, prop: str) -> tuple[list[str], list[int]]:
-    """The question's words, and where a word of them names the property (its forms: "require" `requiresBooking`)."""
-    words = re.findall(r"[\w']+", question)
-    named = content_stems(split_name(prop))
-    return words, [i for i, w in enumerate(words) if any(meets(s, p) for s in content_stems(w) for p in named)]
-
-
-def _asserted(words: list[str], at: list[int]) -> bool:
-    """Whether the words before the first that names a boolean assert it ("that do not require": no)."""
-    return not _NEGATION.search(" ".join(words[max(0, at[0] - 3) : at[0]]))
-
-
-def share_of_named(question: str, arguments: dict[str, Any], booleans: list[str]) -> tuple[dict[str, Any], str]:
-    """The share a question asks of the one boolean its words name, where the call computes none, and without
-    a statistic of a number the call only bounds: "What percentage of menu items whose price is between 9.9
-    and 28.6 are vegetarian?" got the price's MEDIAN, and the answer was the share of the range; "... do not
-    include breakfast?" got the nightly price's MEAN beside the share (the compound split, 2026-11-29)."""
-    # a group-by or a text's values: another part of the question is asked ("Which subject ...? How many of ...")
-    if not ASKS_A_SHARE.search(question) or any(
-        arguments.get(s) for s in (BOOLEAN_FILTER, GROUPBY_FIELD, TEXT_AGGREGATION)
-    ):
-        return arguments, ""
-    amended, why = dict(arguments), []
-    if not isinstance(amended.get(BOOLEAN_AGGREGATION), dict):
-        named = [(prop, *_named_at(question, prop)) for prop in booleans]
-        named = [(prop, words, at) for prop, words, at in named if at and prop not in filtered_properties(amended)]
-        if len(named) != 1:
-            return arguments, ""
-        prop, words, at = named[0]
-        metric = "PERCENTAGE_" if ASKS_A_PERCENTAGE.search(question) else "TOTAL_"
-        metric += "TRUE" if _asserted(words, at) else "FALSE"
-        amended[BOOLEAN_AGGREGATION] = {"property_name": prop, "metrics": metric}
-        why.append(f"the question asks for the share of {prop}: its {metric}")
-    share, measured = amended[BOOLEAN_AGGREGATION], amended.get(NUMBER_AGGREGATION)
-    bound = isinstance(measured, dict) and measured.get("property_name") in filtered_properties(amended)
-    if bound and _is_share(share):
-        del amended[NUMBER_AGGREGATION]
-        why.append(f"the {measured.get('metrics')} of {measured.get('property_name')}, which the call bounds: left out")
-    return (amended, "; ".join(why) + ".") if why else (arguments, "")

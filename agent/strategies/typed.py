@@ -29,17 +29,16 @@ from agent.strategies.openings import openings_of
 from agent.strategies.registry import StrategyInfo
 from agent.strategies.reshape import (
     amend_to_question,
-    boolean_beside,
     groups_of_one,
     groups_unsorted,
     off_fixed,
-    share_of_named,
     to_counted_first,
     to_distinct,
     to_extreme,
     to_first,
     to_statistic,
 )
+from agent.strategies.shares import boolean_beside, share_of_named
 from agent.strategies.wording import (
     NUMBER_FILTER,
     number_condition,

@@ -11,8 +11,8 @@ import pytest
 from agent.strategies.alternatives import alternatives, either, exclude, excluded, or_clause
 from agent.strategies.conditions import date_condition, filtered_properties, put_back, shown, with_condition
 from agent.strategies.naming import mentions
-from agent.strategies.reshape import boolean_beside
 from agent.strategies.restating import restates
+from agent.strategies.shares import boolean_beside
 from agent.strategies.typed import amended_call
 from executors.vocabulary import MAX_CONDITIONS
 from fixtures.use_cases import database_schema_of, get_use_case
@@ -534,7 +534,7 @@ def test_a_reference_filter_on_the_collection_s_own_property_is_one_of_its_condi
 
 def test_the_share_asked_of_the_boolean_the_words_name_replaces_a_statistic_of_the_bound_number() -> None:
     """Found on the compound split: the price's MEDIAN for "What percentage of ... are vegetarian?"."""
-    from agent.strategies.reshape import share_of_named
+    from agent.strategies.shares import share_of_named
 
     bound = {"property_name": "price", "operator": "between", "value": 9.9, "value_to": 28.6}
     median = {

@@ -37,13 +37,15 @@ from agent.strategies.asked_for import (
     written_in,
 )
 from agent.strategies.chain import comparison_of, parts_of, pick
-from agent.strategies.check import CHECK_SCHEMA_NAME, LISTED, NOT_LISTED, listing, refusal
+from agent.strategies.check import refusal
+from agent.strategies.check_turns import CHECK_SCHEMA_NAME, LISTED, NOT_LISTED, listing
 from agent.strategies.examples import DEFAULT_K, in_schema_order
 from agent.strategies.facts import GROUNDED_SCHEMA_NAME, answer_from, facts_of
 from agent.strategies.grounded import answer_text, answers_statistic, derived_answer, holds_the_answer, text_agrees
 from agent.strategies.naming import can_match, linked
 from agent.strategies.refine import conditions_in
-from agent.strategies.reshape import BOOLEAN_AGGREGATION, asked_slots, group_named
+from agent.strategies.reshape import asked_slots, group_named
+from agent.strategies.shares import BOOLEAN_AGGREGATION
 from agent.strategies.which_group import per_group_part
 from agent.testing import FunctionModel, tool_reply
 from agent.tokens import estimate_counter
