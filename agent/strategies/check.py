@@ -14,6 +14,8 @@ words), is answered "cannot answer" with the reason, and no query runs; any othe
 the inner strategy unchanged. Where every word of what it asks for is a word of the collection's
 property names ("ticket price"), the verdict is not asked: it is "listed" (`properties_name`), and
 the question saves the verdict's ~100 new prompt tokens, about 2 s.
+The two turns' prompts, schemas and reply readers, and the oracle's replies to them, are
+`agent.strategies.check_turns`; the decisions made from the words are here.
 
 Why this shape, measured on the offline default (2026-11-25, the abstention split's 20 and the main
 job's 15 answerable questions): inside the loop's long prompt, an enum of properties with a "not in
@@ -25,7 +27,6 @@ is about, 8 of 20, and no answerable question.
 from __future__ import annotations
 
 import json
-import re
 import time
 from functools import partial
 from typing import Any
@@ -34,12 +35,10 @@ from agent._words import names_property
 from agent.answer import Commit, FinalAnswer
 from agent.follows import Follows
 from agent.loop import AgentConfig, AgentRun, Executor
-from agent.models import ModelError, OracleModel, oracle_replies
+from agent.models import ModelError
 from agent.strategies.answer_kind import unheld_kind
 from agent.strategies.asked_for import (
-    ASKS_FOR_HINT,
     COUNTS,
-    STATISTICS,
     UNSUPPORTED,
     UNSUPPORTED_WRITTEN,
     all_named,
@@ -58,6 +57,17 @@ from agent.strategies.asked_for import (
     statistic_written,
     written_in,
 )
+from agent.strategies.check_turns import (
+    LISTED,
+    NOT_LISTED,
+    VERDICT_SCHEMA,
+    VERDICT_SCHEMA_NAME,
+    about_decided,
+    about_request,
+    ask_verdict,
+    turn_request,
+    verdict_prompt,
+)
 from agent.strategies.decompose import offered_collections
 from agent.strategies.free_text import matches_like, unheld_names
 from agent.strategies.meaning import meant_property
@@ -67,65 +77,7 @@ from agent.strategies.registry import StrategyInfo
 from agent.strategies.values import StoredCategories
 from agent.tooldef import ToolSet
 from executors.schema import CollectionSchema
-from llm import ChatRequest, ModelRequest, ResponseFormat, Usage
-
-#: The first decision's schema name, and the verdict's.
-CHECK_SCHEMA_NAME = "QuestionCheck"
-VERDICT_SCHEMA_NAME = "CheckVerdict"
-#: The verdict's two choices; the refusal is the first (a small model does not just take the first).
-NOT_LISTED = "no: it needs a property that is not listed"
-LISTED = "yes: the listed properties hold it"
-VERDICTS = (NOT_LISTED, LISTED)
-CHECK_SYSTEM = "You check whether a database can answer a question before it is queried."
-#: The prompt and the schema still name the statistic, but the reply is stopped where it begins (`ABOUT_STOP`):
-#: the model's words for what is asked come first and are as they were. Without the field in the schema, the
-#: model could no longer end them with `",` (one token) and wrote on: "count" became "count of enrollments by
-#: students older than 30", and 12 of the abstention sample's 20 decisions read other words (2026-12-02).
-ABOUT_PROMPT = (
-    "The database has these collections and properties:\n{listing}\n\nQuestion: {question}\n\n"
-    f"collection: the one the question is about. asks_for: {ASKS_FOR_HINT}. statistic: the "
-    'one it asks for, "none" if it asks to list or group objects.'
-)
-#: Where the first turn's reply is stopped: the statistic's key, after every field the check reads from the model.
-ABOUT_STOP = '"stat'
-#: A prompt of its own, the one collection's properties with what each holds. As a continuation of the
-#: first turn (its prefix cached, ~1 s less a verdict), it refused fewer unanswerable questions: 15 of
-#: 20 told the property names, 12 told nothing new, against 18 here (2026-11-26, docs/results).
-VERDICT_PROMPT = (
-    "Collection {listing}\n\nQuestion: {question}\n\nCan the question be answered from these properties alone?"
-)
-#: Completion tokens the verdict may take. Its first word ("no", "yes") decides it, about 7 tokens in
-#: (`{"verdict": "yes`); the grammar then forces the rest of the chosen text, ~12 tokens that decide
-#: nothing, at ~50 ms each on 2 cores. A reply cut before its first word is asked again, uncut. Cut at 7 (the
-#: word's place as the tokenizer writes it alone), 5 of the main job's 8 verdicts were asked again (2026-12-02).
-VERDICT_TOKENS = 10
-VERDICT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"verdict": {"enum": list(VERDICTS)}},
-    "required": ["verdict"],
-    "additionalProperties": False,
-}
-
-
-def about_schema(collections: list[str]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "collection": {"enum": collections},
-            "asks_for": {"type": "string", "maxLength": 80},
-            "statistic": {"enum": list(STATISTICS)},
-        },
-        "required": ["collection", "asks_for", "statistic"],
-        "additionalProperties": False,
-    }
-
-
-def listing(collections: list[CollectionSchema]) -> str:
-    """Each collection with its properties and what each holds (its description, else its type)."""
-    return "\n".join(
-        f"{c.name}: " + "; ".join(f"{p.name} ({p.description or p.data_type})" for p in c.properties)
-        for c in collections
-    )
+from llm import ChatRequest, Usage
 
 
 def refusal(decision: dict[str, Any], question: str = "") -> str:
@@ -160,77 +112,6 @@ def _shown(executor: Executor, tools: ToolSet) -> list[CollectionSchema]:
     return [c for c in schema.collections if c.name in set(offered_collections(tools))] if schema else []
 
 
-def _about(shown: list[CollectionSchema], asked: str) -> ChatRequest:
-    """The first turn: its prompt and schema, the reply stopped where its statistic begins (`ABOUT_STOP`)."""
-    prompt = ABOUT_PROMPT.format(listing=listing(shown), question=asked)
-    about = _request(prompt, CHECK_SCHEMA_NAME, about_schema([c.name for c in shown]))
-    return about.model_copy(update={"stop": [ABOUT_STOP]})
-
-
-def _request(prompt: str, name: str, wanted: dict[str, Any]) -> ChatRequest:
-    return ChatRequest(
-        messages=[ModelRequest.prompt(CHECK_SYSTEM, prompt)],
-        response_format=ResponseFormat(name=name, json_schema=wanted),
-    )
-
-
-def _about_decided(content: str) -> dict[str, Any]:
-    """The first turn's fields, from its whole reply or one stopped after `asks_for` (`{"collection": "X",
-    "asks_for": "...", `); ValueError where it was cut inside a field."""
-    try:
-        return _decided(content)
-    except json.JSONDecodeError:
-        return _decided(content.rstrip().rstrip(",") + "}")
-
-
-def _decided(content: str) -> dict[str, Any]:
-    """A check reply's JSON object (ValueError: not JSON, or not an object)."""
-    decided = json.loads(content or "{}")
-    if not isinstance(decided, dict):
-        raise ValueError("the check reply is not a JSON object")
-    return decided
-
-
-def chosen(content: str, key: str, choices: tuple[str, ...]) -> str | None:
-    """The value of `key` in a JSON reply, or, in one cut short, the one choice its first characters
-    begin; None when the reply has not reached a choice."""
-    try:
-        return _decided(content).get(key)
-    except json.JSONDecodeError:
-        cut = re.search(rf'"{re.escape(key)}"\s*:\s*"([^"]+)', content)
-        begun = [choice for choice in choices if cut and choice.startswith(cut.group(1))]
-        return begun[0] if len(begun) == 1 else None
-
-
-def _verdict_prompt(collection: CollectionSchema, asked: str) -> str:
-    return VERDICT_PROMPT.format(listing=listing([collection]), question=asked)
-
-
-def _verdict(model: Any, prompt: str) -> tuple[Any, Usage]:
-    """The verdict, read from its first word (`VERDICT_TOKENS`)."""
-    request = _request(prompt, VERDICT_SCHEMA_NAME, VERDICT_SCHEMA)
-    reply = model.complete(request.model_copy(update={"max_tokens": VERDICT_TOKENS}))
-    verdict, usage = chosen(reply.content or "", "verdict", VERDICTS), reply.usage
-    if verdict is None:  # cut before its first word (whitespace, another model): asked again, uncut
-        reply = model.complete(request)
-        verdict, usage = chosen(reply.content or "", "verdict", VERDICTS), usage + reply.usage
-    if verdict is None:
-        raise ValueError(f"the verdict reply names no verdict: {(reply.content or '')[:80]!r}")
-    return verdict, usage
-
-
-@oracle_replies(CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME)
-def oracle_check(oracle: OracleModel, request: ChatRequest) -> dict[str, Any]:
-    """The oracle's check: the gold collection, then answerable when there is a gold call (the verdict's
-    second choice), else not (its first)."""
-    fields = request.response_format.json_schema["properties"] if request.response_format else {}
-    if "verdict" in fields:
-        return {"verdict": fields["verdict"]["enum"][1 if oracle.ground_truth else 0]}
-    offered = fields["collection"]["enum"]
-    wanted = oracle.ground_truth.get("collection_name")
-    return {"collection": wanted if wanted in offered else offered[0], "asks_for": "", "statistic": "none"}
-
-
 def referred(shown: list[CollectionSchema], question: str, follows: Follows | None) -> CollectionSchema | None:
     """The collection a follow-up's "those" are in: the one the earlier answer rested on, where the follow-up
     names no other offered collection ("And who painted those?" after artworks names Artists). Neither the
@@ -257,9 +138,9 @@ class Check:
         if not shown:
             return openings_of(self.inner, model, executor, tools, config)
         asked = config.user_turn("")
-        sent = [_about(shown, asked)]
+        sent = [about_request(shown, asked)]
         for collection in shown:
-            sent.append(_request(_verdict_prompt(collection, asked), VERDICT_SCHEMA_NAME, VERDICT_SCHEMA))
+            sent.append(turn_request(verdict_prompt(collection, asked), VERDICT_SCHEMA_NAME, VERDICT_SCHEMA))
             about = config.read(collection=collection.name)
             sent += openings_of(self.inner, model, executor, tools, about)
         return sent
@@ -316,7 +197,7 @@ class Check:
             # "the worst gas mileage": miles_per_gallon by meaning, no word of it spelled (`meaning`)
             decision["verdict"], decision["named_by_meaning"] = LISTED, meant
         else:
-            verdict, more = _verdict(model, _verdict_prompt(collection, asked))
+            verdict, more = ask_verdict(model, verdict_prompt(collection, asked))
             decision["verdict"] = verdict
             return more
         return Usage()
@@ -356,7 +237,7 @@ class Check:
 
         def ask(request: ChatRequest) -> tuple[dict[str, Any], Usage]:
             reply = model.complete(request)
-            return _about_decided(reply.content or ""), reply.usage
+            return about_decided(reply.content or ""), reply.usage
 
         held = referred(shown, question, config.follows)
         started = time.perf_counter()
@@ -369,7 +250,7 @@ class Check:
                 # a follow-up whose words name only what its collection holds: the check's decision, no request
                 decision, usage = {"collection": held.name, "verdict": LISTED, "earlier_holds": True}, Usage()
             else:
-                decision, usage = ask(_about(shown, asked))
+                decision, usage = ask(about_request(shown, asked))
                 # the reply stopped before its statistic: the words give it. A reply written whole (a provider that
                 # ignores `stop`, the oracle's) keeps its own
                 decision.setdefault("statistic", statistic_written(question))

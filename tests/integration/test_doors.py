@@ -24,7 +24,7 @@ from agent import AgentConfig, AgentRun, ModelReply, ToolDesign
 from agent.models import is_commit_request, schema_name
 from agent.query_agent import QueryAgent
 from agent.strategies import DEFAULT_STRATEGY
-from agent.strategies.check import CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME
+from agent.strategies.check_turns import CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME
 from agent.testing import tool_reply
 from dbgorilla.cli import app
 from dbgorilla.connection import connect

@@ -257,7 +257,7 @@ def test_the_oracle_commits_what_it_was_told_and_cites_what_it_was_shown() -> No
 def test_each_structured_turn_registers_the_oracle_s_reply_beside_its_schema_and_an_unknown_turn_is_an_error() -> None:
     import agent.strategies  # noqa: F401  every strategy module, and the turns each defines
     from agent.models import ORACLE_REPLIES, ModelError, OracleModel
-    from agent.strategies.check import CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME
+    from agent.strategies.check_turns import CHECK_SCHEMA_NAME, VERDICT_SCHEMA_NAME
     from agent.strategies.codes import NO_CODE, VALUE_SCHEMA_NAME
     from agent.strategies.decompose import DECOMPOSE_SCHEMA_PREFIX, STEPS
     from agent.strategies.facts import GROUNDED_SCHEMA_NAME

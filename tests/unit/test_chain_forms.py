@@ -203,7 +203,7 @@ def test_a_count_of_objects_keeps_no_statistic_of_a_number_the_question_does_not
 def test_a_count_of_the_objects_and_a_name_needs_no_verdict() -> None:
     from agent._words import content_stems
     from agent.strategies.asked_for import beyond_names
-    from agent.strategies.check import LISTED, NOT_LISTED
+    from agent.strategies.check_turns import LISTED, NOT_LISTED
     from executors.schema import CollectionSchema
 
     def model(asks_for: str, statistic: str) -> FunctionModel:

@@ -7,7 +7,15 @@ import json
 
 import pytest
 
-from agent.strategies.check import LISTED, NOT_LISTED, VERDICT_SCHEMA_NAME, VERDICT_TOKENS, VERDICTS, _verdict, chosen
+from agent.strategies.check_turns import (
+    LISTED,
+    NOT_LISTED,
+    VERDICT_SCHEMA_NAME,
+    VERDICT_TOKENS,
+    VERDICTS,
+    ask_verdict,
+    chosen,
+)
 from llm import ChatRequest, ModelReply, Usage
 
 
@@ -46,15 +54,15 @@ class Replies:
 
 def test_the_verdict_is_asked_for_its_first_word_and_again_uncut_when_it_did_not_reach_one() -> None:
     model = Replies('{"verdict": "no: it needs')
-    assert _verdict(model, "Collection ...")[0] == NOT_LISTED
+    assert ask_verdict(model, "Collection ...")[0] == NOT_LISTED
     [asked] = model.requests
     assert asked.max_tokens == VERDICT_TOKENS and asked.response_format.name == VERDICT_SCHEMA_NAME
     model = Replies('{\n\n\n  "', json.dumps({"verdict": LISTED}))
-    verdict, usage = _verdict(model, "Collection ...")
+    verdict, usage = ask_verdict(model, "Collection ...")
     assert verdict == LISTED and usage.prompt_tokens == 200
     assert [r.max_tokens for r in model.requests] == [VERDICT_TOKENS, None]
     with pytest.raises(ValueError, match="names no verdict"):
-        _verdict(Replies('{"', '{"verdict": "'), "Collection ...")
+        ask_verdict(Replies('{"', '{"verdict": "'), "Collection ...")
 
 
 def test_a_word_whose_opposite_the_collection_holds_is_not_held() -> None:

@@ -28,7 +28,7 @@ LAYERS = [
     Layer("agent", "fixtures", independent=True),
     Layer("executors", "llm", independent=True),
 ]
-MAX_LINES = 450
+MAX_LINES = 400
 
 
 def sources() -> list[Path]:

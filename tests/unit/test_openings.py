@@ -11,7 +11,7 @@ import pytest
 from agent import AgentConfig, build_tools
 from agent.session import AgentSession
 from agent.strategies import DEFAULT_STRATEGY, SolvedExample
-from agent.strategies.check import CHECK_SCHEMA_NAME, LISTED, VERDICT_SCHEMA_NAME
+from agent.strategies.check_turns import CHECK_SCHEMA_NAME, LISTED, VERDICT_SCHEMA_NAME
 from agent.strategies.examples import EXAMPLES_START
 from agent.testing import tool_reply
 from agent.tokens import estimate_counter

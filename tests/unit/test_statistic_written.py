@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agent.strategies.asked_for import STATISTICS, statistic_written
-from agent.strategies.check import ABOUT_STOP, _about, _about_decided
+from agent.strategies.check_turns import ABOUT_STOP, about_decided, about_request
 from executors.schema import CollectionSchema
 from llm import OpenAIChatModel
 
@@ -41,12 +41,12 @@ def test_the_first_statistic_written_is_the_one_asked(question: str, statistic: 
 
 def test_the_check_reply_is_stopped_where_its_statistic_begins_and_read_up_to_there() -> None:
     """The schema keeps the field (without it the model wrote on in `asks_for`), but the reply stops at its key."""
-    about = _about([CollectionSchema(name="Ferries", properties=[])], "How many ferries?")
+    about = about_request([CollectionSchema(name="Ferries", properties=[])], "How many ferries?")
     fields = about.response_format.json_schema["properties"] if about.response_format else {}
     assert list(fields) == ["collection", "asks_for", "statistic"] and about.stop == [ABOUT_STOP]
     assert OpenAIChatModel("m", base_url="http://127.0.0.1:9/v1").body(about)["stop"] == [ABOUT_STOP]
     stopped = '{ "collection": "Ferries", "asks_for": "fare", '
-    assert _about_decided(stopped) == {"collection": "Ferries", "asks_for": "fare"}
-    assert _about_decided(stopped + '"statistic": "none"}')["statistic"] == "none", "a whole reply reads as it is"
+    assert about_decided(stopped) == {"collection": "Ferries", "asks_for": "fare"}
+    assert about_decided(stopped + '"statistic": "none"}')["statistic"] == "none", "a whole reply reads as it is"
     with pytest.raises(ValueError):
-        _about_decided('{ "collection": "Ferries", "asks_for": "the \\"stat')
+        about_decided('{ "collection": "Ferries", "asks_for": "the \\"stat')
