@@ -10,7 +10,7 @@ import re
 from agent._words import close_spelling, content_stems, meets, split_name
 from agent.sentence import UNITS
 from agent.strategies.naming import mentions
-from agent.strategies.wording import DIMENSIONS
+from agent.strategies.wording import DIMENSIONS, WEATHER_MEASURES
 from executors.schema import CollectionSchema
 
 #: What the tool computes, as a reader names them ("none": the question lists or groups objects), then
@@ -165,8 +165,10 @@ def properties_name(asks_for: str, collection: CollectionSchema) -> bool:
     return bool(words) and all(any(meets(word, name) for name in names) for word in words)
 
 
-#: The stem of a word of size -> the stem of the measure it names ("heaviest" -> weight).
-DIMENSION_STEMS = {content_stems(word)[0]: content_stems(measure)[0] for word, measure in DIMENSIONS.items()}
+#: The stem of a word of size, heat, wet or wind -> the stem of the measure it names ("heaviest" -> weight).
+DIMENSION_STEMS = {
+    content_stems(word)[0]: content_stems(measure)[0] for word, measure in {**DIMENSIONS, **WEATHER_MEASURES}.items()
+}
 #: Words that join, point, compare or ask, never what a property holds (the stopword list keeps them).
 #: The comparisons: "riot deaths with latitude above 34.0" asks for latitude, and "above" was read as a
 #: word no property names (4 of 24 questions on an unseen collection refused, 2026-11-28). A follow-up

@@ -20,7 +20,7 @@ from typing import Any
 from agent._words import MONTHS, names_property
 from agent.strategies.codes import abbreviates, coded, letters
 from agent.strategies.naming import mentions
-from agent.strategies.wording import NUMBER_FILTER, number_condition, number_range
+from agent.strategies.wording import DIMENSIONS, NUMBER_FILTER, WEATHER_MEASURES, number_condition, number_range
 from executors.schema import CollectionSchema
 from executors.vocabulary import (
     CONDITIONS_FIELD,
@@ -284,20 +284,30 @@ def _misplaced(arguments: dict[str, Any], condition: dict[str, Any]) -> tuple[di
     return arguments, ""
 
 
-def unasked(question: str, arguments: dict[str, Any], categories: dict[str, list[str]]) -> tuple[dict[str, Any], str]:
+def unasked(
+    question: str, arguments: dict[str, Any], categories: dict[str, list[str]], numbers: tuple[str, ...] = ()
+) -> tuple[dict[str, Any], str]:
     """The call without its text `=` conditions (all joined by and) on a stored category value the question
     does not name in any way (`mentions`, its letters), or a boolean's true no word of it names, and why
     ("" where none). Asked "What was the lowest minimum temperature in 2013?", the model added `weather =
     "Rain"` and answered for rainy days (2 of 16 questions on a table never seen, 2026-11-29). Properties
     that store codes are left alone (a name stands for them: "Texas" `TX`), as is a stored abbreviation a
     name the question gives may stand for ("Amazon's" `AMZN`: the model's own knowledge), and any text but
-    a whole stored value."""
+    a whole stored value. A text condition on a category is left out too where its value is no stored value
+    but a word of measure or the name of one of the collection's `numbers` (`weather = "hot"` for "the hottest
+    it got", `weather = "wind"` for "the highest wind speed": an empty result, answered "no objects matched";
+    3 of 20 questions on a table never seen, 2026-12-03)."""
     if arguments.get(MATCH_FIELD) == Match.ANY.value:
         return arguments, ""
     named = {(prop, letters(value)) for prop, value, *_ in mentions(question, categories)}
     written = letters(question)
+    measures = {letters(w) for w in (*DIMENSIONS, *WEATHER_MEASURES, *numbers)}
 
     def unnamed(held: object) -> bool:
+        if isinstance(held, dict) and held.get("operator") in ("=", "LIKE") and isinstance(held.get("value"), str):
+            stored, value = categories.get(str(held.get("property_name"))), letters(held["value"])
+            if stored and value in measures and value not in {letters(v) for v in stored}:
+                return True
         if isinstance(held, dict) and isinstance(held.get("value"), bool) and held.get("operator") in ("=", "!="):
             # `openNow = true` for "How many restaurants whose rating is between 3.0 and 4.2 are there?" (the
             # compound split); a false one stays: "taught in person" is `isOnline = false`, no word of it

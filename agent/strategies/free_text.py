@@ -49,6 +49,8 @@ def _known(found: CollectionSchema, categories: dict[str, list[str]]) -> set[str
     known = {letters(v) for values in categories.values() for v in values}
     names = [split_name(name) for name in (found.name, *(p.name for p in found.properties))]
     known |= {w for name in names for w in content_stems(name)} | {initials(name) for name in names}
+    # the names' words unstemmed too: a form is looked up as written ("Seattle" of `SeattleDays`, stem "seattl")
+    known |= {letters(w) for name in names for w in name.split()}
     return known | {m.lower() for m in MONTHS} | set(_DAYS)
 
 
@@ -76,13 +78,15 @@ def unheld_names(
     fits ("Tesla" among the tickers `AAPL`, `MSFT`...), and no text property holds it inside a value. A
     collection without a vectorizer can only filter, so a question about what such a name names has no
     answer there: "What was Tesla's average monthly closing price in 2009?" was answered with every stock's.
-    Two or three capitals and units are no names ("in USD", "in Celsius")."""
+    Two or three capitals and units are no names ("in USD", "in Celsius", "in thousand MWh")."""
     codes = [v for values in categories.values() for v in values if v.isupper() and 2 <= len(letters(v)) <= 5]
     texts = [p.name for p in found.properties_of_kind(PropertyKind.TEXT)]
     unheld = []
     for word, forms in _unknown(question, _known(found, categories) | set(_UNITS), taken):
         if word.isupper() and len(letters(word)) <= 3:
             continue
+        if len(letters(word)) <= 4 and not word.isupper() and any(ch.isupper() for ch in word[1:]):
+            continue  # a unit's mixed case ("MWh", "kWh"): a scale, as "Celsius" is
         if any(code_for(word, code) or ticker_for(word, code) for code in codes):
             continue
         if not any(matches(prop, f"*{form}*") for prop in texts for form in forms):

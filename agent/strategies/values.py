@@ -371,7 +371,8 @@ class Values:
                 complete = self.complete_categories(executor, found) if found is not None else {}
                 # a follow-up's earlier turn names what it carries ("And how many of those are female?")
                 said = f"{question} {config.follows.context() if config.follows else ''}"
-                arguments, dropped = unasked(said, arguments, complete)
+                numbers = tuple(p.name for p in found.properties_of_kind(PropertyKind.NUMBER)) if found else ()
+                arguments, dropped = unasked(said, arguments, complete, numbers)
             calls.append(str(arguments.get("collection_name") or ""))
             return arguments, " ".join(w for w in (restored, why, dropped) if w)
 

@@ -186,6 +186,15 @@ DIMENSIONS = {
     **dict.fromkeys(("tall", "taller", "tallest"), "height"),
     **dict.fromkeys(("deep", "deeper", "deepest", "shallow", "shallower"), "depth"),
 }
+#: Words of heat, wet and wind, each the measure its extremes are of ("the hottest it got": a temperature).
+#: Read only where the check asks whether the database holds what a question asks for (`asked_for`), not
+#: where a statistic is linked to its property: "the mean wind on the 10 wettest days" is the wind's mean.
+WEATHER_MEASURES = {
+    **dict.fromkeys(("hot", "hotter", "hottest", "warm", "warmer", "warmest"), "temperature"),
+    **dict.fromkeys(("cold", "colder", "coldest", "cool", "cooler", "coolest"), "temperature"),
+    **dict.fromkeys(("wet", "wetter", "wettest", "rainier", "rainiest"), "precipitation"),
+    **dict.fromkeys(("windy", "windier", "windiest"), "wind"),
+}
 
 
 def measure_words(text: str) -> list[str]:

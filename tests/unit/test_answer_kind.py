@@ -77,3 +77,18 @@ def test_the_objects_a_which_names_are_left_to_a_search_where_a_collection_can_s
     assert unheld_kind("Which venues are bars?", [PLACES]) == "venues"
     assert unheld_kind("Which venues are bars?", [searchable]) == "", "bars may be found by meaning"
     assert unheld_kind("Which cuisine has the most waiters?", [searchable]) == "waiters", "a count is no search"
+
+
+def test_a_word_of_heat_wet_or_wind_is_held_by_its_measure() -> None:
+    days = CollectionSchema(
+        name="Days",
+        searchable=False,
+        properties=(
+            PropertySchema(name="temp_max", data_type="number", description="The day's high temperature."),
+            PropertySchema(name="precipitation", data_type="number"),
+            PropertySchema(name="wind", data_type="number"),
+        ),
+    )
+    assert unheld_kind("What's the hottest it got?", [days]) == ""
+    assert unheld_kind("What was the wettest month?", [days]) == ""
+    assert unheld_kind("What's the hottest it got?", [PLACES]) == "hottest"  # no temperature held

@@ -564,3 +564,32 @@ def test_the_share_asked_of_the_boolean_the_words_name_replaces_a_statistic_of_t
     assert share_of_named("What is the median price of vegetarian items?", call, booleans) == (call, "")  # no share
     grouped = {**call, "groupby_property": "course"}
     assert share_of_named(asked, grouped, booleans) == (grouped, "")
+
+
+def test_a_category_condition_on_a_word_of_measure_or_a_number_s_name_is_left_out() -> None:
+    from agent.strategies.conditions import unasked
+
+    kinds = {"weather": ["sun", "rain", "snow"]}
+    year = {"property_name": "date", "operator": "=", "value": "2014"}
+    hot = {
+        "collection_name": "Days",
+        "text_property_filter": {"property_name": "weather", "operator": "=", "value": "hot"},
+        "conditions": [year],
+    }
+    kept, why = unasked("What's the hottest it got in 2014?", hot, kinds, ("temp_max", "wind"))
+    assert kept == {"collection_name": "Days", "conditions": [year]} and "weather" in why
+    wind = {
+        "collection_name": "Days",
+        "text_property_filter": {"property_name": "weather", "operator": "LIKE", "value": "*wind*"},
+    }
+    assert unasked("Which weather has the strongest wind?", wind, kinds, ("temp_max", "wind"))[0] == {
+        "collection_name": "Days"
+    }
+    assert unasked("Which weather has the strongest wind?", wind, kinds) == (wind, "")  # no number named wind
+    hail = {**hot, "text_property_filter": {"property_name": "weather", "operator": "=", "value": "hail"}}
+    assert unasked("How many days had hail in 2014?", hail, kinds, ("temp_max", "wind")) == (
+        hail,
+        "",
+    )  # a value, unheld
+    rain = {**hot, "text_property_filter": {"property_name": "weather", "operator": "=", "value": "rain"}}
+    assert unasked("How wet was it on rain days in 2014?", rain, kinds, ("rain",)) == (rain, "")  # a stored value

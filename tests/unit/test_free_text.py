@@ -79,3 +79,16 @@ def test_a_name_held_somewhere_a_code_a_unit_or_a_short_capital_is_no_unheld_nam
 def test_a_ticker_abbreviates_a_name_reading_a_doubled_letter_once() -> None:
     assert ticker_for("Apple", "AAPL") and ticker_for("Google", "GOOG") and ticker_for("Microsoft", "MSFT")
     assert not ticker_for("Tesla", "AAPL") and not ticker_for("Amazon", "AAPL") and not ticker_for("Apple", "AMZN")
+
+
+def test_the_collection_s_own_name_and_a_unit_s_mixed_case_are_no_unheld_names() -> None:
+    days = CollectionSchema(
+        name="SeattleDays",
+        properties=(
+            PropertySchema(name="rain_mm", data_type="number"),
+            PropertySchema(name="weather", data_type="text"),
+        ),
+    )
+    assert unheld_names("What was Seattle's total rainfall in 2015?", days, {}, lambda *_: False) == []
+    assert unheld_names("What was Boston's total rainfall in 2015?", days, {}, lambda *_: False) == ["Boston"]
+    assert unheld_names("The total rain in 2015, in thousand MWh or kWh?", days, {}, lambda *_: False) == []
