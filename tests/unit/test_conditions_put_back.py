@@ -105,6 +105,9 @@ SITES = {"site": ["University Farm", "Duluth", "Morris"], "variety": ["Manchuria
         ("Is Morris or Duluth higher for Velvet?", [], None),  # a choice between them: each its own group
         ("Which site yields more, Morris or Duluth?", [], None),
         ("How many trials at Morris or Duluth?", [], ("site", ["Morris", "Duluth"])),
+        ("How many trials weren't labeled as Morris?", ["Morris"], None),  # a negated verb and its word
+        ("How many trials that didn't have Velvet at Duluth?", ["Velvet"], None),
+        ("How many trials were labeled as Morris?", [], None),
     ],
 )
 def test_excluded_values_and_alternatives_are_read_where_the_question_names_them(
