@@ -41,7 +41,7 @@ from agent.strategies.codes import (
     off_code_names,
 )
 from agent.strategies.compared import held as held_conditions
-from agent.strategies.conditions import filtered_properties, unasked, with_condition
+from agent.strategies.conditions import filtered_properties, put_back, unasked, with_condition
 from agent.strategies.decompose import offered_collections
 from agent.strategies.free_text import matches_like, named_in_text
 from agent.strategies.naming import can_match, linked, mentions, named_values, nearest_value
@@ -232,7 +232,11 @@ class Values:
             and restates(search, arguments, found, self.categories(executor, found))
         ):
             arguments = {k: v for k, v in arguments.items() if k != SEARCH_FIELD}
+            # what it states the call may not hold ("temp_max between 12 and 18" beside no condition on it)
+            numbers = [p.name for p in found.properties_of_kind(PropertyKind.NUMBER)]
+            arguments, stated = put_back(search, arguments, numbers, [p.name for p in found.dates()])
             why.append(f"the search {search!r} only restated the question's conditions; they are filters.")
+            why += [note.replace("the question's", "the search's") for note in stated]
         if not found.searchable:  # a search there is left out (`typed`): it stands for no condition
             busy = tuple(slot for slot in busy if slot != SEARCH_FIELD)
         if any(arguments.get(slot) for slot in busy):  # read the stored values only where they are used

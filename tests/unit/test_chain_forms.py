@@ -486,3 +486,37 @@ def test_a_short_sentence_that_tells_how_to_answer_is_no_part_of_its_own() -> No
     # an elliptical question, or a sentence with content of its own, is still a part
     assert len(parts_of("Which boat is the longest? And its rig?")) == 2
     assert len(parts_of("Find the longest boat. Then count the boats of its rig.")) == 2
+
+
+def test_a_search_that_restates_a_condition_the_call_lacks_puts_the_condition_in_its_place() -> None:
+    from agent.strategies.values import Values
+    from executors import DatabaseSchema, ReferenceExecutor
+    from executors.schema import CollectionSchema, PropertySchema
+    from executors.testing import DataObject
+
+    high = PropertySchema(name="temp_max", data_type="number")
+    weather = PropertySchema(name="weather", data_type="text", tokenization="field")
+    days = CollectionSchema(name="Days", properties=(high, weather), searchable=False)
+    objects = [
+        DataObject(uuid=f"00000000-0000-0000-0000-{i:012d}", properties={"temp_max": 10.0 + i, "weather": w})
+        for i, w in enumerate(["sun", "rain", "fog"] * 3)
+    ]
+    executor = ReferenceExecutor(DatabaseSchema(collections=(days,)), {"Days": objects})
+    count = {
+        "collection_name": "Days",
+        "integer_property_aggregation": {"property_name": "temp_max", "metrics": "COUNT"},
+    }
+    searched = {**count, "search_query": "temp_max between 12 and 18"}
+    asked = "Count the days with a daily high between 12 and 18 degrees."
+    restored, why = Values(None).restore(executor, searched, asked, compound=True)
+    assert restored == {
+        **count,
+        "conditions": [{"property_name": "temp_max", "operator": "between", "value": 12, "value_to": 18}],
+    }, why
+    held = {
+        **searched,
+        "conditions": [{"property_name": "temp_max", "operator": "between", "value": 12, "value_to": 18}],
+    }
+    assert Values(None).restore(executor, held, asked, compound=True)[0] == {
+        k: v for k, v in held.items() if k != "search_query"
+    }
