@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from agent._words import content_stems, meets, split_name
-from agent.strategies.wording import ASKS_HOW_MANY_DIFFERENT, NUMBER_WORDS, measure_words
+from agent.strategies.wording import ASKS_HOW_MANY_DIFFERENT, NUMBER_WORDS, WEATHER_MEASURES, measure_words
 
 #: A question that asks for its answer per group ("per night" and the like are units, not groups); the
 #: words after the marker, up to a comma or the end, name the property.
@@ -73,6 +73,10 @@ _MOST = {
     "tallest",
     "best",
     "latest",
+    "hottest",
+    "warmest",
+    "wettest",
+    "windiest",
 }
 _LEAST = {
     "lowest",
@@ -86,6 +90,9 @@ _LEAST = {
     "fewest",
     "earliest",
     "cheapest",
+    "coldest",
+    "coolest",
+    "driest",
 }
 #: "the most expensive nightly price": most and least before an adjective (not "the most common party size")
 _MOST_LEAST = ("most", "least")
@@ -125,8 +132,8 @@ def _superlative_of(sup: str, after: str, numbers: list[str]) -> tuple[str, str]
     if sup in _COMPASS:
         coordinate, metric = _COMPASS[sup]
         words = f"{coordinate} {after}"
-    elif sup in _MOST or sup in _LEAST:
-        metric, words = ("MAX" if sup in _MOST else "MIN"), f"{sup} {after}"
+    elif sup in _MOST or sup in _LEAST:  # "the wettest days": the precipitation's (`WEATHER_MEASURES`)
+        metric, words = ("MAX" if sup in _MOST else "MIN"), f"{sup} {WEATHER_MEASURES.get(sup, '')} {after}"
     elif sup in _MOST_LEAST and after.split()[0].lower() not in _NOT_OF_A_NUMBER:
         metric, words = ("MAX" if sup == "most" else "MIN"), after
     else:

@@ -53,6 +53,7 @@ from agent.strategies.shares import (
 from agent.strategies.wording import (
     ASKS_HOW_MANY_DIFFERENT,
     NUMBER_AGGREGATION,
+    NUMBER_FILTER,
     NUMBER_WORDS,
     TEXT_AGGREGATION,
     TEXT_FILTER,
@@ -230,7 +231,13 @@ def to_counted_first(question: str, arguments: dict[str, Any], numbers: list[str
         return arguments, ""
     prop, order, limit = counted
     amended = {**arguments, SORT_FIELD: {"property_name": prop, "order": order, "limit": limit}}
-    return amended, f"the question counts the first {limit} by {prop}: the aggregation is over them."
+    why = f"the question counts the first {limit} by {prop}: the aggregation is over them."
+    # the count written as a condition: "the 10 wettest days", precipitation = 10
+    where = arguments.get(NUMBER_FILTER) or {}
+    if (where.get("property_name"), where.get("operator"), where.get("value")) == (prop, "=", limit):
+        del amended[NUMBER_FILTER]
+        why += f" {prop} = {limit} was the count, not a condition: left out."
+    return amended, why
 
 
 #: A question (or a clause of it) that opens with "which" or "what": it asks which group.
@@ -268,6 +275,20 @@ def groups_of_one(question: str, arguments: dict[str, Any]) -> tuple[dict[str, A
     kept = {**kept, CONDITIONS_FIELD: rest} if rest else {k: v for k, v in kept.items() if k != CONDITIONS_FIELD}
     value = gone[0]["value"]
     return kept, f'the question asks which {prop} and names no {prop} "{value}": grouped over all, not that one.'
+
+
+def groups_of_itself(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """The call without a group-by on the text property whose most common values it asks for: each group holds
+    one value, so every group's "most common" is its own name ("Which weather type shows up most often in
+    2015?" grouped `weather` by weather and answered each weather; the unseen split, 2026-12-03)."""
+    top = arguments.get(TEXT_AGGREGATION)
+    grouped = arguments.get(GROUPBY_FIELD)
+    if not (isinstance(top, dict) and grouped and top.get("metrics") == "TOP_OCCURRENCES"):
+        return arguments, ""  # a COUNT within its own groups is each group's size: asked for, and kept
+    if top.get("property_name") != grouped:
+        return arguments, ""
+    kept = {k: v for k, v in arguments.items() if k != GROUPBY_FIELD}
+    return kept, f"the {top.get('metrics')} of {grouped} is over all objects, not within each of its own groups."
 
 
 def groups_unsorted(arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:

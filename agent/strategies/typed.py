@@ -29,6 +29,7 @@ from agent.strategies.openings import openings_of
 from agent.strategies.registry import StrategyInfo
 from agent.strategies.reshape import (
     amend_to_question,
+    groups_of_itself,
     groups_of_one,
     groups_unsorted,
     off_fixed,
@@ -124,7 +125,8 @@ def amended_call(
     amended, firsts = to_first(question, amended)
     amended, unsorted = groups_unsorted(amended)
     amended, of_one = groups_of_one(question, amended)
-    unsorted = " ".join(w for w in (unsorted, of_one) if w)
+    amended, of_itself = groups_of_itself(amended)
+    unsorted = " ".join(w for w in (unsorted, of_one, of_itself) if w)
     kinds_known = [p.name for p in found.properties if p.kind is not None] if found is not None else []
     amended, distinct = to_distinct(question, amended, kinds_known)
     why = " ".join(w for w in (why, firsts, unsorted, distinct) if w)

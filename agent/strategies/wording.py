@@ -192,7 +192,7 @@ DIMENSIONS = {
 WEATHER_MEASURES = {
     **dict.fromkeys(("hot", "hotter", "hottest", "warm", "warmer", "warmest"), "temperature"),
     **dict.fromkeys(("cold", "colder", "coldest", "cool", "cooler", "coolest"), "temperature"),
-    **dict.fromkeys(("wet", "wetter", "wettest", "rainier", "rainiest"), "precipitation"),
+    **dict.fromkeys(("wet", "wetter", "wettest", "rainier", "rainiest", "dry", "drier", "driest"), "precipitation"),
     **dict.fromkeys(("windy", "windier", "windiest"), "wind"),
 }
 

@@ -588,3 +588,35 @@ def test_a_range_on_a_collection_of_one_number_property_is_on_it() -> None:
     ]
     assert number_range("In how many weeks did the catch land between 25 and 30?", ["weight_kg", "length_cm"]) == []
     assert number_range("How many catches were landed between 2003 and 2005?", ["weight_kg"]) == []  # years
+
+
+def test_a_superlative_of_heat_wet_or_wind_counts_first_objects_and_its_count_is_no_condition() -> None:
+    from agent.strategies.asked import extreme_asked, first_counted
+    from agent.strategies.reshape import to_counted_first
+
+    days = ["precipitation", "temp_max", "temp_min", "wind"]
+    assert first_counted("the mean wind speed on the 10 wettest days?", days) == ("precipitation", "descending", 10)
+    assert first_counted("the 3 driest days", days) == ("precipitation", "ascending", 3)
+    assert extreme_asked("What was the windiest day?", days) == ("wind", "MAX")
+    assert extreme_asked("What's the hottest it got?", days) is None  # a high and a low: which, the words do not say
+    mean = {"collection_name": "Days", "integer_property_aggregation": {"property_name": "wind", "metrics": "MEAN"}}
+    counted = {**mean, "integer_property_filter": {"property_name": "precipitation", "operator": "=", "value": 10.0}}
+    amended, why = to_counted_first("What was the mean wind speed on the 10 wettest days?", counted, days)
+    assert amended == {**mean, "sort": {"property_name": "precipitation", "order": "descending", "limit": 10}}, why
+    other = {**mean, "integer_property_filter": {"property_name": "precipitation", "operator": ">", "value": 10.0}}
+    assert to_counted_first("the mean wind on the 10 wettest days?", other, days)[0]["integer_property_filter"]
+
+
+def test_the_most_common_values_of_a_property_are_not_asked_within_its_own_groups() -> None:
+    from agent.strategies.reshape import groups_of_itself
+    from fixtures.datasets import load_split, split_path
+
+    top = {"property_name": "weather", "metrics": "TOP_OCCURRENCES", "top_occurrences_limit": 1}
+    call = {"collection_name": "Days", "text_property_aggregation": top, "groupby_property": "weather"}
+    assert groups_of_itself(call)[0] == {"collection_name": "Days", "text_property_aggregation": top}
+    by_other = {**call, "groupby_property": "season"}
+    assert groups_of_itself(by_other) == (by_other, "")
+    for split in ("natural", "explicit", "compound", "related", "multistep"):
+        for case in load_split(split_path(split)):
+            gold = case.ground_truth.to_tool_arguments()
+            assert groups_of_itself(gold)[0] == gold, (split, case.id)
