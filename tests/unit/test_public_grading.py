@@ -1,6 +1,6 @@
-"""The public split's grading: the gold answers score 100%, and the ways to game it score nothing.
+"""The public and unseen splits' grading: the gold answers score 100%, and the ways to game it score nothing.
 
-Each probe runs over every question of the committed file, through `evaluation.public_run.grade`, the
+Each probe runs over every question of both committed files, through `evaluation.public_run.grade`, the
 grader `eval --dataset public` uses."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from evaluation.public_run import PublicRecord, answer_key, grade, summarize_pub
 from fixtures.datasets import read_public
 from fixtures.datasets.splits import split_path
 
-QUESTIONS = read_public(split_path("public"))
+QUESTIONS = [*read_public(split_path("public")), *read_public(split_path("unseen"))]
 ANSWERABLE = [q for q in QUESTIONS if q.kind != "unanswerable"]
 UNANSWERABLE = [q for q in QUESTIONS if q.kind == "unanswerable"]
 
