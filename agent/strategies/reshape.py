@@ -48,6 +48,7 @@ from agent.strategies.shares import (
     ASKS_A_SHARE,
     BOOLEAN_AGGREGATION,
     BOOLEAN_FILTER,
+    TALLY,
     is_share,
 )
 from agent.strategies.wording import (
@@ -71,8 +72,7 @@ from executors.vocabulary import (
     NumberMetric,
 )
 
-#: Text metrics that tally values, not name them; "type" in a question asks for a property's data type.
-_TALLY = {NumberMetric.COUNT.value, NumberMetric.TYPE.value}
+#: "type" in a question asks for a property's data type.
 _TYPE = re.compile(r"\b(?:type|kind)\b", re.I)
 
 
@@ -149,7 +149,7 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
     amended, why = _asked_shapes(question, arguments, groupable)
     beside = amended.get(TEXT_AGGREGATION)
     numeric = any(isinstance(amended.get(slot), dict) for slot in (NUMBER_AGGREGATION, BOOLEAN_AGGREGATION))
-    if isinstance(beside, dict) and beside.get("metrics") in _TALLY and numeric and not _TYPE.search(question):
+    if isinstance(beside, dict) and beside.get("metrics") in TALLY and numeric and not _TYPE.search(question):
         # "average petal length of setosa flowers": a COUNT (TYPE) of species beside the mean answers nothing
         # asked, and the answer then holds its numbers too
         del amended[TEXT_AGGREGATION]
@@ -165,7 +165,7 @@ def amend_to_question(question: str, arguments: dict[str, Any], groupable: list[
     summed = re.search(
         r"\b(?:in total|total|altogether|combined|in all|sum)\b", question, re.I
     )  # "how many guests in total"
-    if counts and not summed and isinstance(measured, dict) and measured.get("metrics") not in _TALLY:
+    if counts and not summed and isinstance(measured, dict) and measured.get("metrics") not in TALLY:
         prop = str(measured.get("property_name"))
         if not names_property(question, prop) or prop in filtered_properties(amended):
             # "How many foggy days were there in 2015?" summed precipitation, "How many Italian restaurants have
@@ -366,7 +366,7 @@ def to_statistic(question: str, arguments: dict[str, Any], numbers: list[str]) -
     # group; a bare group-by (the counts a comparison of the most common groups reads), "which subject": as is
     grouped = arguments.get(GROUPBY_FIELD)
     tally = arguments.get(TEXT_AGGREGATION)
-    tallies = isinstance(tally, dict) and tally.get("property_name") == grouped and tally.get("metrics") in _TALLY
+    tallies = isinstance(tally, dict) and tally.get("property_name") == grouped and tally.get("metrics") in TALLY
     per_group = bool(grouped) and tallies and bool(ASKS_PER_GROUP.search(question))
     if asked is None or busy or (asks_for_groups(question) and not per_group):
         return arguments, ""
@@ -383,7 +383,7 @@ def off_fixed(question: str, arguments: dict[str, Any], numbers: list[str]) -> t
     with a statistic (`asked.statistic_asked`); left as it is where they name none."""
     asked = arguments.get(NUMBER_AGGREGATION)
     fixed = {str(c.get("property_name")) for c in held(arguments) if c.get("operator") == "="}
-    if not isinstance(asked, dict) or asked.get("property_name") not in fixed or asked.get("metrics") in _TALLY:
+    if not isinstance(asked, dict) or asked.get("property_name") not in fixed or asked.get("metrics") in TALLY:
         return arguments, ""
     other = statistic_asked(question, [n for n in numbers if n not in fixed])
     if other is None:

@@ -19,8 +19,8 @@ from agent.strategies.wording import NUMBER_AGGREGATION, TEXT_AGGREGATION
 from executors.vocabulary import AGGREGATION_SLOT, FILTER_SLOT, GROUPBY_FIELD, NumberMetric, PropertyKind
 
 BOOLEAN_FILTER, BOOLEAN_AGGREGATION = FILTER_SLOT[PropertyKind.BOOLEAN], AGGREGATION_SLOT[PropertyKind.BOOLEAN]
-#: Text metrics that tally values, not name them.
-_TALLY = {NumberMetric.COUNT.value, NumberMetric.TYPE.value}
+#: Metrics that tally values, not name them (reshape's too).
+TALLY = {NumberMetric.COUNT.value, NumberMetric.TYPE.value}
 #: A question that asks what share of the objects are something: a boolean's percentage or its trues.
 ASKS_A_PERCENTAGE = re.compile(r"\b(?:percentages?|percent|proportion|fraction)\b", re.I)
 ASKS_A_SHARE = re.compile(rf"{ASKS_A_PERCENTAGE.pattern}|\bhow many of (?:the|these|those)\b", re.I)
@@ -43,7 +43,7 @@ def boolean_beside(question: str, arguments: dict[str, Any]) -> tuple[dict[str, 
     2026-11-29). A boolean the words name is a condition ("that require booking": true; "that do not": false);
     one they do not name is left out."""
     share, measured = arguments.get(BOOLEAN_AGGREGATION), arguments.get(NUMBER_AGGREGATION)
-    if not (isinstance(share, dict) and isinstance(measured, dict)) or measured.get("metrics") in _TALLY:
+    if not (isinstance(share, dict) and isinstance(measured, dict)) or measured.get("metrics") in TALLY:
         return arguments, []
     if _COUNTS_ANYWHERE.search(question) or ASKS_A_SHARE.search(question):
         return arguments, []
