@@ -51,7 +51,7 @@ from executors.vocabulary import (
 from llm import Usage
 
 
-def _aggregated(arguments: dict[str, Any]) -> tuple[str, str, str]:
+def aggregated(arguments: dict[str, Any]) -> tuple[str, str, str]:
     """The call's number statistic: (its slot, property, metric), or empties."""
     for slot in AGGREGATION_FIELDS:
         asked = arguments.get(slot)
@@ -60,7 +60,7 @@ def _aggregated(arguments: dict[str, Any]) -> tuple[str, str, str]:
     return "", "", ""
 
 
-def _bare(arguments: dict[str, Any]) -> dict[str, Any]:
+def bare(arguments: dict[str, Any]) -> dict[str, Any]:
     """The call without what would cut or split its result: a group-by, a sort, text aggregations."""
     return {k: v for k, v in arguments.items() if k not in (GROUPBY_FIELD, SORT_FIELD)}
 
@@ -120,7 +120,7 @@ def difference(
     """The call run once for each of the pair's values; the two values and their difference. The statistic is
     the call's; else the one the question's words `said` ("the average yield"); a count where it asks how
     many more (nothing computed where it asks for a statistic no call or word gives)."""
-    slot, prop, metric = _aggregated(arguments)
+    slot, prop, metric = aggregated(arguments)
     if not slot and said is not None and not asked.counting:
         slot, (prop, metric) = NUMBER_AGGREGATION, said
         arguments = {k: v for k, v in arguments.items() if k not in AGGREGATION_FIELDS}
@@ -129,7 +129,7 @@ def difference(
         return None
     if asked.counting:
         slot, prop, metric = "", "", ""
-    base = keeping(_bare(arguments), lambda c: c.get("property_name") != pair.prop)
+    base = keeping(bare(arguments), lambda c: c.get("property_name") != pair.prop)
     values: list[float] = []
     for value in pair.values:
         varied = with_condition(base, pair.condition(value), again=True)
@@ -182,7 +182,7 @@ def share(variants: Variants, arguments: dict[str, Any], asked: Asked) -> Comput
         for slot in AGGREGATION_FIELDS
     ):
         return None  # the call computes the share itself (a boolean's percentage)
-    counted = {k: v for k, v in _bare(arguments).items() if k not in AGGREGATION_FIELDS}
+    counted = {k: v for k, v in bare(arguments).items() if k not in AGGREGATION_FIELDS}
     subset = subset_of(held(counted), asked.population)
     if subset is None:
         return None  # no condition for the part to add to its population: no share to compute
@@ -201,10 +201,10 @@ def share(variants: Variants, arguments: dict[str, Any], asked: Asked) -> Comput
 
 def spread(variants: Variants, arguments: dict[str, Any]) -> Computed | None:
     """The call's number property, its maximum less its minimum over the call's conditions."""
-    slot, prop, _ = _aggregated(arguments)
+    slot, prop, _ = aggregated(arguments)
     if not slot:
         return None
-    base = {k: v for k, v in _bare(arguments).items() if k not in AGGREGATION_FIELDS}
+    base = {k: v for k, v in bare(arguments).items() if k not in AGGREGATION_FIELDS}
     extremes = []
     for metric in (NumberMetric.MAX.value, NumberMetric.MIN.value):
         found = variants.statistic(
@@ -221,8 +221,9 @@ def spread(variants: Variants, arguments: dict[str, Any]) -> Computed | None:
     return Computed(variants.calls, FinalAnswer(numbers=[gap]), text)
 
 
-def with_computed(run: AgentRun, computed: Computed, asked: Asked) -> AgentRun:
-    """The run with the variants as one more step and the computed answer committed."""
+def with_computed(run: AgentRun, computed: Computed, by: str, note: dict[str, Any]) -> AgentRun:
+    """The run with the variants as one more step and the computed answer committed; `note` is recorded
+    under `by`, the strategy's name."""
     step = Step(
         index=len(run.steps),
         tool_choice=None,
@@ -235,7 +236,7 @@ def with_computed(run: AgentRun, computed: Computed, asked: Asked) -> AgentRun:
     sources = run.answer.sources if run.answer is not None else []
     answer = computed.answer.model_copy(update={"sources": sources})
     notes = dict(run.strategy_notes)
-    notes["arithmetic"] = {"form": asked.form, "calls": len(computed.calls)}
+    notes[by] = {**note, "calls": len(computed.calls)}
     return run.model_copy(
         update={
             "steps": [*run.steps, step],
@@ -286,7 +287,7 @@ class Answering:
         if asked.form in ("share", "spread"):
             # the values the question names, which a group-by of the model's call had stood for ("the longest
             # and shortest sepal among the setosas", grouped by species): the variants run without the group-by
-            arguments, _ = self.values.restore(executor, _bare(arguments), question, compound=True)
+            arguments, _ = self.values.restore(executor, bare(arguments), question, compound=True)
             computed = share(variants, arguments, asked) if asked.form == "share" else spread(variants, arguments)
         else:
             found = schema.get(str(arguments.get("collection_name"))) if schema is not None else None
@@ -295,4 +296,4 @@ class Answering:
             said = statistic_asked(question, numbers)
             both = self.parts > 1 and not asked.which  # "how many for A, how many for B, and how many fewer"
             computed = difference(variants, arguments, asked, pair, both, said) if pair else None
-        return with_computed(run, computed, asked) if computed is not None else run
+        return with_computed(run, computed, "arithmetic", {"form": asked.form}) if computed is not None else run

@@ -35,9 +35,11 @@ from agent.answer import Commit, FinalAnswer
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.sentence import singular
 from agent.strategies import arithmetic
+from agent.strategies.arithmetic import with_computed
 from agent.strategies.asked import LEAST_WORDS
 from agent.strategies.compared import asked_of
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
+from agent.strategies.holder import asked_of_holder
 from agent.strategies.parts import REFERS, parts_of
 from agent.strategies.registry import StrategyInfo
 from agent.strategies.rewrite import rewrite
@@ -189,6 +191,7 @@ class Chain:
         kept: list[float] = []
         usage = Usage()
         current = parts[0]
+        whole = False  # the parts answered before the last was asked (`holder`)
         for index, part in enumerate(parts):
             offset = sum(len(r.steps) for r in runs)
 
@@ -205,6 +208,12 @@ class Chain:
             answer = run.answer
             if answer is None or answer.refuses or index == len(parts) - 1:
                 break
+            if answer.numbers and not (answer.names or answer.groups) and REFERS.search(parts[index + 1]):
+                held = self._held(executor, run, parts[index + 1])
+                if held is not None:  # "... the highest wind? What weather did that day have?": read, not asked
+                    runs[-1], whole = held, True
+                    asked[-1].update(next="answered from the objects that hold it")
+                    break
             if answer.numbers and not (answer.names or answer.groups) and not REFERS.search(parts[index + 1]):
                 # "How many airports does Texas have, and how many does California have?": parts side by side,
                 # each answer kept, the next asked as written
@@ -225,8 +234,18 @@ class Chain:
             current, spent, how = rewrite(model, part, value, parts[index + 1])
             usage = usage + spent
             asked[-1].update(picked=value, next=how)
-        partial = len(runs) < len(parts)
+        partial = len(runs) < len(parts) and not whole
         return self._joined(question, runs, picked, asked, usage, time.perf_counter() - started, partial, kept)
+
+    def _held(self, executor: Executor, run: AgentRun, next_part: str) -> AgentRun | None:
+        """`run` with the next part answered from the objects that hold its extreme (`holder`), or None."""
+        made = [c.arguments for c in run.calls() if c.result is not None and c.arguments]
+        schema = getattr(executor, "schema", None)
+        found = schema.get(str(made[-1].get("collection_name"))) if made and schema is not None else None
+        if found is None:
+            return None
+        computed = asked_of_holder(executor, run, next_part, self._values.categories(executor, found))
+        return with_computed(run, computed, "holder", {"asked": next_part}) if computed is not None else None
 
     def _which_group(
         self,

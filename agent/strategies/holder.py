@@ -1,0 +1,67 @@
+"""The object that holds a part's highest (lowest) value, when the next part asks about that object.
+
+"What was the highest wind speed on record? What weather did that day have?" The first part is a maximum;
+the second asks about the object that has it ("that day"), not about the number. Rewritten to name the
+number, the model took the maximum again and the weather was never read (the unseen split's two-part
+questions, 2026-12-03: 0 of 8). So `chain` asks here first: where a part's answer is the MAX (MIN) of one
+number property, with no group-by, and the next part's words name one other property of the collection and
+no stored value of it, the agent runs the part's call once more for the objects whose property equals that
+extreme (its conditions kept), and answers the next part from those objects: no model turn. A next part that
+names a stored value ("what did renewables generate that same year") asks about other objects, and goes on
+as before.
+"""
+
+from __future__ import annotations
+
+from agent._words import names_property, split_name
+from agent.answer import FinalAnswer
+from agent.loop import AgentRun, Executor
+from agent.sentence import rounded
+from agent.strategies.arithmetic import Computed, Variants, aggregated, bare
+from agent.strategies.compared import number_of
+from agent.strategies.conditions import with_condition
+from agent.strategies.naming import mentions
+from executors.vocabulary import AGGREGATION_FIELDS, GROUPBY_FIELD, NumberMetric
+
+#: The statistics whose value some object holds, and how the answer says them.
+_EXTREMES = {NumberMetric.MAX.value: "highest", NumberMetric.MIN.value: "lowest"}
+
+
+def asked_of_holder(executor: Executor, run: AgentRun, next_part: str, values: dict[str, list[str]]) -> Computed | None:
+    """The next part answered from the objects that hold the extreme `run` computed, or None where it
+    does not fit (no MAX or MIN of one property; the next part names no other property, or several, or a
+    stored value of the collection's category `values`; no object found)."""
+    made = [c for c in run.calls() if c.result is not None and c.repeat_of is None and c.arguments]
+    if not made or made[-1].arguments is None or made[-1].result is None:
+        return None
+    arguments, result = made[-1].arguments, made[-1].result
+    slot, prop, metric = aggregated(arguments)
+    if not slot or metric not in _EXTREMES or arguments.get(GROUPBY_FIELD) or mentions(next_part, values):
+        return None
+    extreme = number_of((result.aggregations.get(prop) or {}).get(metric))
+    base = {k: v for k, v in bare(arguments).items() if k not in AGGREGATION_FIELDS}
+    equal = {"property_name": prop, "operator": "=", "value": extreme}
+    call = with_condition(base, equal, again=True) if extreme is not None else None
+    if call is None or extreme is None:
+        return None
+    variants = Variants(executor)
+    found = variants.run(call, f"the next part asks about what has the {_EXTREMES[metric]} {prop}")
+    if found is None or not found.objects:
+        return None
+    named = [p for p in found.objects[0].properties if p != prop and names_property(next_part, p)]
+    if len(named) != 1:
+        return None
+    held = list(dict.fromkeys(o.properties.get(named[0]) for o in found.objects))
+    held = [v for v in held if v is not None and not isinstance(v, dict | list)]
+    names = [str(v) for v in held if isinstance(v, str)]
+    numbers = [float(v) for v in held if isinstance(v, int | float) and not isinstance(v, bool)]
+    if not names and not numbers:  # a yes/no property: nothing to name
+        return None
+    shown = ", ".join(v if isinstance(v, str) else rounded(float(v)) for v in held)
+    owner = "its" if len(found.objects) == 1 else f"the {len(found.objects)} that have it:"
+    text = (
+        f"The {_EXTREMES[metric]} {split_name(prop).lower()} is {rounded(extreme)}; "
+        f"{owner} {split_name(named[0]).lower()}: {shown}."
+    )
+    answer = FinalAnswer(names=names, numbers=[extreme, *numbers])
+    return Computed(variants.calls, answer, text)

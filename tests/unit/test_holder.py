@@ -1,0 +1,62 @@
+"""A part's highest (lowest) value, and a next part about what holds it: answered from those objects, through
+the reference executor, and compared with the objects themselves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent import AgentConfig
+from agent.strategies import build_strategy
+from tests.unit.test_arithmetic import NAME, OBJECTS, calling, executor, tools
+
+MAX_PRICE = {"collection_name": NAME, "integer_property_aggregation": {"property_name": "price", "metrics": "MAX"}}
+
+
+def run(question: str, arguments: dict[str, Any]) -> Any:
+    return build_strategy("chain").run(calling(arguments), executor(), tools(), AgentConfig(), question)
+
+
+def holders(prop: str, value: float, **where: Any) -> list[Any]:
+    return [
+        o
+        for o in OBJECTS
+        if o.properties.get(prop) == value and all(o.properties.get(k) == v for k, v in where.items())
+    ]
+
+
+def test_the_next_part_is_read_from_the_objects_that_hold_the_extreme() -> None:
+    top = max(o.properties["price"] for o in OBJECTS if o.properties.get("price") is not None)
+    done = run("What is the highest price? How many seats does that place have?", MAX_PRICE)
+    seats = list(dict.fromkeys(o.properties["seats"] for o in holders("price", top)))
+    assert done.answer.numbers == [top, *seats]
+    assert done.strategy_notes["holder"]["calls"] == 1
+    assert not done.answer.is_partial_answer
+    made = done.calls()[-1].arguments
+    assert made["conditions"] == [{"property_name": "price", "operator": "=", "value": top}]
+
+
+def test_the_call_s_conditions_are_kept_and_a_minimum_reads_the_lowest() -> None:
+    cuisine = next(o.properties["cuisine"] for o in OBJECTS if o.properties.get("cuisine"))
+    call = {
+        "collection_name": NAME,
+        "text_property_filter": {"property_name": "cuisine", "operator": "=", "value": cuisine},
+        "integer_property_aggregation": {"property_name": "price", "metrics": "MIN"},
+    }
+    low = min(o.properties["price"] for o in holders("cuisine", cuisine) if o.properties.get("price") is not None)
+    done = run(f"What is the lowest price of a {cuisine} place? What is its title?", call)
+    titles = list(dict.fromkeys(o.properties["title"] for o in holders("price", low, cuisine=cuisine)))
+    assert done.answer.names == titles
+    assert done.answer.numbers == [low]
+
+
+def test_a_next_part_naming_a_stored_value_or_two_properties_is_asked_as_before() -> None:
+    cuisine = next(o.properties["cuisine"] for o in OBJECTS if o.properties.get("cuisine"))
+    for follow_up in (f"How many seats do {cuisine} places at that price have?", "What are its seats and title?"):
+        done = run(f"What is the highest price? {follow_up}", MAX_PRICE)
+        assert "holder" not in done.strategy_notes
+
+
+def test_a_mean_has_no_holder() -> None:
+    mean = {"collection_name": NAME, "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"}}
+    done = run("What is the average price? How many seats does that place have?", mean)
+    assert "holder" not in done.strategy_notes
