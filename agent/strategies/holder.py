@@ -7,24 +7,39 @@ questions, 2026-12-03: 0 of 8). So `chain` asks here first: where a part's answe
 number property, with no group-by, and the next part's words name one other property of the collection and
 no stored value of it, the agent runs the part's call once more for the objects whose property equals that
 extreme (its conditions kept), and answers the next part from those objects: no model turn. A next part that
-names a stored value ("what did renewables generate that same year") asks about other objects, and goes on
-as before.
+names a stored value ("what did renewables generate that same year") asks about other objects, and one that
+names a statistic ("the biggest rainfall that year", "how many days had that weather") asks of others too: both
+go on as before.
 """
 
 from __future__ import annotations
+
+import re
 
 from agent._words import names_property, split_name
 from agent.answer import FinalAnswer
 from agent.loop import AgentRun, Executor
 from agent.sentence import rounded
 from agent.strategies.arithmetic import Computed, Variants, aggregated, bare
+from agent.strategies.asked_for import statistic_written
 from agent.strategies.compared import number_of
 from agent.strategies.conditions import with_condition
 from agent.strategies.naming import mentions
 from executors.vocabulary import AGGREGATION_FIELDS, GROUPBY_FIELD, NumberMetric
 
+#: What a count counts: "how many seats".
+_HOW_MANY = re.compile(r"\bhow many (\w+)", re.IGNORECASE)
 #: The statistics whose value some object holds, and how the answer says them.
 _EXTREMES = {NumberMetric.MAX.value: "highest", NumberMetric.MIN.value: "lowest"}
+
+
+def _reads_one(next_part: str, prop: str) -> bool:
+    """Whether the next part reads the property of the objects rather than a statistic over others: it names
+    no statistic, or counts the property itself ("how many seats does that place have", not "how many days
+    had that weather")."""
+    asked = statistic_written(next_part)
+    counted = _HOW_MANY.search(next_part)
+    return asked == "none" or (asked == "count" and counted is not None and names_property(counted[1], prop))
 
 
 def asked_of_holder(executor: Executor, run: AgentRun, next_part: str, values: dict[str, list[str]]) -> Computed | None:
@@ -49,7 +64,7 @@ def asked_of_holder(executor: Executor, run: AgentRun, next_part: str, values: d
     if found is None or not found.objects:
         return None
     named = [p for p in found.objects[0].properties if p != prop and names_property(next_part, p)]
-    if len(named) != 1:
+    if len(named) != 1 or not _reads_one(next_part, named[0]):
         return None
     held = list(dict.fromkeys(o.properties.get(named[0]) for o in found.objects))
     held = [v for v in held if v is not None and not isinstance(v, dict | list)]

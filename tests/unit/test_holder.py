@@ -49,9 +49,14 @@ def test_the_call_s_conditions_are_kept_and_a_minimum_reads_the_lowest() -> None
     assert done.answer.numbers == [low]
 
 
-def test_a_next_part_naming_a_stored_value_or_two_properties_is_asked_as_before() -> None:
+def test_a_next_part_naming_a_stored_value_two_properties_or_a_statistic_is_asked_as_before() -> None:
     cuisine = next(o.properties["cuisine"] for o in OBJECTS if o.properties.get("cuisine"))
-    for follow_up in (f"How many seats do {cuisine} places at that price have?", "What are its seats and title?"):
+    for follow_up in (
+        f"How many seats do {cuisine} places at that price have?",
+        "What are its seats and title?",
+        "How many places have that many seats?",
+        "What is the average number of seats of those places?",
+    ):
         done = run(f"What is the highest price? {follow_up}", MAX_PRICE)
         assert "holder" not in done.strategy_notes
 
