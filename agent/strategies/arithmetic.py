@@ -109,7 +109,7 @@ class Variants:
         return number_of((result.aggregations.get(prop) or {}).get(metric))
 
 
-def _things(arguments: dict[str, Any]) -> str:
+def things(arguments: dict[str, Any]) -> str:
     """The objects a call is about, in words ("stock prices")."""
     return split_name(str(arguments.get("collection_name") or "objects")).lower()
 
@@ -146,9 +146,9 @@ def difference(
     answer = FinalAnswer(numbers=numbers, names=[winner] if asked.which and values[0] != values[1] else [])
     first, second = (f"{rounded(v)} with {pair.label(p)}" for v, p in zip(values, pair.values, strict=True))
     if prop:
-        text = f"The {measure(prop, metric)} of the {_things(base)}{scope_of(base)} is {first} and {second}"
+        text = f"The {measure(prop, metric)} of the {things(base)}{scope_of(base)} is {first} and {second}"
     else:
-        text = f"Of the {_things(base)}{scope_of(base)}, {first} and {second}"
+        text = f"Of the {things(base)}{scope_of(base)}, {first} and {second}"
     text += f": a difference of {rounded(gap)}"
     text += f"; {winner} has the {'lower' if asked.less else 'higher'}." if answer.names else "."
     return Computed(variants.calls, answer, text)
@@ -193,7 +193,7 @@ def share(variants: Variants, arguments: dict[str, Any], asked: Asked) -> Comput
         return None
     ratio = part / whole
     text = (
-        f"{rounded(part)} of the {rounded(whole)} {_things(counted)}{scope_of(whole_call)} have "
+        f"{rounded(part)} of the {rounded(whole)} {things(counted)}{scope_of(whole_call)} have "
         f"{condition_text(subset)}: {rounded(ratio * 100)}%."
     )
     return Computed(variants.calls, FinalAnswer(numbers=[ratio]), text)
@@ -215,7 +215,7 @@ def spread(variants: Variants, arguments: dict[str, Any]) -> Computed | None:
         extremes.append(found)
     gap = extremes[0] - extremes[1]
     text = (
-        f"The {split_name(prop).lower()} of the {_things(base)}{scope_of(base)} runs from {rounded(extremes[1])} "
+        f"The {split_name(prop).lower()} of the {things(base)}{scope_of(base)} runs from {rounded(extremes[1])} "
         f"to {rounded(extremes[0])}: a spread of {rounded(gap)}."
     )
     return Computed(variants.calls, FinalAnswer(numbers=[gap]), text)

@@ -20,7 +20,7 @@ from agent._words import names_property, split_name
 from agent.answer import FinalAnswer
 from agent.loop import AgentRun, Executor
 from agent.sentence import rounded
-from agent.strategies.arithmetic import Computed, Variants, aggregated, bare
+from agent.strategies.arithmetic import Computed, Variants, aggregated, bare, things
 from agent.strategies.asked_for import statistic_written
 from agent.strategies.compared import number_of
 from agent.strategies.conditions import with_condition
@@ -29,6 +29,8 @@ from executors.vocabulary import AGGREGATION_FIELDS, GROUPBY_FIELD, NumberMetric
 
 #: What a count counts: "how many seats".
 _HOW_MANY = re.compile(r"\bhow many (\w+)", re.IGNORECASE)
+#: At most this many objects may share the extreme for the next part to be about them.
+MAX_HOLDERS = 5
 #: The statistics whose value some object holds, and how the answer says them.
 _EXTREMES = {NumberMetric.MAX.value: "highest", NumberMetric.MIN.value: "lowest"}
 
@@ -61,8 +63,8 @@ def asked_of_holder(executor: Executor, run: AgentRun, next_part: str, values: d
         return None
     variants = Variants(executor)
     found = variants.run(call, f"the next part asks about what has the {_EXTREMES[metric]} {prop}")
-    if found is None or not found.objects:
-        return None
+    if found is None or not found.objects or found.truncated or len(found.objects) > MAX_HOLDERS:
+        return None  # many objects share the extreme: "that day" names none of them
     named = [p for p in found.objects[0].properties if p != prop and names_property(next_part, p)]
     if len(named) != 1 or not _reads_one(next_part, named[0]):
         return None
@@ -73,7 +75,7 @@ def asked_of_holder(executor: Executor, run: AgentRun, next_part: str, values: d
     if not names and not numbers:  # a yes/no property: nothing to name
         return None
     shown = ", ".join(v if isinstance(v, str) else rounded(float(v)) for v in held)
-    owner = "its" if len(found.objects) == 1 else f"the {len(found.objects)} that have it:"
+    owner = "its" if len(found.objects) == 1 else f"the {len(found.objects)} {things(base)} that have it, their"
     text = (
         f"The {_EXTREMES[metric]} {split_name(prop).lower()} is {rounded(extreme)}; "
         f"{owner} {split_name(named[0]).lower()}: {shown}."

@@ -7,7 +7,9 @@ from typing import Any
 
 from agent import AgentConfig
 from agent.strategies import build_strategy
-from tests.unit.test_arithmetic import NAME, OBJECTS, calling, executor, tools
+from agent.strategies.holder import MAX_HOLDERS
+from executors import ReferenceExecutor
+from tests.unit.test_arithmetic import COMPOUND, NAME, OBJECTS, SCHEMA, calling, executor, tools
 
 MAX_PRICE = {"collection_name": NAME, "integer_property_aggregation": {"property_name": "price", "metrics": "MAX"}}
 
@@ -64,4 +66,12 @@ def test_a_next_part_naming_a_stored_value_two_properties_or_a_statistic_is_aske
 def test_a_mean_has_no_holder() -> None:
     mean = {"collection_name": NAME, "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"}}
     done = run("What is the average price? How many seats does that place have?", mean)
+    assert "holder" not in done.strategy_notes
+
+
+def test_an_extreme_many_objects_share_names_none_of_them() -> None:
+    tied = [o.model_copy(update={"properties": {**o.properties, "price": 999.0}}) for o in OBJECTS[: MAX_HOLDERS + 1]]
+    many = ReferenceExecutor(SCHEMA, {NAME: [*tied, *OBJECTS[MAX_HOLDERS + 1 :]]}, operations=COMPOUND)
+    question = "What is the highest price? How many seats does that place have?"
+    done = build_strategy("chain").run(calling(MAX_PRICE), many, tools(), AgentConfig(), question)
     assert "holder" not in done.strategy_notes
