@@ -41,7 +41,11 @@ _DIFFERENCE = re.compile(
     r"|\bhow\s+(?:much|many)\s+\w*\s*(?:did|does|do|has|have|had)\b.*\b(?:change|rise|fall|drop|grow|increase|decrease)\b",
     re.I,
 )
-_WHICH = re.compile(r"\b(?:which|who)\b", re.I)
+#: Words that ask which of the two: "which", "who", or a yes/no question between alternatives ("Do gram-positive
+#: or gram-negative bacteria have the higher average ...?").
+_WHICH = re.compile(
+    r"\b(?:which|who)\b|^\s*(?:do|does|did|is|are|was|were|has|have|had)\b[^?]*\bor\b[^?]*\bthe\s+\w+er\b", re.I
+)
 _COUNTING = re.compile(r"\bhow\s+many\s+(?:more|fewer|less)\b|\bmore\s+\w+\s*,|\bfewer\s+\w+\s*,", re.I)
 NUMBERS = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])")
 _YEAR = re.compile(r"(?<![\w.$])(?:1[89]|20)\d\d(?![\w.])")

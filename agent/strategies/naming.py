@@ -53,7 +53,10 @@ def mentions(question: str, values: dict[str, list[str]]) -> list[tuple[str, str
     whole = [p for p in pairs if letters(question[p[0] : p[1]]) in held]  # "University Farm" before "University"
     # "non-American": the value after the prefix (`alternatives.excluded` reads the prefix)
     tails = [(m.start() + 4, m.end()) for m in words if m.group().lower().startswith("non-")]
-    phrases = whole + tails + [(m.start(), m.end()) for m in words] + pairs
+    # "gram-positive": the value after a compound's last hyphen ("positive" a stored `gram_staining`), where
+    # the whole word names none
+    ends = [(m.start() + m.group().rindex("-") + 1, m.end()) for m in words if "-" in m.group().strip("-")]
+    phrases = whole + tails + [(m.start(), m.end()) for m in words] + ends + pairs
     found: list[tuple[str, str, int, int]] = []
     for start, end in phrases:  # then single words, then two-word phrases where neither word names one
         if any(start < e and s < end for _, _, s, e in found):

@@ -102,8 +102,14 @@ def test_a_difference_runs_the_call_once_for_each_value_compared() -> None:
     assert "Thai" in done.final_answer and "Italian" in done.final_answer
 
 
-def test_which_of_the_two_names_the_one_the_question_s_words_ask_for() -> None:
-    question = "Thai or Greek: which is cheaper on average, and by how much?"
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Thai or Greek: which is cheaper on average, and by how much?",
+        "Are Thai or Greek places the cheaper on average? By how much?",  # a yes/no question between two
+    ],
+)
+def test_which_of_the_two_names_the_one_the_question_s_words_ask_for(question: str) -> None:
     call = {"collection_name": NAME, "integer_property_aggregation": {"property_name": "price", "metrics": "MEAN"}}
     done = run(question, call)
     thai, greek = mean(prices(cuisine="Thai")), mean(prices(cuisine="Greek"))

@@ -259,6 +259,16 @@ def test_a_stopword_names_no_stored_value() -> None:
     assert [m[1] for m in mentions("Is it Thai or not?", cuisines)] == ["Thai"]
 
 
+def test_a_compound_names_the_stored_value_after_its_last_hyphen_where_the_whole_names_none() -> None:
+    from agent.strategies.naming import mentions
+
+    stored = {"gram_staining": ["negative", "positive"], "genre": ["Sci-Fi", "Drama"]}
+    question = "Do gram-positive or gram-negative bacteria have the higher MIC?"
+    assert [m[:2] for m in mentions(question, stored)] == [("gram_staining", "positive"), ("gram_staining", "negative")]
+    assert [m[1] for m in mentions("How many sci-fi films?", stored)] == ["Sci-Fi"]  # the whole word first
+    assert mentions("How many well-known places?", stored) == []
+
+
 def test_a_stored_code_shortens_a_name_written_out_only_where_one_code_fits() -> None:
     from agent.strategies.naming import mentions, nearest_value
 
