@@ -208,7 +208,8 @@ class Chain:
             answer = run.answer
             if answer is None or answer.refuses or index == len(parts) - 1:
                 break
-            if answer.numbers and not (answer.names or answer.groups) and REFERS.search(parts[index + 1]):
+            last = index + 1 == len(parts) - 1  # the holder answers the question's last part, none before it
+            if last and answer.numbers and not (answer.names or answer.groups) and REFERS.search(parts[index + 1]):
                 held = self._held(executor, run, parts[index + 1])
                 if held is not None:  # "... the highest wind? What weather did that day have?": read, not asked
                     runs[-1], whole = held, True

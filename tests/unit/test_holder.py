@@ -75,3 +75,10 @@ def test_an_extreme_many_objects_share_names_none_of_them() -> None:
     question = "What is the highest price? How many seats does that place have?"
     done = build_strategy("chain").run(calling(MAX_PRICE), many, tools(), AgentConfig(), question)
     assert "holder" not in done.strategy_notes
+
+
+def test_only_the_last_part_is_read_from_what_holds_the_extreme() -> None:
+    question = "What is the highest price? How many seats does that place have? What is the average price?"
+    done = run(question, MAX_PRICE)
+    assert len(done.strategy_notes["chain"]["parts"]) == 3  # every part asked, none answered by the holder
+    assert "holder" not in done.strategy_notes
