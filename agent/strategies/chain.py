@@ -39,7 +39,7 @@ from agent.strategies.arithmetic import with_computed
 from agent.strategies.asked import LEAST_WORDS
 from agent.strategies.compared import asked_of
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
-from agent.strategies.holder import asked_of_holder
+from agent.strategies.holder import asked_of_holder, last_made
 from agent.strategies.parts import REFERS, parts_of
 from agent.strategies.registry import StrategyInfo
 from agent.strategies.rewrite import rewrite
@@ -240,9 +240,9 @@ class Chain:
 
     def _held(self, executor: Executor, run: AgentRun, next_part: str) -> AgentRun | None:
         """`run` with the next part answered from the objects that hold its extreme (`holder`), or None."""
-        made = [c.arguments for c in run.calls() if c.result is not None and c.arguments]
-        schema = getattr(executor, "schema", None)
-        found = schema.get(str(made[-1].get("collection_name"))) if made and schema is not None else None
+        made, schema = last_made(run), getattr(executor, "schema", None)
+        named = made.arguments.get("collection_name") if made is not None and made.arguments else None
+        found = schema.get(str(named)) if named and schema is not None else None
         if found is None:
             return None
         computed = asked_of_holder(executor, run, next_part, self._values.categories(executor, found))

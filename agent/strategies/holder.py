@@ -18,7 +18,7 @@ import re
 
 from agent._words import names_property, split_name
 from agent.answer import FinalAnswer
-from agent.loop import AgentRun, Executor
+from agent.loop import AgentRun, ExecutedCall, Executor
 from agent.sentence import rounded
 from agent.strategies.arithmetic import Computed, Variants, aggregated, bare, things
 from agent.strategies.asked_for import statistic_written
@@ -44,14 +44,20 @@ def _reads_one(next_part: str, prop: str) -> bool:
     return asked == "none" or (asked == "count" and counted is not None and names_property(counted[1], prop))
 
 
+def last_made(run: AgentRun) -> ExecutedCall | None:
+    """The run's last call that ran and was not a repeat: the one whose extreme the next part may ask about."""
+    made = [c for c in run.calls() if c.result is not None and c.repeat_of is None and c.arguments]
+    return made[-1] if made else None
+
+
 def asked_of_holder(executor: Executor, run: AgentRun, next_part: str, values: dict[str, list[str]]) -> Computed | None:
     """The next part answered from the objects that hold the extreme `run` computed, or None where it
     does not fit (no MAX or MIN of one property; the next part names no other property, or several, or a
     stored value of the collection's category `values`; no object found)."""
-    made = [c for c in run.calls() if c.result is not None and c.repeat_of is None and c.arguments]
-    if not made or made[-1].arguments is None or made[-1].result is None:
+    made = last_made(run)
+    if made is None or made.arguments is None or made.result is None:
         return None
-    arguments, result = made[-1].arguments, made[-1].result
+    arguments, result = made.arguments, made.result
     slot, prop, metric = aggregated(arguments)
     if not slot or metric not in _EXTREMES or arguments.get(GROUPBY_FIELD) or mentions(next_part, values):
         return None
