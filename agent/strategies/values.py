@@ -46,7 +46,7 @@ from agent.strategies.decompose import offered_collections
 from agent.strategies.free_text import matches_like, named_in_text
 from agent.strategies.naming import can_match, linked, mentions, named_values, nearest_value
 from agent.strategies.registry import StrategyInfo
-from agent.strategies.restating import restates
+from agent.strategies.restating import restates, stated_values
 from agent.tooldef import ToolSet
 from executors.errors import ExecutorError
 from executors.schema import CollectionSchema
@@ -237,6 +237,12 @@ class Values:
             arguments, stated = put_back(search, arguments, numbers, [p.name for p in found.dates()])
             why.append(f"the search {search!r} only restated the question's conditions; they are filters.")
             why += [note.replace("the question's", "the search's") for note in stated]
+            for condition in stated_values(search, arguments, self.categories(executor, found)):
+                slot = TEXT_FILTER if not arguments.get(TEXT_FILTER) else None
+                added = {**arguments, slot: condition} if slot else with_condition(arguments, condition)
+                if added is not None:
+                    arguments = added
+                    why.append(f'the search names {condition["property_name"]} = "{condition["value"]}": a filter.')
         if not found.searchable:  # a search there is left out (`typed`): it stands for no condition
             busy = tuple(slot for slot in busy if slot != SEARCH_FIELD)
         if any(arguments.get(slot) for slot in busy):  # read the stored values only where they are used
