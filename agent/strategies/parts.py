@@ -16,11 +16,12 @@ _PART = re.compile(r"[^?]+\?")
 REFERS = re.compile(r"\b(?:that|those|these|this|its|it|their|them|they|there|the same|such)\b", re.IGNORECASE)
 
 
-#: Where one sentence starts its second question: ", and what ...", "; which ...", "and how many ..."
-#: ("and which have 4 cylinders" is a relative clause, not a question).
+#: Where one sentence starts its second question: ", and what ...", "; which ...", "and how many ...", ", and in
+#: which neighborhood ..." ("and which have 4 cylinders" is a relative clause, not a question).
 _JOINED = re.compile(
     r"(?:\s*,\s*and\s+(?:then\s+)?|\s*;\s*(?:and\s+)?(?:then\s+)?|\s+and\s+(?:then\s+)?)"
-    r"(?=(?:what|what's|whats|which|how)\b)(?!which\s+(?:have|has|had|are|is|was|were|do|does|did|can)\b)",
+    r"(?=(?:(?:in|on|at|for|from|during|to)\s+(?=which|what\b))?(?:what|what's|whats|which|how)\b)"
+    r"(?!which\s+(?:have|has|had|are|is|was|were|do|does|did|can)\b)",
     re.IGNORECASE,
 )
 #: Where a second sentence starts: "Find the busiest state. How many of its airports ...".

@@ -530,3 +530,13 @@ def test_a_search_that_restates_a_condition_the_call_lacks_puts_the_condition_in
     assert Values(None).restore(executor, held, asked, compound=True)[0] == {
         k: v for k, v in held.items() if k != "search_query"
     }
+
+
+def test_a_second_question_may_open_with_a_preposition() -> None:
+    assert parts_of("Who had the longest boat, and in which harbor is it moored?") == [
+        "Who had the longest boat?",
+        "in which harbor is it moored?",
+    ]
+    assert parts_of("How many boats are moored in Rye and which have two masts?") == [
+        "How many boats are moored in Rye and which have two masts?"
+    ], "a relative clause after 'and which' is still no part"
