@@ -19,6 +19,7 @@ from typing import Any
 
 from agent._words import MONTHS, names_property
 from agent.strategies.codes import abbreviates, coded, letters
+from agent.strategies.meaning import means_value
 from agent.strategies.naming import mentions
 from agent.strategies.wording import DIMENSIONS, NUMBER_FILTER, WEATHER_MEASURES, number_condition, number_range
 from executors.schema import CollectionSchema
@@ -302,6 +303,7 @@ def unasked(
     named = {(prop, letters(value)) for prop, value, *_ in mentions(question, categories)}
     written = letters(question)
     measures = {letters(w) for w in (*DIMENSIONS, *WEATHER_MEASURES, *numbers)}
+    words = [w for w in re.findall(r"[A-Za-z][\w-]*", question) if letters(w) not in measures]
 
     def unnamed(held: object) -> bool:
         if isinstance(held, dict) and held.get("operator") in ("=", "LIKE") and isinstance(held.get("value"), str):
@@ -317,12 +319,14 @@ def unasked(
             return False
         prop, value = str(held.get("property_name")), letters(str(held.get("value")))
         stored = categories.get(prop) or []
+        same = [v for v in stored if letters(v) == value]  # "Rain" for `rain`: the same value to the filter
         return (
-            value in {letters(v) for v in stored}  # "Rain" for `rain`: the same value to the filter
+            bool(same)
             and not coded(stored)
             and not abbreviates(str(held.get("value")), question)
             and (prop, value) not in named
             and value not in written
+            and not means_value(words, same[0], stored)  # "women": `Female`
         )
 
     conditions = arguments.get(CONDITIONS_FIELD)

@@ -64,3 +64,27 @@ def test_a_name_is_compared_without_its_unit() -> None:
 def test_nothing_is_linked_without_the_encoder(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(meaning, "_encoder", lambda: None)
     assert meant_property("how much they cost", "How much do the sailboats cost?", BOATS) is None
+
+
+@needs_encoder
+def test_a_stored_value_is_named_by_meaning_only_where_one_word_clearly_means_it() -> None:
+    sexes, crews = ["Male", "Female"], ["skipper", "deckhand", "cook"]
+    assert meaning.means_value(["women", "sailed"], "Female", sexes)
+    assert meaning.means_value(["men"], "Male", sexes)
+    assert not meaning.means_value(["men"], "Female", sexes), "the nearest value is another"
+    assert not meaning.means_value(["boats", "sailed"], "Female", sexes), "no word is near it"
+    assert not meaning.means_value(["women"], "Female", ["Female"]), "one stored value has nothing to be ahead of"
+    assert not meaning.means_value(["women"], "cook", crews)
+
+
+def test_a_condition_named_by_meaning_is_kept_and_one_named_by_nothing_left_out() -> None:
+    from agent.strategies.conditions import unasked
+
+    call = {
+        "collection_name": "Crew",
+        "text_property_filter": {"property_name": "sex", "operator": "=", "value": "Female"},
+    }
+    kinds = {"sex": ["Male", "Female"]}
+    if meaning._encoder() is not None:
+        assert unasked("How many women sailed in 2010?", call, kinds) == (call, "")
+    assert unasked("How many sailors sailed in 2010?", call, kinds)[0] == {"collection_name": "Crew"}
