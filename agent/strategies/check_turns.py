@@ -118,8 +118,27 @@ def chosen(content: str, key: str, choices: tuple[str, ...]) -> str | None:
         return begun[0] if len(begun) == 1 else None
 
 
+#: Where a collection's description stops saying what one object is: "People who died during the 1992 Los
+#: Angeles riots: who they were, ...", "Restaurants in the city with their cuisine, ...".
+_WHAT_IT_IS = re.compile(r"[:;,.(]|\s(?:with|by)\s")
+
+
+def what_objects_are(collection: CollectionSchema) -> str:
+    """The opening words of the collection's description, which say what its objects are ("" without one)."""
+    head = _WHAT_IT_IS.split(collection.description or "", maxsplit=1)[0].strip()
+    return head if len(head.split()) <= 12 else ""
+
+
 def verdict_prompt(collection: CollectionSchema, asked: str) -> str:
-    return VERDICT_PROMPT.format(listing=listing([collection]), question=asked)
+    """The verdict's prompt: the collection, what its objects are (a question names them in its own words:
+    "victims" for `RiotDeaths`, refused by the verdict told the property names alone, 3 of 12 questions on
+    a fresh table, 2026-12-03), its properties and the question."""
+    what = what_objects_are(collection)
+    shown = listing([collection])
+    if what:
+        name, _, rest = shown.partition(": ")
+        shown = f"{name} ({what}): {rest}"
+    return VERDICT_PROMPT.format(listing=shown, question=asked)
 
 
 def ask_verdict(model: Any, prompt: str) -> tuple[Any, Usage]:
