@@ -84,3 +84,20 @@ def test_a_word_whose_opposite_the_collection_holds_is_not_held() -> None:
     assert opposite_held("On how many days did it close above 10?", closing_only) is None  # a verb, no opposite read
     decided = {"verdict": NOT_LISTED, "opposite": ["opening", "closing"]}
     assert refusal(decided, "What was the opening price?") == "it holds closing figures, not opening ones"
+
+
+def test_the_verdict_is_told_what_the_objects_are_in_the_description_s_opening_words() -> None:
+    from agent.strategies.check_turns import verdict_prompt, what_objects_are
+    from executors.schema import CollectionSchema, PropertySchema
+
+    deaths = CollectionSchema(
+        name="RiotDeaths",
+        description="People who died during the riots: who they were, when and how.",
+        properties=(PropertySchema(name="age", data_type="int"),),
+    )
+    assert what_objects_are(deaths) == "People who died during the riots"
+    assert verdict_prompt(deaths, "How many victims were under 16?").startswith(
+        "Collection RiotDeaths (People who died during the riots): age (int)"
+    )
+    bare = CollectionSchema(name="Boats", properties=(PropertySchema(name="age", data_type="int"),))
+    assert verdict_prompt(bare, "How old?").startswith("Collection Boats: age (int)")

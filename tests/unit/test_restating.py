@@ -25,20 +25,3 @@ def test_the_values_a_restating_search_names_are_conditions_the_call_lacks() -> 
 def test_two_values_of_one_property_are_not_guessed_as_and_or_or() -> None:
     assert stated_values("Compton Watts", {}, STORED) == []
     assert stated_values("live music", {}, STORED) == []
-
-
-def test_the_verdict_is_told_what_the_objects_are_in_the_description_s_opening_words() -> None:
-    from agent.strategies.check_turns import verdict_prompt, what_objects_are
-    from executors.schema import CollectionSchema, PropertySchema
-
-    deaths = CollectionSchema(
-        name="RiotDeaths",
-        description="People who died during the riots: who they were, when and how.",
-        properties=(PropertySchema(name="age", data_type="int"),),
-    )
-    assert what_objects_are(deaths) == "People who died during the riots"
-    assert verdict_prompt(deaths, "How many victims were under 16?").startswith(
-        "Collection RiotDeaths (People who died during the riots): age (int)"
-    )
-    bare = CollectionSchema(name="Boats", properties=(PropertySchema(name="age", data_type="int"),))
-    assert verdict_prompt(bare, "How old?").startswith("Collection Boats: age (int)")
