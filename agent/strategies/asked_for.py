@@ -103,6 +103,17 @@ def held_words(collection: CollectionSchema) -> set[str]:
     return {w for text in texts for w in content_stems(split_name(text))}
 
 
+#: Where a collection's description stops saying what one object is: "People who died during the 1992 Los
+#: Angeles riots: who they were, ...", "Restaurants in the city with their cuisine, ...".
+_WHAT_IT_IS = re.compile(r"[:;,.(]|\s(?:with|by)\s")
+
+
+def what_objects_are(collection: CollectionSchema) -> str:
+    """The opening words of the collection's description, which say what its objects are ("" without one)."""
+    head = _WHAT_IT_IS.split(collection.description or "", maxsplit=1)[0].strip()
+    return head if len(head.split()) <= 12 else ""
+
+
 #: The shortest word `named_in` reads as a typo of another.
 TYPO_LETTERS = 6
 

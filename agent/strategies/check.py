@@ -69,6 +69,7 @@ from agent.strategies.check_turns import (
     verdict_prompt,
 )
 from agent.strategies.decompose import offered_collections
+from agent.strategies.events import summed_property
 from agent.strategies.free_text import matches_like, unheld_names
 from agent.strategies.meaning import meant_property
 from agent.strategies.naming import mentions
@@ -275,7 +276,11 @@ class Check:
         target_name = next((c.name for c in shown if c.name == decision.get("collection")), "")
         checked_s = time.perf_counter() - started
         if not reason:
-            asked = config.read(statistic=str(decision.get("statistic") or ""), collection=target_name)
+            statistic = str(decision.get("statistic") or "")
+            target = next((c for c in shown if c.name == target_name), None)
+            if statistic == "count" and target is not None and summed_property(question, target):
+                statistic = "sum"  # "how many soldiers died of disease": what a number property holds (`events`)
+            asked = config.read(statistic=statistic, collection=target_name)
             run = self.inner.run(model, executor, tools, asked, question, on_call)
             run.usage = run.usage + usage
             run.latency_s += checked_s

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from agent.models import OracleModel, oracle_replies
-from agent.strategies.asked_for import ASKS_FOR_HINT, STATISTICS
+from agent.strategies.asked_for import ASKS_FOR_HINT, STATISTICS, what_objects_are
 from executors.schema import CollectionSchema
 from llm import ChatRequest, ModelRequest, ResponseFormat, Usage
 
@@ -116,17 +116,6 @@ def chosen(content: str, key: str, choices: tuple[str, ...]) -> str | None:
         cut = re.search(rf'"{re.escape(key)}"\s*:\s*"([^"]+)', content)
         begun = [choice for choice in choices if cut and choice.startswith(cut.group(1))]
         return begun[0] if len(begun) == 1 else None
-
-
-#: Where a collection's description stops saying what one object is: "People who died during the 1992 Los
-#: Angeles riots: who they were, ...", "Restaurants in the city with their cuisine, ...".
-_WHAT_IT_IS = re.compile(r"[:;,.(]|\s(?:with|by)\s")
-
-
-def what_objects_are(collection: CollectionSchema) -> str:
-    """The opening words of the collection's description, which say what its objects are ("" without one)."""
-    head = _WHAT_IT_IS.split(collection.description or "", maxsplit=1)[0].strip()
-    return head if len(head.split()) <= 12 else ""
 
 
 def verdict_prompt(collection: CollectionSchema, asked: str) -> str:

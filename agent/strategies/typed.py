@@ -25,6 +25,7 @@ from typing import Any
 
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.conditions import filtered_properties, own_condition, put_back, shown
+from agent.strategies.events import to_summed
 from agent.strategies.openings import openings_of
 from agent.strategies.registry import StrategyInfo
 from agent.strategies.reshape import (
@@ -134,7 +135,8 @@ def amended_call(
     amended, note = to_extreme(question, amended, numbers)
     amended, computed = to_statistic(question, amended, numbers)
     amended, counted = to_counted_first(question, amended, numbers)
-    computed = " ".join(w for w in (computed, counted) if w)
+    amended, summed = to_summed(question, amended, found) if found is not None else (amended, "")
+    computed = " ".join(w for w in (computed, counted, summed) if w)
     # after the statistic is settled: a boolean tallied beside the extreme `to_extreme` added stays otherwise
     amended, beside = boolean_beside(question, amended)
     why = " ".join(w for w in (why, note, computed, "; ".join(beside) + "." if beside else "") if w)

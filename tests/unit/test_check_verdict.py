@@ -87,7 +87,8 @@ def test_a_word_whose_opposite_the_collection_holds_is_not_held() -> None:
 
 
 def test_the_verdict_is_told_what_the_objects_are_in_the_description_s_opening_words() -> None:
-    from agent.strategies.check_turns import verdict_prompt, what_objects_are
+    from agent.strategies.asked_for import what_objects_are
+    from agent.strategies.check_turns import verdict_prompt
     from executors.schema import CollectionSchema, PropertySchema
 
     deaths = CollectionSchema(

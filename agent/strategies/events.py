@@ -1,0 +1,65 @@
+"""A count of events the objects hold as numbers: "How many soldiers died of disease?" of monthly deaths.
+
+Where each object is a period or a place and a number property holds how many things happened there (`disease`:
+"Deaths from preventable disease that month"), "how many soldiers" asks the SUM of that property, not how
+many objects there are. The small model counted the months (24 for 12,640; 3 of 8 questions on a fresh
+table, the unseen split, 2026-12-03). Read from the words: the first two words past "how many" name neither the
+objects (the collection's name, the opening words of its description, "daily" a day) nor a property, and the
+question names exactly one number property, on which the call has no condition ("in how many months did
+disease kill more than 500" counts months).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agent._words import content_stems, meets, names_property, split_name
+from agent.strategies.asked_for import what_objects_are
+from agent.strategies.conditions import filtered_properties
+from executors.schema import CollectionSchema, PropertyKind
+from executors.vocabulary import AGGREGATION_SLOT, GROUPBY_FIELD, NumberMetric
+
+NUMBER_AGGREGATION = AGGREGATION_SLOT[PropertyKind.NUMBER]
+#: The first two words of what a count counts: "how many soldiers died", "how many more soldiers", "how many
+#: sunny days" (a stored value may come first).
+_COUNTED = re.compile(r"^\W*(?:in\s+)?how many\s+(?:more\s+|fewer\s+|less\s+)?([a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)", re.I)
+#: A period's adjective, the period an object of it is.
+_PERIODS = {"daily": "day", "weekly": "week", "monthly": "month", "quarterly": "quarter", "yearly": "year"}
+_PERIODS |= {"annual": "year", "hourly": "hour"}
+
+
+def _objects(collection: CollectionSchema) -> set[str]:
+    """The stems that name the collection's objects: its name's and its description's opening words'."""
+    words = f"{split_name(collection.name)} {what_objects_are(collection)}".lower().split()
+    return set(content_stems(" ".join(_PERIODS.get(w, w) for w in words)))
+
+
+def summed_property(question: str, collection: CollectionSchema) -> str | None:
+    """The number property whose SUM the question's count asks for, or None (it counts the objects)."""
+    counted = _COUNTED.search(question)
+    if counted is None or counted.group(0).lower().lstrip().startswith("in "):
+        return None
+    stems = content_stems(counted.group(1))
+    props = [p.name for p in collection.properties]
+    if not stems or any(meets(s, o) for s in stems for o in _objects(collection)):
+        return None
+    if any(names_property(counted.group(1), p) for p in props):  # "how many cylinders": the property read
+        return None
+    numbers = [p.name for p in collection.properties_of_kind(PropertyKind.NUMBER)]
+    named = [p for p in numbers if names_property(question, p)]
+    return named[0] if len(named) == 1 else None
+
+
+def to_summed(question: str, arguments: dict[str, Any], found: CollectionSchema) -> tuple[dict[str, Any], str]:
+    """The call computing the SUM `summed_property` names where it counts objects (no aggregation, or a
+    COUNT), and why ("" unchanged); a call with a condition on that property or grouped by it is left."""
+    prop = summed_property(question, found)
+    if prop is None or prop in filtered_properties(arguments) or arguments.get(GROUPBY_FIELD) == prop:
+        return arguments, ""
+    slots = [s for s in AGGREGATION_SLOT.values() if isinstance(arguments.get(s), dict)]
+    if any(arguments[s].get("metrics") not in ("COUNT", NumberMetric.COUNT.value) for s in slots):
+        return arguments, ""
+    amended = {k: v for k, v in arguments.items() if k not in slots}
+    amended[NUMBER_AGGREGATION] = {"property_name": prop, "metrics": NumberMetric.SUM.value}
+    return amended, f"the question counts what {prop} holds, not the objects: the SUM of {prop}."
