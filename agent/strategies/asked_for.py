@@ -133,7 +133,7 @@ def named_in(asks_for: str, collections: list[CollectionSchema]) -> bool:
     if not words:
         return True
     vocabulary = {w for c in collections for w in held_words(c)}
-    return meets_any(words, vocabulary)
+    return meets_any([*words, *(DIMENSION_STEMS[w] for w in words if w in DIMENSION_STEMS)], vocabulary)
 
 
 #: What the model writes when it names a property rather than words: one identifier, `market_price_per_bushel`.
@@ -177,8 +177,12 @@ def properties_name(asks_for: str, collection: CollectionSchema) -> bool:
 
 
 #: The stem of a word of size, heat, wet or wind -> the stem of the measure it names ("heaviest" -> weight).
+#: Words of age, the measure they compare ("victims younger than 16": `age`; refused as naming nothing held,
+#: the unseen split's fresh tables, 2026-12-03). Only where the check reads what is asked, not as a condition.
+AGES = dict.fromkeys(("young", "younger", "youngest", "old", "older", "oldest", "aged"), "age")
 DIMENSION_STEMS = {
-    content_stems(word)[0]: content_stems(measure)[0] for word, measure in {**DIMENSIONS, **WEATHER_MEASURES}.items()
+    content_stems(word)[0]: content_stems(measure)[0]
+    for word, measure in {**DIMENSIONS, **WEATHER_MEASURES, **AGES}.items()
 }
 #: Words that join, point, compare or ask, never what a property holds (the stopword list keeps them).
 #: The comparisons: "riot deaths with latitude above 34.0" asks for latitude, and "above" was read as a

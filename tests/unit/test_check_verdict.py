@@ -102,3 +102,14 @@ def test_the_verdict_is_told_what_the_objects_are_in_the_description_s_opening_w
     )
     bare = CollectionSchema(name="Boats", properties=(PropertySchema(name="age", data_type="int"),))
     assert verdict_prompt(bare, "How old?").startswith("Collection Boats: age (int)")
+
+
+def test_a_word_of_age_names_an_age_property() -> None:
+    from agent.strategies.asked_for import named_in
+    from executors.schema import CollectionSchema, PropertySchema
+
+    crew = CollectionSchema(name="Crew", properties=(PropertySchema(name="age", data_type="int"),))
+    assert named_in("number of sailors younger than 16", [crew])
+    assert not named_in("number of sailors with a salary", [crew])
+    boats = CollectionSchema(name="Boats", properties=(PropertySchema(name="launch_year", data_type="int"),))
+    assert not named_in("the oldest skipper", [boats]), "no property of age: the word names nothing held"
