@@ -36,7 +36,9 @@ from executors.vocabulary import (
 _MONTH = "|".join(sorted({m for name in MONTHS for m in (name, name[:3])} | {"sept"}, key=len, reverse=True))
 #: One time span: a month and year, a year, or a decade ("1990s", "the 90s", "'90s").
 _SPAN = (
-    rf"(?:(?P<{{p}}mon>{_MONTH})\.?\s+(?:of\s+)?)?(?P<{{p}}year>(?:1[89]|20)\d\d)(?![\d'’]|s\b)"
+    rf"(?P<{{p}}iso>(?:1[89]|20)\d\d-[01]\d-[0-3]\d)\b"
+    rf"|(?:(?P<{{p}}mon>{_MONTH})\.?\s+(?:(?P<{{p}}day>[0-3]?\d)(?:st|nd|rd|th)?,?\s+)?(?:of\s+)?)?"
+    rf"(?P<{{p}}year>(?:1[89]|20)\d\d)(?![\d'’-]|s\b)"
     rf"|(?:the\s+)?(?P<{{p}}dec>(?:1[89]|20)?\d0)['’]?s\b"
 )
 _ONE = re.compile(rf"(?<![\d.,])(?:{_SPAN.format(p='a')})", re.I)
@@ -59,11 +61,32 @@ def _value(match: re.Match[str], prefix: str) -> str:
     decade = match.group(f"{prefix}dec")
     if decade:
         return f"{decade}s" if len(decade) == 4 else f"{'19' if int(decade) >= 30 else '20'}{decade}s"
+    if iso := match.group(f"{prefix}iso"):
+        return iso
     month = match.group(f"{prefix}mon")
     year = match.group(f"{prefix}year")
     if month:
-        return f"{year}-{MONTHS.index(next(m for m in MONTHS if m.startswith(month.lower()[:3]))) + 1:02d}"
+        number = MONTHS.index(next(m for m in MONTHS if m.startswith(month.lower()[:3]))) + 1
+        day = match.group(f"{prefix}day")  # "April 30, 1992": the day
+        return f"{year}-{number:02d}-{int(day):02d}" if day else f"{year}-{number:02d}"
     return year
+
+
+def without_dates(question: str) -> str:
+    """The question with the day of each date it writes blanked: the 30 of "April 30, 1992" is a day, no number
+    a condition compares (the model wrote `age = 30` for "How many people died on April 30, 1992?"). A year
+    stays: it may be what an integer `year` holds."""
+
+    def blank(match: re.Match[str]) -> str:
+        text, start = match.group(), match.start()
+        if match.group("aiso"):
+            return text[:4] + " " * (len(text) - 4)
+        if match.group("aday"):
+            at, end = match.start("aday") - start, match.end("aday") - start
+            return text[:at] + " " * (end - at) + text[end:]
+        return text
+
+    return _ONE.sub(blank, question)
 
 
 def spans(question: str) -> list[str]:

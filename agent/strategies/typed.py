@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent.loop import AgentConfig, AgentRun, Executor
-from agent.strategies.conditions import filtered_properties, own_condition, put_back, shown
+from agent.strategies.conditions import filtered_properties, own_condition, put_back, shown, without_dates
 from agent.strategies.events import to_summed
 from agent.strategies.openings import openings_of
 from agent.strategies.registry import StrategyInfo
@@ -118,7 +118,7 @@ def amended_call(
     kinds = (PropertyKind.TEXT, PropertyKind.BOOLEAN)
     groupable = [p.name for p in found.properties if p.kind in kinds] if found is not None else []
     # a later call may hold a number an earlier result gave
-    arguments, unwritten = unwritten_numbers(question, arguments) if first else (arguments, "")
+    arguments, unwritten = unwritten_numbers(without_dates(question), arguments) if first else (arguments, "")
     amended, why = amend_to_question(question, arguments, groupable)
     booleans = [p.name for p in found.properties if p.kind is PropertyKind.BOOLEAN] if found is not None else []
     amended, share = share_of_named(question, amended, booleans)

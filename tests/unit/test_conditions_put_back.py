@@ -33,6 +33,9 @@ from fixtures.use_cases import database_schema_of, get_use_case
         ("the highest price in March 2005?", "=", "2005-03", None),
         ("closing price in sept. 2004", "=", "2004-09", None),
         ("before March 2003", "<", "2003-03", None),
+        ("How many people died on April 30, 1992?", "=", "1992-04-30", None),
+        ("on or after May 1st 1992", ">=", "1992-05-01", None),
+        ("How many died on 1992-04-30?", "=", "1992-04-30", None),
     ],
 )
 def test_a_time_span_is_read_from_the_words(question: str, operator: str, value: str, value_to: str | None) -> None:
@@ -596,3 +599,22 @@ def test_a_category_condition_on_a_word_of_measure_or_a_number_s_name_is_left_ou
     )  # a value, unheld
     rain = {**hot, "text_property_filter": {"property_name": "weather", "operator": "=", "value": "rain"}}
     assert unasked("How wet was it on rain days in 2014?", rain, kinds, ("rain",)) == (rain, "")  # a stored value
+
+
+def test_a_day_of_a_date_is_no_number_a_condition_compares() -> None:
+    from agent.strategies.conditions import without_dates
+    from agent.strategies.wording import unwritten_numbers
+
+    call = {
+        "collection_name": "Deaths",
+        "integer_property_filter": {"property_name": "age", "operator": "=", "value": 30},
+    }
+    question = "How many people died on April 30, 1992?"
+    assert unwritten_numbers(without_dates(question), call)[0] == {"collection_name": "Deaths"}
+    yearly = {
+        "collection_name": "Power",
+        "integer_property_filter": {"property_name": "year", "operator": "=", "value": 1992},
+    }
+    assert unwritten_numbers(without_dates(question), yearly) == (yearly, ""), "a year stays: an integer may hold it"
+    aged = "How many people aged 30 died in April 1992?"
+    assert unwritten_numbers(without_dates(aged), call) == (call, "")
