@@ -245,7 +245,7 @@ class Chain:
         found = schema.get(str(named)) if named and schema is not None else None
         if found is None:
             return None
-        computed = asked_of_holder(executor, run, next_part, self._values.categories(executor, found))
+        computed = asked_of_holder(executor, run, next_part, self._values.categories(executor, found), found)
         return with_computed(run, computed, "holder", {"asked": next_part}) if computed is not None else None
 
     def _which_group(

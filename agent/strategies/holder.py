@@ -24,7 +24,9 @@ from agent.strategies.arithmetic import Computed, Variants, aggregated, bare, th
 from agent.strategies.asked_for import statistic_written
 from agent.strategies.compared import number_of
 from agent.strategies.conditions import with_condition
+from agent.strategies.events import summed_property
 from agent.strategies.naming import mentions
+from executors.schema import CollectionSchema
 from executors.vocabulary import AGGREGATION_FIELDS, GROUPBY_FIELD, NumberMetric
 
 #: What a count counts: "how many seats".
@@ -35,12 +37,15 @@ MAX_HOLDERS = 5
 _EXTREMES = {NumberMetric.MAX.value: "highest", NumberMetric.MIN.value: "lowest"}
 
 
-def _reads_one(next_part: str, prop: str) -> bool:
+def reads_held(next_part: str, prop: str, collection: CollectionSchema | None) -> bool:
     """Whether the next part reads the property of the objects rather than a statistic over others: it names
     no statistic, or counts the property itself ("how many seats does that place have", not "how many days
-    had that weather")."""
+    had that weather"), or counts what the property holds ("how many soldiers died of wounds in that month":
+    `wounds`, `events`)."""
     asked = statistic_written(next_part)
     counted = _HOW_MANY.search(next_part)
+    if asked == "count" and collection is not None and summed_property(next_part, collection) == prop:
+        return True
     return asked == "none" or (asked == "count" and counted is not None and names_property(counted[1], prop))
 
 
@@ -50,7 +55,13 @@ def last_made(run: AgentRun) -> ExecutedCall | None:
     return made[-1] if made else None
 
 
-def asked_of_holder(executor: Executor, run: AgentRun, next_part: str, values: dict[str, list[str]]) -> Computed | None:
+def asked_of_holder(
+    executor: Executor,
+    run: AgentRun,
+    next_part: str,
+    values: dict[str, list[str]],
+    collection: CollectionSchema | None = None,
+) -> Computed | None:
     """The next part answered from the objects that hold the extreme `run` computed, or None where it
     does not fit (no MAX or MIN of one property; the next part names no other property, or several, or a
     stored value of the collection's category `values`; no object found)."""
@@ -72,7 +83,7 @@ def asked_of_holder(executor: Executor, run: AgentRun, next_part: str, values: d
     if found is None or not found.objects or found.truncated or len(found.objects) > MAX_HOLDERS:
         return None  # many objects share the extreme: "that day" names none of them
     named = [p for p in found.objects[0].properties if p != prop and names_property(next_part, p)]
-    if len(named) != 1 or not _reads_one(next_part, named[0]):
+    if len(named) != 1 or not reads_held(next_part, named[0], collection):
         return None
     held = list(dict.fromkeys(o.properties.get(named[0]) for o in found.objects))
     held = [v for v in held if v is not None and not isinstance(v, dict | list)]

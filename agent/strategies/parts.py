@@ -58,6 +58,26 @@ def _told_how(sentences: list[str]) -> list[str]:
     return joined
 
 
+#: One sentence whose opening phrase picks an object by an extreme and whose rest asks about it: "In the month
+#: with the most disease deaths, how many soldiers died of wounds?" (asked whole, the model listed months).
+_PICKED_FIRST = re.compile(
+    r"^\s*(?:in|for|on|during|at)\s+the\s+(?P<thing>[\w-]+)\s+(?:with|that had|that has)\s+the\s+"
+    r"(?P<most>most|highest|lowest|fewest|least|largest|smallest|greatest|biggest)\s+(?P<what>[^,]+?),\s*"
+    r"(?P<rest>(?:what|which|how|who|when|where)\b[^?]*)\??\s*$",
+    re.IGNORECASE,
+)
+
+
+def _picked_first(question: str) -> list[str]:
+    """The two questions of an opening that picks an object ("Which month had the most disease deaths?",
+    "how many soldiers died of wounds in that month?"), or none."""
+    found = _PICKED_FIRST.match(question)
+    if found is None:
+        return []
+    thing, most, what, rest = found.group("thing", "most", "what", "rest")
+    return [f"Which {thing} had the {most.lower()} {what.strip()}?", f"{rest.strip()} in that {thing}?"]
+
+
 def parts_of(question: str) -> list[str]:
     """The questions `question` holds, in order; itself alone when it holds one (or more than MAX_PARTS).
 
@@ -66,6 +86,8 @@ def parts_of(question: str) -> list[str]:
     Each sentence is cut where a second question word starts a clause after "and" or a semicolon (not
     after a comma alone: "Of the two most common X, which ..." is one question); a part is at least three
     words, so "what and how much" stays one."""
+    if picked := _picked_first(question):
+        return picked
     sentences = [p.strip() for p in _PART.findall(question)]
     rest = _PART.sub("", question).strip()
     if rest:

@@ -540,3 +540,11 @@ def test_a_second_question_may_open_with_a_preposition() -> None:
     assert parts_of("How many boats are moored in Rye and which have two masts?") == [
         "How many boats are moored in Rye and which have two masts?"
     ], "a relative clause after 'and which' is still no part"
+
+
+def test_an_opening_that_picks_an_object_by_an_extreme_is_a_part_of_its_own() -> None:
+    assert parts_of("In the week with the most storms, how many boats sank?") == [
+        "Which week had the most storms?",
+        "how many boats sank in that week?",
+    ]
+    assert parts_of("In the 1990s, how many boats sank?") == ["In the 1990s, how many boats sank?"]

@@ -82,3 +82,17 @@ def test_only_the_last_part_is_read_from_what_holds_the_extreme() -> None:
     done = run(question, MAX_PRICE)
     assert len(done.strategy_notes["chain"]["parts"]) == 3  # every part asked, none answered by the holder
     assert "holder" not in done.strategy_notes
+
+
+def test_a_count_of_what_the_holder_s_property_holds_reads_it() -> None:
+    from agent.strategies.holder import reads_held
+    from executors.schema import CollectionSchema, PropertySchema
+
+    months = CollectionSchema(
+        name="ArmyDeaths",
+        description="The army's monthly deaths, by cause.",
+        properties=tuple(PropertySchema(name=n, data_type=t) for n, t in (("month", "date"), ("wounds", "int"))),
+    )
+    assert reads_held("how many soldiers died of wounds in that month?", "wounds", months)
+    assert not reads_held("how many months had wounds?", "wounds", months), "the objects are counted"
+    assert not reads_held("how many soldiers died of wounds in that month?", "wounds", None)
