@@ -6,7 +6,7 @@ many objects there are. The small model counted the months (24 for 12,640; 3 of 
 table, the unseen split, 2026-12-03). Read from the words: the first two words past "how many" name neither the
 objects (the collection's name, the opening words of its description, "daily" a day) nor a property, and the
 question names exactly one number property, on which the call has no condition ("in how many months did
-disease kill more than 500" counts months).
+disease kill more than 500" counts months), and no statistic but the count ("on average" asks a mean).
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ import re
 from typing import Any
 
 from agent._words import content_stems, meets, names_property, split_name
-from agent.strategies.asked_for import what_objects_are
+from agent.strategies.asked_for import statistic_written, what_objects_are
 from agent.strategies.conditions import filtered_properties
+from agent.strategies.wording import number_condition, number_range
 from executors.schema import CollectionSchema, PropertyKind
 from executors.vocabulary import AGGREGATION_SLOT, GROUPBY_FIELD, NumberMetric
 
@@ -38,7 +39,7 @@ def _objects(collection: CollectionSchema) -> set[str]:
 def summed_property(question: str, collection: CollectionSchema) -> str | None:
     """The number property whose SUM the question's count asks for, or None (it counts the objects)."""
     counted = _COUNTED.search(question)
-    if counted is None or counted.group(0).lower().lstrip().startswith("in "):
+    if counted is None or counted.group(0).lower().lstrip().startswith("in ") or statistic_written(question) != "count":
         return None
     stems = content_stems(counted.group(1))
     props = [p.name for p in collection.properties]
@@ -48,17 +49,24 @@ def summed_property(question: str, collection: CollectionSchema) -> str | None:
         return None
     numbers = [p.name for p in collection.properties_of_kind(PropertyKind.NUMBER)]
     named = [p for p in numbers if names_property(question, p)]
-    return named[0] if len(named) == 1 else None
+    if len(named) != 1:
+        return None
+    # "How many bacteria have a penicillin MIC above 1?": a condition on it, the objects counted
+    bounded = [number_condition(question, named), *number_range(question, named)]
+    return None if any(bound is not None for bound in bounded) else named[0]
 
 
 def to_summed(question: str, arguments: dict[str, Any], found: CollectionSchema) -> tuple[dict[str, Any], str]:
-    """The call computing the SUM `summed_property` names where it counts objects (no aggregation, or a
-    COUNT), and why ("" unchanged); a call with a condition on that property or grouped by it is left."""
+    """The call computing the SUM `summed_property` names where it computes another statistic (a COUNT, the
+    objects' total, the MAX the model wrote for "How many more soldiers died of disease in 1855 than in
+    1854?": the question writes no statistic but the count), and why ("" unchanged); a call with a condition
+    on that property or grouped by it is left."""
     prop = summed_property(question, found)
     if prop is None or prop in filtered_properties(arguments) or arguments.get(GROUPBY_FIELD) == prop:
         return arguments, ""
     slots = [s for s in AGGREGATION_SLOT.values() if isinstance(arguments.get(s), dict)]
-    if any(arguments[s].get("metrics") not in ("COUNT", NumberMetric.COUNT.value) for s in slots):
+    held = arguments.get(NUMBER_AGGREGATION)
+    if isinstance(held, dict) and held == {"property_name": prop, "metrics": NumberMetric.SUM.value}:
         return arguments, ""
     amended = {k: v for k, v in arguments.items() if k not in slots}
     amended[NUMBER_AGGREGATION] = {"property_name": prop, "metrics": NumberMetric.SUM.value}

@@ -35,6 +35,8 @@ SHIPS = _collection("Ships", "Cargo ships with their crew and tonnage.", ("name"
         ("How many sunny weeks had injured drivers?", None),  # a word before the objects
         ("How many drivers were there?", None),  # no number property named
         ("How many drivers were injured or killed?", None),  # two: which one is not guessed
+        ("How many drivers were there with more than 3 injured?", None),  # a condition on it: objects counted
+        ("How many drivers were there with between 2 and 4 killed?", None),
     ],
 )
 def test_a_count_of_what_a_number_holds_is_read_from_the_words(question: str, summed: str | None) -> None:
@@ -55,5 +57,8 @@ def test_the_call_computes_the_sum_unless_it_conditions_or_groups_that_property(
     assert "text_property_aggregation" not in to_summed(question, counted, CRASHES)[0]
     bounded = {**bare, "integer_property_filter": {"property_name": "injured", "operator": ">", "value": 5}}
     assert to_summed(question, bounded, CRASHES) == (bounded, "")
-    meaned = {**bare, "integer_property_aggregation": {"property_name": "injured", "metrics": "MEAN"}}
-    assert to_summed(question, meaned, CRASHES) == (meaned, ""), "another statistic the model chose stays"
+    maxed = {**bare, "integer_property_aggregation": {"property_name": "injured", "metrics": "MAX"}}
+    assert to_summed(question, maxed, CRASHES)[0]["integer_property_aggregation"]["metrics"] == "SUM"
+    assert to_summed(question, summed, CRASHES) == (summed, ""), "a SUM already: nothing to say"
+    averaged = "How many drivers were injured on average each week?"
+    assert to_summed(averaged, maxed, CRASHES) == (maxed, ""), "a statistic the question writes stays the model's"
