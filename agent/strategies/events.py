@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from agent._words import content_stems, meets, names_property, split_name
-from agent.strategies.asked_for import statistic_written, what_objects_are
+from agent.strategies.asked_for import STATISTIC_WRITTEN, what_objects_are
 from agent.strategies.conditions import filtered_properties
 from agent.strategies.wording import number_condition, number_range
 from executors.schema import CollectionSchema, PropertyKind
@@ -24,7 +24,7 @@ from executors.vocabulary import AGGREGATION_SLOT, GROUPBY_FIELD, NumberMetric
 NUMBER_AGGREGATION = AGGREGATION_SLOT[PropertyKind.NUMBER]
 #: The first two words of what a count counts: "how many soldiers died", "how many more soldiers", "how many
 #: sunny days" (a stored value may come first).
-_COUNTED = re.compile(r"^\W*(?:in\s+)?how many\s+(?:more\s+|fewer\s+|less\s+)?([a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)", re.I)
+_COUNTED = re.compile(r"^\W*(?:in\s+)?how many\s+(?:more\s+|fewer\s+|less\s+)?(\w[\w'-]*(?:\s+\w[\w'-]*)?)", re.I)
 #: A period's adjective, the period an object of it is.
 _PERIODS = {"daily": "day", "weekly": "week", "monthly": "month", "quarterly": "quarter", "yearly": "year"}
 _PERIODS |= {"annual": "year", "hourly": "hour"}
@@ -36,10 +36,16 @@ def _objects(collection: CollectionSchema) -> set[str]:
     return set(content_stems(" ".join(_PERIODS.get(w, w) for w in words)))
 
 
+def _statistics(question: str) -> list[str]:
+    """Every statistic the question's words write ("How many degrees of latitude separate the northernmost
+    and southernmost ...": a count, a maximum and a minimum)."""
+    return [name for name, pattern in STATISTIC_WRITTEN if pattern.search(question.lower())]
+
+
 def summed_property(question: str, collection: CollectionSchema) -> str | None:
     """The number property whose SUM the question's count asks for, or None (it counts the objects)."""
     counted = _COUNTED.search(question)
-    if counted is None or counted.group(0).lower().lstrip().startswith("in ") or statistic_written(question) != "count":
+    if counted is None or counted.group(0).lower().lstrip().startswith("in ") or _statistics(question) != ["count"]:
         return None
     stems = content_stems(counted.group(1))
     props = [p.name for p in collection.properties]

@@ -37,6 +37,8 @@ SHIPS = _collection("Ships", "Cargo ships with their crew and tonnage.", ("name"
         ("How many drivers were injured or killed?", None),  # two: which one is not guessed
         ("How many drivers were there with more than 3 injured?", None),  # a condition on it: objects counted
         ("How many drivers were there with between 2 and 4 killed?", None),
+        ("How many more 2-lane weeks are there than 4-lane ones with injured?", None),  # the objects, after a number
+        ("How many drivers were injured in the worst and the lowest week?", None),  # another statistic written
     ],
 )
 def test_a_count_of_what_a_number_holds_is_read_from_the_words(question: str, summed: str | None) -> None:
