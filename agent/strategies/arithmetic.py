@@ -127,7 +127,7 @@ def difference(
         arguments[slot] = {"property_name": prop, "metrics": metric}
     elif not slot and not asked.counting:
         return None
-    if asked.counting:
+    if asked.counting and metric != NumberMetric.SUM.value:  # a SUM counts what a property holds (`events`)
         slot, prop, metric = "", "", ""
     base = keeping(bare(arguments), lambda c: c.get("property_name") != pair.prop)
     values: list[float] = []

@@ -128,6 +128,22 @@ def test_how_many_more_counts_and_two_numbers_in_the_question_make_the_pair() ->
     assert done.answer.numbers == [abs(counts[0] - counts[1])]
 
 
+def test_how_many_more_of_a_summed_count_differs_the_sums_not_the_objects() -> None:
+    """ "How many more guests can Thai places seat than Greek ones?": the call's SUM of seats is the count
+    asked (`events`); the objects' numbers would answer another question."""
+    question = "How many more guests can Thai places seat than Greek ones?"
+    call = {
+        "collection_name": NAME,
+        "text_property_filter": {"property_name": "cuisine", "operator": "=", "value": "Thai"},
+        "integer_property_aggregation": {"property_name": "seats", "metrics": "SUM"},
+    }
+    done = run(question, call)
+    sums = [
+        sum(o.properties.get("seats") or 0 for o in OBJECTS if o.properties["cuisine"] == c) for c in ("Thai", "Greek")
+    ]
+    assert done.answer.numbers == [abs(sums[0] - sums[1])]
+
+
 def test_a_share_divides_the_call_s_count_by_its_population_s() -> None:
     call = {
         "collection_name": NAME,
