@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from agent.models import OracleModel, oracle_replies
-from agent.strategies.asked_for import ASKS_FOR_HINT, STATISTICS, what_objects_are
+from agent.strategies.asked_for import ASKS_FOR_HINT, STATISTICS
 from executors.schema import CollectionSchema
 from llm import ChatRequest, ModelRequest, ResponseFormat, Usage
 
@@ -119,15 +119,12 @@ def chosen(content: str, key: str, choices: tuple[str, ...]) -> str | None:
 
 
 def verdict_prompt(collection: CollectionSchema, asked: str) -> str:
-    """The verdict's prompt: the collection, what its objects are (a question names them in its own words:
-    "victims" for `RiotDeaths`, refused by the verdict told the property names alone, 3 of 12 questions on
-    a fresh table, 2026-12-03), its properties and the question."""
-    what = what_objects_are(collection)
-    shown = listing([collection])
-    if what:
-        name, _, rest = shown.partition(": ")
-        shown = f"{name} ({what}): {rest}"
-    return VERDICT_PROMPT.format(listing=shown, question=asked)
+    """The verdict's prompt: the collection's properties and the question. Tried (2026-12-03): told what the
+    objects are too (the description's opening words, "RiotDeaths (People who died during ...)"), it let
+    "How many people died on April 30, 1992?" through, and answered two it had refused ("How many destinations
+    have a direct flight from London?" with 0 destinations of the United Kingdom; a share of dry days, wrong),
+    so it was taken out: docs/results/2026-12-03-fresh-tables.md."""
+    return VERDICT_PROMPT.format(listing=listing([collection]), question=asked)
 
 
 def ask_verdict(model: Any, prompt: str) -> tuple[Any, Usage]:

@@ -86,9 +86,8 @@ def test_a_word_whose_opposite_the_collection_holds_is_not_held() -> None:
     assert refusal(decided, "What was the opening price?") == "it holds closing figures, not opening ones"
 
 
-def test_the_verdict_is_told_what_the_objects_are_in_the_description_s_opening_words() -> None:
+def test_the_objects_are_read_from_the_description_s_opening_words() -> None:
     from agent.strategies.asked_for import what_objects_are
-    from agent.strategies.check_turns import verdict_prompt
     from executors.schema import CollectionSchema, PropertySchema
 
     deaths = CollectionSchema(
@@ -97,11 +96,7 @@ def test_the_verdict_is_told_what_the_objects_are_in_the_description_s_opening_w
         properties=(PropertySchema(name="age", data_type="int"),),
     )
     assert what_objects_are(deaths) == "People who died during the riots"
-    assert verdict_prompt(deaths, "How many victims were under 16?").startswith(
-        "Collection RiotDeaths (People who died during the riots): age (int)"
-    )
-    bare = CollectionSchema(name="Boats", properties=(PropertySchema(name="age", data_type="int"),))
-    assert verdict_prompt(bare, "How old?").startswith("Collection Boats: age (int)")
+    assert what_objects_are(CollectionSchema(name="Boats", properties=())) == ""
 
 
 def test_a_word_of_age_names_an_age_property() -> None:
