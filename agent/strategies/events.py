@@ -2,7 +2,7 @@
 
 Where each object is a period or a place and a number property holds how many things happened there (`disease`:
 "Deaths from preventable disease that month"), "how many soldiers" asks the SUM of that property, not how
-many objects there are. The small model counted the months (24 for 12,640; 3 of 8 questions on a fresh
+many objects there are. The small model counted the months (24 for 12,640; 2 of 8 questions on a fresh
 table, the unseen split, 2026-12-03). Read from the words: the first two words past "how many" name neither the
 objects (the collection's name, the opening words of its description, "daily" a day) nor a property, and the
 question names exactly one number property, on which the call has no condition ("in how many months did
