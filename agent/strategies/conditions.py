@@ -38,7 +38,7 @@ _MONTH = "|".join(sorted({m for name in MONTHS for m in (name, name[:3])} | {"se
 _SPAN = (
     rf"(?P<{{p}}iso>(?:1[89]|20)\d\d-[01]\d-[0-3]\d)\b"
     rf"|(?:(?P<{{p}}mon>{_MONTH})\.?\s+(?:(?P<{{p}}day>[0-3]?\d)(?:st|nd|rd|th)?,?\s+)?(?:of\s+)?)?"
-    rf"(?P<{{p}}year>(?:1[89]|20)\d\d)(?![\d'’-]|s\b)"
+    rf"(?P<{{p}}year>(?:1[89]|20)\d\d)(?![\d'’]|s\b)"
     rf"|(?:the\s+)?(?P<{{p}}dec>(?:1[89]|20)?\d0)['’]?s\b"
 )
 _ONE = re.compile(rf"(?<![\d.,])(?:{_SPAN.format(p='a')})", re.I)

@@ -618,3 +618,10 @@ def test_a_day_of_a_date_is_no_number_a_condition_compares() -> None:
     assert unwritten_numbers(without_dates(question), yearly) == (yearly, ""), "a year stays: an integer may hold it"
     aged = "How many people aged 30 died in April 1992?"
     assert unwritten_numbers(without_dates(aged), call) == (call, "")
+
+
+def test_years_joined_by_a_hyphen_are_two_spans_not_a_day() -> None:
+    from agent.strategies.conditions import spans
+
+    assert spans("the average price 2002-2004") == ["2002", "2004"]
+    assert spans("deaths on 1992-04-30") == ["1992-04-30"]
