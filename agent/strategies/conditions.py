@@ -22,11 +22,12 @@ from agent.strategies.codes import abbreviates, coded, letters
 from agent.strategies.meaning import means_value
 from agent.strategies.naming import mentions
 from agent.strategies.wording import DIMENSIONS, NUMBER_FILTER, WEATHER_MEASURES, number_condition, number_range
-from executors.schema import CollectionSchema
+from executors.schema import CollectionSchema, PropertyKind
 from executors.vocabulary import (
     CONDITIONS_FIELD,
     DATE_FILTER_FIELD,
     FILTER_FIELDS,
+    FILTER_SLOT,
     MATCH_FIELD,
     MAX_CONDITIONS,
     REFERENCE_FILTER_FIELD,
@@ -138,6 +139,13 @@ def with_condition(
     if arguments.get(MATCH_FIELD) == Match.ANY.value and listed:
         return None
     return {**arguments, CONDITIONS_FIELD: [*listed, *conditions]}
+
+
+def with_text_condition(arguments: dict[str, Any], condition: dict[str, Any]) -> dict[str, Any] | None:
+    """The call with a text `condition`: in the text filter's slot where it is free, else among its
+    conditions (`with_condition`); None where it cannot take it."""
+    slot = FILTER_SLOT[PropertyKind.TEXT]
+    return {**arguments, slot: condition} if not arguments.get(slot) else with_condition(arguments, condition)
 
 
 def _without_bounds(arguments: dict[str, Any], between: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:

@@ -41,7 +41,7 @@ from agent.strategies.codes import (
     off_code_names,
 )
 from agent.strategies.compared import held as held_conditions
-from agent.strategies.conditions import filtered_properties, put_back, unasked, with_condition
+from agent.strategies.conditions import filtered_properties, put_back, unasked, with_condition, with_text_condition
 from agent.strategies.decompose import offered_collections
 from agent.strategies.free_text import matches_like, named_in_text
 from agent.strategies.naming import can_match, linked, mentions, named_values, nearest_value
@@ -238,9 +238,7 @@ class Values:
             why.append(f"the search {search!r} only restated the question's conditions; they are filters.")
             why += [note.replace("the question's", "the search's") for note in stated]
             for condition in stated_values(search, arguments, self.categories(executor, found)):
-                slot = TEXT_FILTER if not arguments.get(TEXT_FILTER) else None
-                added = {**arguments, slot: condition} if slot else with_condition(arguments, condition)
-                if added is not None:
+                if (added := with_text_condition(arguments, condition)) is not None:
                     arguments = added
                     why.append(f'the search names {condition["property_name"]} = "{condition["value"]}": a filter.')
         if not found.searchable:  # a search there is left out (`typed`): it stands for no condition
@@ -276,12 +274,9 @@ class Values:
             return arguments, " ".join(why)
         for prop, value in missing:
             condition = {"property_name": prop, "operator": "=", "value": value}
-            if not arguments.get(TEXT_FILTER):
-                arguments = {**arguments, TEXT_FILTER: condition}
-            elif (added := with_condition(arguments, condition)) is not None:
-                arguments = added
-            else:
+            if (added := with_text_condition(arguments, condition)) is None:
                 continue
+            arguments = added
             why.append(f'the question names {prop} = "{value}", which the call did not filter on: put back.')
         return arguments, " ".join(why)
 
