@@ -1,15 +1,12 @@
 """Conditions the question states and the call dropped, put back as `conditions` of the compound tool.
 
-The small model writes the first condition it reads and often stops there: "French Pinot Noirs" became
-every French wine, "Apple's average price in 2005" every year's. Under the compound operations a call
-can hold every condition, so the agent's linkers (`values` for stored category values, `typed` for a
-number condition and a time span) add what they found and the call lacks. A condition is added only
-where nothing in the call already filters that property, and never to a call whose conditions are
-alternatives (`match: any`): there, one more alternative would widen the answer, not narrow it.
+The small model writes the first condition it reads and often stops there: "French Pinot Noirs" became every
+French wine. The agent's linkers (`values` for stored category values, `typed` for numbers and time spans)
+add what they found and the call lacks: only where nothing in the call filters that property, and never to a
+call whose conditions are alternatives (`match: any`), which one more alternative would widen.
 
-Dates are read as people write them, from the question's words alone: "in 2005", "in March 2005", "in
-the 90s", "since 2002", "after 2003", "before 2005", "between 2002 and 2004"; the executor resolves the
-value to its span (`executors._conditions.date_span`).
+Dates are read as people write them ("in March 2005", "the 90s", "since 2002", "between 2002 and 2004");
+the executor resolves the value to its span (`executors._conditions.date_span`).
 """
 
 from __future__ import annotations
@@ -21,7 +18,14 @@ from agent._words import MONTHS, names_property
 from agent.strategies.codes import abbreviates, coded, letters
 from agent.strategies.meaning import means_value
 from agent.strategies.naming import mentions
-from agent.strategies.wording import DIMENSIONS, NUMBER_FILTER, WEATHER_MEASURES, number_condition, number_range
+from agent.strategies.wording import (
+    DIMENSIONS,
+    NUMBER_FILTER,
+    WEATHER_MEASURES,
+    number_condition,
+    number_range,
+    placed_year,
+)
 from executors.schema import CollectionSchema, PropertyKind
 from executors.vocabulary import (
     CONDITIONS_FIELD,
@@ -261,6 +265,9 @@ def put_back(
         ("range", number_range(question, numbers) if restored is None else []),
         ("time span", [span] if (span := date_condition(question, dates)) is not None else []),
     ]
+    year = placed_year(question, numbers) if restored is not None else None
+    if year is not None and year["property_name"] != restored["property_name"]:  # "below 50 in 2007"
+        found.append(("condition", [year]))
     if span is not None:
         arguments, dropped = _year_as_number(arguments, span)
         notes += [f"{dropped} holds the year of the question's time span {shown(span)}: left out."] if dropped else []

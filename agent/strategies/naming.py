@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from itertools import pairwise
 
-from agent._words import EN_STOPWORDS, close_spelling, content_stems
+from agent._words import EN_STOPWORDS, MONTHS, close_spelling, content_stems, split_name
 from agent.strategies.codes import country_of, initials, letters
 
 #: A word, without a possessive's "'s" ("IBM's" names `IBM`).
@@ -31,8 +31,9 @@ def linked(question: str, values: dict[str, list[str]]) -> list[tuple[str, str]]
 
 
 def named_values(question: str, values: dict[str, list[str]]) -> list[tuple[str, str]]:
-    """(property, value) for each stored value the question names: all its words (`linked`), or one word or
-    two of the question meeting it through its forms ("European" ~ `Europe`, "Setosas" ~ `setosa`)."""
+    """(property, value) for each stored value the question names: all its words (`linked`), one word or
+    two of the question meeting it through its forms ("European" ~ `Europe`, "Setosas" ~ `setosa`), or a yes
+    or no property's name (`flagged`)."""
     found = list(linked(question, values))
     words = _QUESTION_WORDS.findall(question)
     phrases = [w for w in words if len(w) >= 4] + [f"{a} {b}" for a, b in pairwise(words)]
@@ -41,6 +42,33 @@ def named_values(question: str, values: dict[str, list[str]]) -> list[tuple[str,
             meant = nearest_value(phrase, stored)
             if meant is not None and (prop, meant) not in found:
                 found.append((prop, meant))
+    return found + [flag for flag in flagged(question, values) if flag not in found]
+
+
+#: A property stored as a yes or no answer, in the table's own words.
+_FLAGS = (("yes", "no"), ("true", "false"), ("y", "n"))
+#: A word that names the property's no: "non-smokers", "not a smoker".
+_NOT_BEFORE = re.compile(r"(?:\bnon-?|\bnot (?:an? )?|\bno )$", re.I)
+
+
+def flagged(question: str, values: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(property, its yes) for each property stored as yes or no whose name a word of the question names
+    ("smokers" `smoker = Yes`), its no where the word is negated ("non-smokers"). A table of one waiter's
+    tips stores `smoker` as Yes or No, and "tips from smokers" was left unfiltered (2026-12-03)."""
+    found: list[tuple[str, str]] = []
+    for prop, stored in values.items():
+        by_letters = {letters(v): v for v in stored}
+        pair = next((flag for flag in _FLAGS if set(by_letters) == set(flag)), None)
+        named = content_stems(split_name(prop))
+        if pair is None or len(named) != 1:
+            continue
+        yes, no = pair
+        for word in _QUESTION_WORDS.finditer(question):
+            stems = content_stems(word.group().removeprefix("non-"))
+            if stems and stems[0] == named[0]:
+                negated = word.group().lower().startswith("non") or _NOT_BEFORE.search(question[: word.start()])
+                found.append((prop, by_letters[no if negated else yes]))
+                break
     return found
 
 
@@ -97,8 +125,8 @@ def nearest_value(value: str, stored: list[str]) -> str | None:
     Tried in order, each only when exactly one stored value fits it: the same letters up to case and
     punctuation ("europe" ~ `Europe`); the same words up to their endings ("Adelies" ~ `Adelie`,
     "Setosas" ~ `setosa`); an abbreviation either way ("USA" ~ `US`, "Calif" ~ `California`, "NY" ~
-    `New York`); a people's or country's name for its country ("American" ~ `USA`); a typo of at most a
-    fifth of the letters ("Japna" ~ `Japan`). Nothing here knows a database: the values are its own."""
+    `New York`, "Sunday" ~ `Sun`); a people's or country's name for its country ("American" ~ `USA`); a
+    typo of at most a fifth of the letters ("Japna" ~ `Japan`). Nothing here knows a database."""
     core = value.replace("*", " ").replace("?", " ").strip()
     typed, words = letters(core), set(content_stems(core))
     if not typed or any(letters(v) == typed and v == core for v in stored):
@@ -121,6 +149,10 @@ def nearest_value(value: str, stored: list[str]) -> str | None:
 
 #: What may follow a stored value in a word made of it: "Japan" -> "Japanese", "Kenya" -> "Kenyan".
 _DERIVED_ENDINGS = ("ese", "ian", "an", "n", "ish", "i", "s", "es")
+#: The calendar's words, which data often stores cut to their first letters ("Sun", "Thur", "Sept"): a table of
+#: one waiter's tips stores `Sun` and `Sat`, and "on Sunday" was dropped as naming nothing (2026-12-03). Only
+#: these: any other word that starts like a stored value ("rainfall", `rain`) names no value.
+CALENDAR = frozenset(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", *MONTHS))
 
 
 def _abbreviates(typed: str, stored: str, capitals: bool = False) -> bool:
@@ -129,6 +161,8 @@ def _abbreviates(typed: str, stored: str, capitals: bool = False) -> bool:
     never any word that merely starts alike ("rain" is no value of "rainfall")."""
     held = letters(stored)
     if held.startswith(typed) or initials(stored) == typed:
+        return True
+    if typed in CALENDAR and len(held) >= 3 and typed.startswith(held):  # "sunday" ~ `Sun`, "thursday" ~ `Thur`
         return True
     if not typed.startswith(held):
         return False

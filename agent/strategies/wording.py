@@ -293,9 +293,18 @@ def number_condition(question: str, numbers: list[str]) -> dict[str, Any] | None
     if not found and len(compounds) == 1:  # "the 8-cylinder cars", "cars with 8 cylinders": cylinders = 8
         value, prop = compounds.pop()
         return {"property_name": prop, "operator": "=", "value": int(value) if value.is_integer() else value}
-    years = {int(m.group("n") or m.group("m")) for m in _YEAR.finditer(question)}
+    return placed_year(question, numbers) if not found else None
+
+
+def placed_year(question: str, numbers: list[str]) -> dict[str, Any] | None:
+    """The one year the question places its objects in ("in 2007") on the one number property named for years,
+    beside a comparison ("below 50 in 2007" lost its year where one condition was read); None for a range."""
+    if _RANGE.search(question):
+        return None
+    compared = {m.group("n") for _, pattern in _COMPARISONS for m in pattern.finditer(question)}
+    years = {int(y) for m in _YEAR.finditer(question) if (y := m.group("n") or m.group("m")) not in compared}
     yearly = [p for p in numbers if "year" in split_name(p).lower().split()]
-    if not found and len(years) == 1 and len(yearly) == 1:
+    if len(years) == 1 and len(yearly) == 1:
         return {"property_name": yearly[0], "operator": "=", "value": years.pop()}
     return None
 
