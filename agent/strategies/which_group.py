@@ -36,6 +36,14 @@ _MOST_ON_AVERAGE = re.compile(
     re.IGNORECASE,
 )
 
+#: "On which day do people tip the most on average?": the mean of what the verb names, per group (the model
+#: took the mean over all parties and named no day; a table of tips, 2026-12-03).
+_DO_MOST_ON_AVERAGE = re.compile(
+    r"^(?:(?:on|in|at|during|for) )?which (?P<category>[\w -]+?) (?:do|does|did) (?:[\w-]+ ){1,3}?(?P<verb>[\w-]+) "
+    r"the (?:most|least),? on average\?$",
+    re.IGNORECASE,
+)
+
 
 def per_group_question(measure: str, population: str, category: str) -> str:
     """The single-step question whose per-group result holds the answer."""
@@ -59,6 +67,9 @@ def per_group_part(part: str) -> str | None:
     most = _MOST_ON_AVERAGE.match(part.strip())
     if most is not None:
         return per_group_question(f"average {most['things']}", "", most["category"])
+    done = _DO_MOST_ON_AVERAGE.match(part.strip())
+    if done is not None:
+        return per_group_question(f"average {done['verb']}", "", done["category"])
     single = _SINGLE.match(part.strip())
     if single is not None:
         measure = f"{single['a'] or single['b']} {single['measure']}"

@@ -92,6 +92,12 @@ def test_the_single_highest_is_asked_per_group() -> None:
     assert per_group_part("Which cuisine has the highest price?") is None  # a mean or a maximum: not read
 
 
+def test_what_a_verb_names_on_average_is_asked_per_group() -> None:
+    assert per_group_part("On which day do people tip the most on average?") == "What is the average tip per day?"
+    assert per_group_part("Which route do riders pay the least on average?") == "What is the average pay per route?"
+    assert per_group_part("Which day do people tip?") is None
+
+
 def test_a_possessive_names_the_stored_value() -> None:
     from agent.strategies.naming import mentions
 
