@@ -39,7 +39,7 @@ from agent.strategies.arithmetic import with_computed
 from agent.strategies.asked import LEAST_WORDS
 from agent.strategies.compared import asked_of
 from agent.strategies.grounded import answer_text, derived_answer, text_agrees
-from agent.strategies.holder import asked_of_holder, last_made
+from agent.strategies.holder import asked_of_holder, extreme_group, last_made
 from agent.strategies.parts import REFERS, parts_of
 from agent.strategies.registry import StrategyInfo
 from agent.strategies.rewrite import rewrite
@@ -119,6 +119,8 @@ def per_group_values(result: QueryResult) -> dict[str, tuple[int, float]]:
     return {name: ((result.groups or {})[name].count, value) for name, value in derived.groups.items()}
 
 
+#: A part that asks which thing: "Which country ...", "In which year ...".
+_WHICH = re.compile(r"^\W*(?:\w+\s+)?which\b", re.I)
 #: A part that asks for a count: its number is part of the answer, whatever the next part does with it.
 _COUNT_ASKED = re.compile(r"\W*how many\b", re.I)
 
@@ -183,7 +185,7 @@ class Chain:
             return self._which_group(model, executor, tools, config, question, grouped, on_call)
         if len(parts) == 1:  # one thing asked: the loop may end at the first result that holds it
             one = config.read(single=True)
-            return self.inner.run(model, executor, tools, one, question, on_call)
+            return self._extreme(executor, self.inner.run(model, executor, tools, one, question, on_call), question)
         started = time.perf_counter()
         runs: list[AgentRun] = []
         asked: list[dict[str, Any]] = []
@@ -222,6 +224,9 @@ class Chain:
                 current = parts[index + 1]
                 asked[-1].update(next="side by side")
                 continue
+            if (extreme := self._extreme(executor, run, part)) is not run:
+                runs[-1] = run = extreme
+                answer = run.answer or answer
             value = pick(answer, part) if answer.names or answer.groups else None
             value = value or pick_from_results(run, part) or pick(answer, part)
             if value is None:
@@ -237,6 +242,13 @@ class Chain:
             asked[-1].update(picked=value, next=how)
         partial = len(runs) < len(parts) and not whole
         return self._joined(question, runs, picked, asked, usage, time.perf_counter() - started, partial, kept)
+
+    @staticmethod
+    def _extreme(executor: Executor, run: AgentRun, part: str) -> AgentRun:
+        """A part asking which group holds the highest (lowest) value, answered from the objects sorted by it
+        where its per-group result was cut (`holder.extreme_group`); else `run` as it is."""
+        computed = extreme_group(executor, run) if _WHICH.match(part) else None
+        return with_computed(run, computed, "extreme_group", {"asked": part}) if computed is not None else run
 
     def _held(self, executor: Executor, run: AgentRun, next_part: str) -> AgentRun | None:
         """`run` with the next part answered from the objects that hold its extreme (`holder`), or None."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from agent._words import names_property, split_name
+from agent._words import content_stems, names_property, split_name
 from agent.answer import FinalAnswer
 from agent.loop import AgentRun, ExecutedCall, Executor
 from agent.sentence import rounded
@@ -27,7 +27,7 @@ from agent.strategies.conditions import with_condition
 from agent.strategies.events import summed_property
 from agent.strategies.naming import mentions
 from executors.schema import CollectionSchema
-from executors.vocabulary import AGGREGATION_FIELDS, GROUPBY_FIELD, NumberMetric
+from executors.vocabulary import AGGREGATION_FIELDS, GROUPBY_FIELD, SORT_FIELD, NumberMetric, SortOrder
 
 #: What a count counts: "how many seats".
 _HOW_MANY = re.compile(r"\bhow many (\w+)", re.IGNORECASE)
@@ -37,6 +37,23 @@ MAX_HOLDERS = 5
 _EXTREMES = {NumberMetric.MAX.value: "highest", NumberMetric.MIN.value: "lowest"}
 
 
+def described(text: str, collection: CollectionSchema | None) -> str | None:
+    """The one property whose description shares the most words with `text`, two or more, ahead of every
+    other: "how many people were in that party" is `size` ("How many people were in the party."), a name no
+    word of the question spells (a table of tips, 2026-12-03)."""
+    asked = set(content_stems(text))
+    shared = sorted(
+        (
+            (len(asked & set(content_stems(p.description or ""))), p.name)
+            for p in (collection.properties if collection else ())
+        ),
+        reverse=True,
+    )
+    if not shared or shared[0][0] < 2 or (len(shared) > 1 and shared[1][0] == shared[0][0]):
+        return None
+    return shared[0][1]
+
+
 def reads_held(next_part: str, prop: str, collection: CollectionSchema | None) -> bool:
     """Whether the next part reads the property of the objects rather than a statistic over others: it names
     no statistic, or counts the property itself ("how many seats does that place have", not "how many days
@@ -44,7 +61,11 @@ def reads_held(next_part: str, prop: str, collection: CollectionSchema | None) -
     `wounds`, `events`)."""
     asked = statistic_written(next_part)
     counted = _HOW_MANY.search(next_part)
-    if asked == "count" and collection is not None and summed_property(next_part, collection) == prop:
+    if (
+        asked == "count"
+        and collection is not None
+        and prop in (summed_property(next_part, collection), described(next_part, collection))
+    ):
         return True
     return asked == "none" or (asked == "count" and counted is not None and names_property(counted[1], prop))
 
@@ -53,6 +74,36 @@ def last_made(run: AgentRun) -> ExecutedCall | None:
     """The run's last call that ran and was not a repeat: the one whose extreme the next part may ask about."""
     made = [c for c in run.calls() if c.result is not None and c.repeat_of is None and c.arguments]
     return made[-1] if made else None
+
+
+def extreme_group(executor: Executor, run: AgentRun) -> Computed | None:
+    """The group that holds the highest (lowest) value, where the run's last call took the MAX (MIN) per group
+    over more groups than a result lists: the objects sorted by that property name it, each group's extreme
+    being some object's. "Which country had the largest population in 1952?" grouped 142 countries; the
+    result was cut at 100, and the answer listed the first names in the alphabet (2026-12-03). None where the
+    result was not cut, or two groups share the extreme."""
+    made = last_made(run)
+    if made is None or made.arguments is None or made.result is None or not made.result.truncated:
+        return None
+    slot, prop, metric = aggregated(made.arguments)
+    group = made.arguments.get(GROUPBY_FIELD)
+    if not slot or metric not in _EXTREMES or not isinstance(group, str):
+        return None
+    order = SortOrder.DESCENDING if metric == NumberMetric.MAX.value else SortOrder.ASCENDING
+    base = {k: v for k, v in bare(made.arguments).items() if k not in AGGREGATION_FIELDS}
+    call = {**base, SORT_FIELD: {"property_name": prop, "order": order.value, "limit": 2}}
+    variants = Variants(executor)
+    found = variants.run(
+        call, f"the {group} of the object with the {_EXTREMES[metric]} {prop}: more groups than listed"
+    )
+    top = [o.properties for o in (found.objects if found is not None else [])]
+    if not top or top[0].get(group) is None or top[0].get(prop) is None:
+        return None
+    if len(top) > 1 and top[1].get(prop) == top[0].get(prop) and top[1].get(group) != top[0].get(group):
+        return None  # a tie between groups: no one group holds it
+    name, extreme = str(top[0][group]), float(top[0][prop])
+    text = f"{name}, the {_EXTREMES[metric]}: its {split_name(prop).lower()} is {rounded(extreme)}."
+    return Computed(variants.calls, FinalAnswer(names=[name], numbers=[extreme]), text)
 
 
 def asked_of_holder(
@@ -83,6 +134,8 @@ def asked_of_holder(
     if found is None or not found.objects or found.truncated or len(found.objects) > MAX_HOLDERS:
         return None  # many objects share the extreme: "that day" names none of them
     named = [p for p in found.objects[0].properties if p != prop and names_property(next_part, p)]
+    if not named and (meant := described(next_part, collection)) not in (None, prop):
+        named = [str(meant)]
     if len(named) != 1 or not reads_held(next_part, named[0], collection):
         return None
     held = list(dict.fromkeys(o.properties.get(named[0]) for o in found.objects))

@@ -96,3 +96,44 @@ def test_a_count_of_what_the_holder_s_property_holds_reads_it() -> None:
     assert reads_held("how many soldiers died of wounds in that month?", "wounds", months)
     assert not reads_held("how many months had wounds?", "wounds", months), "the objects are counted"
     assert not reads_held("how many soldiers died of wounds in that month?", "wounds", None)
+
+
+def test_a_property_named_by_its_description_alone_is_read() -> None:
+    from agent.strategies.holder import described, reads_held
+    from executors.schema import CollectionSchema, PropertySchema
+
+    fares = CollectionSchema(
+        name="Fares",
+        properties=tuple(
+            PropertySchema(name=n, data_type=t, description=d)
+            for n, t, d in (
+                ("fare", "number", "What the ride cost, in dollars."),
+                ("riders", "int", "How many people shared the ride."),
+                ("zone", "text", "Where the ride began."),
+            )
+        ),
+    )
+    asked = "how many people shared that ride?"
+    assert described(asked, fares) == "riders"
+    assert reads_held(asked, "riders", fares)
+    assert described("where was that?", fares) is None, "one shared word is not enough"
+    assert described("how many people shared that ride?", None) is None
+
+
+def test_which_group_holds_the_extreme_is_read_from_the_sorted_objects_where_the_groups_were_cut() -> None:
+    from executors.options import ExecutorOptions
+
+    cut = ReferenceExecutor(SCHEMA, {NAME: OBJECTS}, ExecutorOptions(max_groups=3), operations=COMPOUND)
+    per_title = {**MAX_PRICE, "groupby_property": "title"}
+    done = build_strategy("chain").run(
+        calling(per_title), cut, tools(), AgentConfig(), "Which title has the highest price?"
+    )
+    priced = [o.properties for o in OBJECTS if o.properties.get("price") is not None]
+    top = max(priced, key=lambda p: p["price"])
+    assert done.answer.names == [top["title"]]
+    assert done.answer.numbers == [top["price"]]
+    assert done.strategy_notes["extreme_group"]["calls"] == 1
+    uncut = build_strategy("chain").run(
+        calling(per_title), executor(), tools(), AgentConfig(), "Which title has the highest price?"
+    )
+    assert "extreme_group" not in uncut.strategy_notes, "every group listed: the result answers as it is"
