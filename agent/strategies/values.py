@@ -255,7 +255,8 @@ class Values:
         coded_at = code_mentions(question, categories, choose, held)
         named += [n for n in dict.fromkeys((p, c) for p, c, *_ in coded_at) if n not in named]
         spelled = {p for p, _ in named}  # a value named by meaning only where none is named by its letters
-        named += [(p, v) for p, v in meant_values(re.findall(r"[A-Za-z]+", question), categories) if p not in spelled]
+        meant = meant_values(re.findall(r"[A-Za-z]+", question), categories)
+        named += [(p, v) for p, v in meant if p not in spelled and not names_the_objects(collection, v)]
         if compound:
             arguments, named, notes = self._compound(executor, found, arguments, question, categories, coded_at, named)
             why += notes

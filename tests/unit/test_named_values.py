@@ -75,3 +75,35 @@ def test_no_year_is_placed_for_a_range_or_a_year_compared() -> None:
     assert placed_year("How many routes from 1990 to 2000 had fewer than 50 passengers?", numbers) is None
     assert placed_year("How many routes ran after 2003?", numbers) is None
     assert placed_year("How many routes ran in 2003?", ["launch_year", "service_year"]) is None, "which year?"
+
+
+@pytest.mark.skipif(meaning._encoder() is None, reason="the embedding model is not installed")
+def test_a_value_named_by_meaning_is_put_back_unless_it_names_the_objects_themselves() -> None:
+    from agent.strategies.values import Values
+    from executors import DatabaseSchema, ReferenceExecutor
+    from executors.schema import CollectionSchema, PropertySchema
+    from executors.testing import DataObject
+    from executors.vocabulary import ToolOperations
+
+    fields = ("sex", "kind")
+    schema = DatabaseSchema(
+        collections=(
+            CollectionSchema(
+                name="CrewInjuries",
+                properties=tuple(PropertySchema(name=f, data_type="text", tokenization="field") for f in fields),
+            ),
+        )
+    )
+    rows = [(s, k) for s in ("Female", "Male") for k in ("Injury", "Illness") for _ in range(3)]
+    objects = [
+        DataObject(uuid=f"00000000-0000-0000-0000-{i:012d}", properties=dict(zip(fields, r, strict=True)))
+        for i, r in enumerate(rows)
+    ]
+    executor = ReferenceExecutor(schema, {"CrewInjuries": objects}, operations=ToolOperations.COMPOUND)
+    values = Values(None)
+    values.stored.complete_categories(executor, schema.collections[0])
+    written = {"collection_name": "CrewInjuries"}
+    restored, why = values.restore(executor, written, "How many women were hurt?", compound=True)
+    conditions = [restored.get("text_property_filter"), *(restored.get("conditions") or [])]
+    assert {"property_name": "sex", "operator": "=", "value": "Female"} in conditions, why
+    assert all(c is None or c["property_name"] != "kind" for c in conditions), "'hurt' names the injuries counted"
