@@ -3,10 +3,8 @@
 The small model writes the first condition it reads and often stops there: "French Pinot Noirs" became every
 French wine. The agent's linkers (`values` for stored category values, `typed` for numbers and time spans)
 add what they found and the call lacks: only where nothing in the call filters that property, and never to a
-call whose conditions are alternatives (`match: any`), which one more alternative would widen.
-
-Dates are read as people write them ("in March 2005", "the 90s", "since 2002", "between 2002 and 2004");
-the executor resolves the value to its span (`executors._conditions.date_span`).
+call whose conditions are alternatives (`match: any`), which one more alternative would widen. Dates are read
+as people write them ("in March 2005", "the 90s", "since 2002"; `executors._conditions.date_span`).
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from typing import Any
 from agent._words import MONTHS, names_property
 from agent.strategies.codes import abbreviates, coded, letters
 from agent.strategies.meaning import means_value
-from agent.strategies.naming import mentions
+from agent.strategies.naming import flagged, mentions
 from agent.strategies.wording import (
     DIMENSIONS,
     NUMBER_FILTER,
@@ -338,7 +336,8 @@ def unasked(
     3 of 20 questions on a table never seen, 2026-12-03)."""
     if arguments.get(MATCH_FIELD) == Match.ANY.value:
         return arguments, ""
-    named = {(prop, letters(value)) for prop, value, *_ in mentions(question, categories)}
+    said = [*mentions(question, categories), *flagged(question, categories)]  # "smokers": `smoker = Yes`
+    named = {(prop, letters(value)) for prop, value, *_ in said}
     written = letters(question)
     measures = {letters(w) for w in (*DIMENSIONS, *WEATHER_MEASURES, *numbers)}
     words = [w for w in re.findall(r"[A-Za-z][\w-]*", question) if letters(w) not in measures]

@@ -107,3 +107,16 @@ def test_a_value_named_by_meaning_is_put_back_unless_it_names_the_objects_themse
     conditions = [restored.get("text_property_filter"), *(restored.get("conditions") or [])]
     assert {"property_name": "sex", "operator": "=", "value": "Female"} in conditions, why
     assert all(c is None or c["property_name"] != "kind" for c in conditions), "'hurt' names the injuries counted"
+
+
+def test_a_yes_or_no_condition_its_word_names_is_kept() -> None:
+    from agent.strategies.conditions import unasked
+
+    call = {
+        "collection_name": "Crossings",
+        "text_property_filter": {"property_name": "weekday", "operator": "=", "value": "Sat"},
+        "conditions": [{"property_name": "pets", "operator": "=", "value": "Yes"}],
+    }
+    assert unasked("How many crossings carried pets on Saturday?", call, CROSSINGS) == (call, "")
+    kept, why = unasked("How many crossings ran on Saturday?", call, CROSSINGS)
+    assert "conditions" not in kept and why, "no word names pets: the condition is the model's"
