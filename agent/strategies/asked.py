@@ -169,6 +169,23 @@ def first_counted(question: str, numbers: list[str]) -> tuple[str, str, int] | N
     return prop, "descending" if metric == "MAX" else "ascending", count
 
 
+#: "Which month had the most disease deaths?": what a sort is by, the number the superlative names.
+_SORTED_BY = re.compile(
+    rf"^\W*(?:\w+\s+)?which\b.*?\bthe\s+(?P<sup>{_SUPERLATIVE}|most|least|fewest)\s+{_EXTREME_WORDS}", re.I
+)
+
+
+def sort_asked(question: str, numbers: list[str]) -> tuple[str, str] | None:
+    """The number property and order a "which ... the most X" question ranks its objects by ("Which month had
+    the most disease deaths?": disease, descending); None where the words name no one number property."""
+    found = _SORTED_BY.search(question)
+    if found is None:
+        return None
+    sup = "least" if found["sup"].lower() == "fewest" else found["sup"]
+    extreme = _superlative_of(sup, found["words"], numbers)
+    return (extreme[0], "descending" if extreme[1] == "MAX" else "ascending") if extreme is not None else None
+
+
 _MEAN_WORDS = re.compile(r"\b(?:average|mean|avg|on average)\b", re.I)
 _SUM_WORDS = re.compile(r"\b(?:total|sum|combined|altogether)\b", re.I)
 _MEDIAN_WORDS = re.compile(r"\bmedian\b", re.I)

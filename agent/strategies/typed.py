@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent.loop import AgentConfig, AgentRun, Executor
+from agent.strategies.asked import sort_asked
 from agent.strategies.conditions import filtered_properties, own_condition, put_back, shown, without_dates
 from agent.strategies.events import to_summed
 from agent.strategies.openings import openings_of
@@ -52,6 +53,7 @@ from executors.vocabulary import (
     COMPONENT_FIELDS,
     RELATED_FIELDS,
     SEARCH_FIELD,
+    SORT_FIELD,
     PropertyKind,
     ToolOperations,
 )
@@ -110,6 +112,20 @@ class Typed:
         return run
 
 
+def resorted(question: str, arguments: dict[str, Any], numbers: list[str]) -> tuple[dict[str, Any], str]:
+    """The call's sort by the number a "which ... the most X" question ranks by, where it sorts by another
+    property: "Which month had the most disease deaths?" was sorted by the date (2026-12-03)."""
+    sort, asked = arguments.get(SORT_FIELD), sort_asked(question, numbers)
+    if not isinstance(sort, dict) or asked is None or sort.get("property_name") == asked[0]:
+        return arguments, ""
+    prop, order = asked
+    resort = {**sort, "property_name": prop, "order": order}
+    return {
+        **arguments,
+        SORT_FIELD: resort,
+    }, f"the question ranks by {prop}: sorted by it, not {sort.get('property_name')}."
+
+
 def amended_call(
     question: str, arguments: dict[str, Any], found: CollectionSchema | None, *, compound: bool, first: bool
 ) -> tuple[dict[str, Any], str]:
@@ -135,6 +151,8 @@ def amended_call(
     amended, note = to_extreme(question, amended, numbers)
     amended, computed = to_statistic(question, amended, numbers)
     amended, counted = to_counted_first(question, amended, numbers)
+    amended, resort = resorted(question, amended, numbers)
+    counted = " ".join(w for w in (counted, resort) if w)
     amended, summed = to_summed(question, amended, found) if found is not None else (amended, "")
     computed = " ".join(w for w in (computed, counted, summed) if w)
     # after the statistic is settled: a boolean tallied beside the extreme `to_extreme` added stays otherwise

@@ -554,3 +554,17 @@ def test_an_opening_that_picks_an_object_by_an_extreme_is_a_part_of_its_own() ->
         "how many boats sank in that week?",
     ]
     assert parts_of("In the 1990s, how many boats sank?") == ["In the 1990s, how many boats sank?"]
+
+
+def test_a_which_question_s_sort_is_by_the_number_its_superlative_names() -> None:
+    from agent.strategies.asked import sort_asked
+    from agent.strategies.typed import resorted
+
+    numbers = ["delays", "cancellations"]
+    assert sort_asked("Which week had the most delays?", numbers) == ("delays", "descending")
+    assert sort_asked("Which week had the least cancellations?", numbers) == ("cancellations", "ascending")
+    assert sort_asked("Which week was the busiest?", numbers) is None
+    by_date = {"collection_name": "Weeks", "sort": {"property_name": "week", "order": "descending", "limit": 1}}
+    amended, why = resorted("Which week had the most delays?", by_date, numbers)
+    assert amended["sort"] == {"property_name": "delays", "order": "descending", "limit": 1} and why
+    assert resorted("Which week came last?", by_date, numbers) == (by_date, "")
