@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from agent.strategies.asked import ASKS_PER_GROUP
 from agent.strategies.wording import DIMENSIONS
 
 _SUPERLATIVE = re.compile(
@@ -48,7 +49,9 @@ _DO_MOST_ON_AVERAGE = re.compile(
 def per_group_question(measure: str, population: str, category: str) -> str:
     """The single-step question whose per-group result holds the answer."""
     among = f" of {population}" if population else ""
-    return f"What is the {measure}{among} per {category}?"
+    # "per day" is read as a rate, and the group-by left out: "for each day" asks per group
+    per = "per" if ASKS_PER_GROUP.search(f"per {category}") else "for each"
+    return f"What is the {measure}{among} {per} {category}?"
 
 
 def per_group_part(part: str) -> str | None:

@@ -93,7 +93,9 @@ def test_the_single_highest_is_asked_per_group() -> None:
 
 
 def test_what_a_verb_names_on_average_is_asked_per_group() -> None:
-    assert per_group_part("On which day do people tip the most on average?") == "What is the average tip per day?"
+    assert per_group_part("On which day do people tip the most on average?") == (
+        "What is the average tip for each day?"  # "per day" is a rate, and the group-by was left out
+    )
     assert per_group_part("Which route do riders pay the least on average?") == "What is the average pay per route?"
     assert per_group_part("Which day do people tip?") is None
 
