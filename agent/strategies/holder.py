@@ -103,7 +103,7 @@ def extreme_group(executor: Executor, run: AgentRun) -> Computed | None:
         return None  # a tie between groups: no one group holds it
     name, extreme = str(top[0][group]), float(top[0][prop])
     text = f"{name}, the {_EXTREMES[metric]}: its {split_name(prop).lower()} is {rounded(extreme)}."
-    return Computed(variants.calls, FinalAnswer(names=[name], numbers=[extreme]), text)
+    return Computed(variants.calls, FinalAnswer(names=[name]), text)  # the name asked, alone (as `chain` picks)
 
 
 def asked_of_holder(
