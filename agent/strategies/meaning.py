@@ -126,28 +126,3 @@ def means_value(words: list[str], value: str, stored: list[str]) -> bool:
         if best == at and similarity[best] >= VALUE_SIMILARITY and ahead >= VALUE_MARGIN:
             return True
     return False
-
-
-#: A category of at most this many values is read by meaning: a name or a description is not a category.
-MEANT_CATEGORY = 12
-
-
-def meant_values(words: list[str], values: dict[str, list[str]]) -> list[tuple[str, str]]:
-    """(property, value) for each small category one of `words` names by meaning (`means_value`'s bounds):
-    "paid by women" is `sex = "Female"`. The model wrote `size = 2` for it, which was left out as no number
-    the question writes, and the count took every party (a table of tips, 2026-12-03)."""
-    kept = [w.lower() for w in words if len(w) >= 3]
-    encoder = _encoder()
-    if encoder is None or not kept:
-        return []
-    vectors = encoder.encode(kept)
-    found: list[tuple[str, str]] = []
-    for prop, stored in values.items():
-        if not 2 <= len(stored) <= MEANT_CATEGORY or (stored_vectors := _values(tuple(stored))) is None:
-            continue
-        for similarity in vectors @ stored_vectors.T:
-            second, best = np.argsort(similarity)[-2:]
-            if similarity[best] >= VALUE_SIMILARITY and similarity[best] - similarity[second] >= VALUE_MARGIN:
-                found.append((prop, stored[int(best)]))
-                break
-    return found

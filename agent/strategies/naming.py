@@ -32,8 +32,8 @@ def linked(question: str, values: dict[str, list[str]]) -> list[tuple[str, str]]
 
 def named_values(question: str, values: dict[str, list[str]]) -> list[tuple[str, str]]:
     """(property, value) for each stored value the question names: all its words (`linked`), one word or
-    two of the question meeting it through its forms ("European" ~ `Europe`, "Setosas" ~ `setosa`), or a yes
-    or no property's name (`flagged`)."""
+    two of the question meeting it through its forms ("European" ~ `Europe`, "Setosas" ~ `setosa`), a yes
+    or no property's name (`flagged`), or a word of sex (`sexed`: "women" `Female`)."""
     found = list(linked(question, values))
     words = _QUESTION_WORDS.findall(question)
     phrases = [w for w in words if len(w) >= 4] + [f"{a} {b}" for a, b in pairwise(words)]
@@ -42,13 +42,36 @@ def named_values(question: str, values: dict[str, list[str]]) -> list[tuple[str,
             meant = nearest_value(phrase, stored)
             if meant is not None and (prop, meant) not in found:
                 found.append((prop, meant))
-    return found + [flag for flag in flagged(question, values) if flag not in found]
+    return found + [said for said in (*flagged(question, values), *sexed(question, values)) if said not in found]
 
 
 #: A property stored as a yes or no answer, in the table's own words.
 _FLAGS = (("yes", "no"), ("true", "false"), ("y", "n"))
 #: A word that names the property's no: "non-smokers", "not a smoker".
 _NOT_BEFORE = re.compile(r"(?:\bnon-?|\bnot (?:an? )?|\bno )$", re.I)
+
+
+#: The words people use for a sex or gender the data stores as female or male: "paid by women" is `sex =
+#: "Female"`. Read by meaning with the encoder instead, "taught" was `Education` (0.66) and "artworks"
+#: `Sculpture` (0.75), above "men" `Male` (0.67): 16 of our splits' gold calls gained a condition (2026-12-03).
+_SEXES = {
+    "female": ("women", "woman", "female", "females", "girls", "girl", "ladies", "lady"),
+    "male": ("men", "man", "male", "males", "boys", "boy", "gentlemen"),
+}
+
+
+def sexed(question: str, values: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """(property, value) for a property storing female and male ("Female", "M") where the question's words
+    say one of them and not the other ("How many dinner bills were paid by women?")."""
+    words = {w.lower() for w in _QUESTION_WORDS.findall(question)}
+    said = [sex for sex, named in _SEXES.items() if words & set(named)]
+    found: list[tuple[str, str]] = []
+    for prop, stored in values.items():
+        by_letters = {letters(v): v for v in stored}
+        held = next((keys for keys in (("female", "male"), ("f", "m")) if set(keys) <= set(by_letters)), None)
+        if held is not None and len(said) == 1:
+            found.append((prop, by_letters[held[0] if said[0] == "female" else held[1]]))
+    return found
 
 
 def flagged(question: str, values: dict[str, list[str]]) -> list[tuple[str, str]]:

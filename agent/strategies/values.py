@@ -24,7 +24,6 @@ the model resent it unchanged, or moved the filter and dropped the call's group-
 
 from __future__ import annotations
 
-import re
 from functools import partial
 from typing import Any
 
@@ -45,7 +44,6 @@ from agent.strategies.compared import held as held_conditions
 from agent.strategies.conditions import filtered_properties, put_back, unasked, with_condition, with_text_condition
 from agent.strategies.decompose import offered_collections
 from agent.strategies.free_text import matches_like, named_in_text
-from agent.strategies.meaning import meant_values
 from agent.strategies.naming import can_match, linked, mentions, named_values, nearest_value
 from agent.strategies.registry import StrategyInfo
 from agent.strategies.restating import restates, stated_values
@@ -254,9 +252,6 @@ class Values:
         held = held_elsewhere(executor, found)
         coded_at = code_mentions(question, categories, choose, held)
         named += [n for n in dict.fromkeys((p, c) for p, c, *_ in coded_at) if n not in named]
-        spelled = {p for p, _ in named}  # a value named by meaning only where none is named by its letters
-        meant = meant_values(re.findall(r"[A-Za-z]+", question), categories)
-        named += [(p, v) for p, v in meant if p not in spelled and not names_the_objects(collection, v)]
         if compound:
             arguments, named, notes = self._compound(executor, found, arguments, question, categories, coded_at, named)
             why += notes

@@ -9,15 +9,12 @@ from the label, and nothing else:
 - 'starts with "Me"' as `*Me`, "cover Python" as `*Python`, SQL's `%weekly%`: Weaviate's LIKE takes
   `*` and `?`, so `%` matches only itself, and a one-sided pattern asks for a start or an end.
 
-Each is read from the words alone, in any database's names: what follows "more than" is a number, what
-follows 'starts with' a quoted prefix. A call whose literal agrees with the words is left as it is, and
-so is one whose number or prefix the words do not hold (the model meant something else). Where the
-words are unclear the call is left too: two "most common"s, "the second most common", "no more than"
-read as "more than", a pattern one-sided on purpose ("names starting with the letter M"): a review of
-the first version found each of these turned a right call wrong. Every label of the natural, explicit
-and related splits is left as it is, and on every question these words mark (140 counts, 160
-comparisons, 108 patterns) the label written loosely is mended back to it (tests/unit/test_wording.py,
-which keeps the reviewed cases too).
+Each is read from the words alone, in any database's names. A call whose literal agrees with the words is
+left as it is, and so is one whose number or prefix the words do not hold. Where the words are unclear the
+call is left too: two "most common"s, "the second most common", "no more than", a pattern one-sided on
+purpose ("names starting with the letter M"): each turned a right call wrong in review. Every label of the
+natural, explicit and related splits is left as it is, and on every question these words mark the label
+written loosely is mended back to it (tests/unit/test_wording.py, with the reviewed cases).
 """
 
 from __future__ import annotations

@@ -1,15 +1,13 @@
 """Stored values a question names in ways its letters alone do not show (`agent.strategies.naming`,
-`meaning.meant_values`, `wording.placed_year`), on made-up tables of ferry crossings: a day or month the data
-stores cut short, a yes or no column named by its word, a category named by meaning, and a year beside
-another number condition."""
+`wording.placed_year`), on made-up tables of ferry crossings: a day or month the data stores cut short, a yes
+or no column named by its word, a word of sex, and a year beside another number condition."""
 
 from __future__ import annotations
 
 import pytest
 
-from agent.strategies import meaning
 from agent.strategies.conditions import put_back
-from agent.strategies.naming import flagged, named_values, nearest_value
+from agent.strategies.naming import flagged, named_values, nearest_value, sexed
 from agent.strategies.wording import placed_year
 
 DAYS = ["Mon", "Tues", "Wed", "Thurs", "Fri", "Sat", "Sun"]
@@ -50,11 +48,13 @@ def test_a_yes_or_no_property_of_two_words_or_other_values_is_not_read() -> None
     assert flagged("How many were late?", {"late": ["true", "false"]}) == [("late", "true")]
 
 
-@pytest.mark.skipif(meaning._encoder() is None, reason="the embedding model is not installed")
-def test_a_small_category_is_named_by_meaning_and_nothing_else_is() -> None:
-    crew = {"sex": ["Female", "Male"], "shift": ["Morning", "Evening"], "name": [f"Sailor {i}" for i in range(20)]}
-    assert meaning.meant_values(["crossings", "crewed", "by", "women"], crew) == [("sex", "Female")]
-    assert meaning.meant_values(["crossings", "crewed"], crew) == []
+def test_a_word_of_sex_names_the_stored_female_or_male_and_nothing_else_does() -> None:
+    crew = {"sex": ["Female", "Male"], "shift": ["Morning", "Evening"]}
+    assert sexed("How many crossings were crewed by women?", crew) == [("sex", "Female")]
+    assert sexed("How many boys sailed?", {"gender": ["F", "M"]}) == [("gender", "M")]
+    assert sexed("How many men and women sailed?", crew) == [], "both asked: no condition"
+    assert sexed("How many mentors sailed?", crew) == []
+    assert sexed("How many women sailed?", {"shift": ["Morning", "Evening"]}) == []
 
 
 def test_a_year_beside_another_number_condition_is_put_back() -> None:
@@ -77,36 +77,11 @@ def test_no_year_is_placed_for_a_range_or_a_year_compared() -> None:
     assert placed_year("How many routes ran in 2003?", ["launch_year", "service_year"]) is None, "which year?"
 
 
-@pytest.mark.skipif(meaning._encoder() is None, reason="the embedding model is not installed")
-def test_a_value_named_by_meaning_is_put_back_unless_it_names_the_objects_themselves() -> None:
-    from agent.strategies.values import Values
-    from executors import DatabaseSchema, ReferenceExecutor
-    from executors.schema import CollectionSchema, PropertySchema
-    from executors.testing import DataObject
-    from executors.vocabulary import ToolOperations
-
-    fields = ("sex", "kind")
-    schema = DatabaseSchema(
-        collections=(
-            CollectionSchema(
-                name="CrewInjuries",
-                properties=tuple(PropertySchema(name=f, data_type="text", tokenization="field") for f in fields),
-            ),
-        )
-    )
-    rows = [(s, k) for s in ("Female", "Male") for k in ("Injury", "Illness") for _ in range(3)]
-    objects = [
-        DataObject(uuid=f"00000000-0000-0000-0000-{i:012d}", properties=dict(zip(fields, r, strict=True)))
-        for i, r in enumerate(rows)
-    ]
-    executor = ReferenceExecutor(schema, {"CrewInjuries": objects}, operations=ToolOperations.COMPOUND)
-    values = Values(None)
-    values.stored.complete_categories(executor, schema.collections[0])
-    written = {"collection_name": "CrewInjuries"}
-    restored, why = values.restore(executor, written, "How many women were hurt?", compound=True)
-    conditions = [restored.get("text_property_filter"), *(restored.get("conditions") or [])]
-    assert {"property_name": "sex", "operator": "=", "value": "Female"} in conditions, why
-    assert all(c is None or c["property_name"] != "kind" for c in conditions), "'hurt' names the injuries counted"
+def test_no_word_that_only_relates_to_a_category_puts_a_value_back() -> None:
+    """Read by meaning, "taught" was `department = Education` and "artworks" `medium = Sculpture`."""
+    courses = {"department": ["Education", "Mathematics", "History"], "medium": ["Sculpture", "Photography"]}
+    assert named_values("How many years have instructors taught on average?", courses) == []
+    assert named_values("How many artworks are on display?", courses) == []
 
 
 def test_a_yes_or_no_condition_its_word_names_is_kept() -> None:
