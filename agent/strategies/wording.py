@@ -12,9 +12,8 @@ from the label, and nothing else:
 Each is read from the words alone, in any database's names. A call whose literal agrees with the words is
 left as it is, and so is one whose number or prefix the words do not hold. Where the words are unclear the
 call is left too: two "most common"s, "the second most common", "no more than", a pattern one-sided on
-purpose ("names starting with the letter M"): each turned a right call wrong in review. Every label of the
-natural, explicit and related splits is left as it is, and on every question these words mark the label
-written loosely is mended back to it (tests/unit/test_wording.py, with the reviewed cases).
+purpose ("names starting with the letter M"): each turned a right call wrong in review. Every label of our
+splits is left as it is, and each written loosely is mended back to it (tests/unit/test_wording.py).
 """
 
 from __future__ import annotations
