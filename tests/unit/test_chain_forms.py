@@ -570,3 +570,22 @@ def test_a_which_question_s_sort_is_by_the_number_its_superlative_names() -> Non
     amended, why = resorted("Which week had the most delays?", by_date, numbers)
     assert amended["sort"] == {"property_name": "delays", "order": "descending", "limit": 1} and why
     assert resorted("Which week came last?", by_date, numbers) == (by_date, "")
+
+
+def test_resorting_leaves_every_gold_sort_of_our_splits_as_it_is() -> None:
+    from agent.strategies.typed import resorted
+    from executors.vocabulary import PropertyKind
+    from fixtures.datasets import load_split, split_path
+    from fixtures.use_cases import get_use_case
+
+    sorted_calls = 0
+    for split in ("natural", "explicit", "compound", "related", "multistep"):
+        for case in load_split(split_path(split)):
+            gold = case.ground_truth.to_tool_arguments() if case.ground_truth else None
+            if not gold or "sort" not in gold:
+                continue
+            own = [c for c in get_use_case(case.use_case).collections if c.name == gold["collection_name"]]
+            numbers = [p.name for c in own for p in c.properties if p.kind is PropertyKind.NUMBER]
+            assert resorted(case.query, gold, numbers) == (gold, ""), case.id
+            sorted_calls += 1
+    assert sorted_calls >= 10
