@@ -15,6 +15,7 @@ go on as before.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from agent._words import content_stems, names_property, split_name
 from agent.answer import FinalAnswer
@@ -76,6 +77,11 @@ def last_made(run: AgentRun) -> ExecutedCall | None:
     return made[-1] if made else None
 
 
+def _listing(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The call with its conditions only: no group-by, sort or aggregation, so it lists the objects."""
+    return {k: v for k, v in bare(arguments).items() if k not in AGGREGATION_FIELDS}
+
+
 def extreme_group(executor: Executor, run: AgentRun) -> Computed | None:
     """The group that holds the highest (lowest) value, where the run's last call took the MAX (MIN) per group
     over more groups than a result lists: the objects sorted by that property name it, each group's extreme
@@ -90,7 +96,7 @@ def extreme_group(executor: Executor, run: AgentRun) -> Computed | None:
     if not slot or metric not in _EXTREMES or not isinstance(group, str):
         return None
     order = SortOrder.DESCENDING if metric == NumberMetric.MAX.value else SortOrder.ASCENDING
-    base = {k: v for k, v in bare(made.arguments).items() if k not in AGGREGATION_FIELDS}
+    base = _listing(made.arguments)
     call = {**base, SORT_FIELD: {"property_name": prop, "order": order.value, "limit": 2}}
     variants = Variants(executor)
     found = variants.run(
@@ -124,7 +130,7 @@ def asked_of_holder(
     if not slot or metric not in _EXTREMES or arguments.get(GROUPBY_FIELD) or mentions(next_part, values):
         return None
     extreme = number_of((result.aggregations.get(prop) or {}).get(metric))
-    base = {k: v for k, v in bare(arguments).items() if k not in AGGREGATION_FIELDS}
+    base = _listing(arguments)
     equal = {"property_name": prop, "operator": "=", "value": extreme}
     call = with_condition(base, equal, again=True) if extreme is not None else None
     if call is None or extreme is None:
