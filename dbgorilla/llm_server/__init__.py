@@ -63,6 +63,7 @@ from typing import Any
 from agent.llama_cpu import load_cpu_backend
 from agent.tooldef import prefix_order
 from dbgorilla.llm_server import canonical
+from dbgorilla.llm_server.forms import COMPLETIONS_PATH, JsonSchemaForm
 from dbgorilla.llm_server.grammar import patch_compact_calls, patch_compact_listing, patch_grammar_sampling
 from dbgorilla.llm_server.speculative import drafting, patch_speculative, shared_prefix
 
@@ -73,7 +74,6 @@ READ_AGAINST = "0.3.36"
 _REUSED: dict[str, int] = {}
 _LOCK = threading.Lock()
 _LOCAL = threading.local()
-COMPLETIONS_PATH = "/v1/chat/completions"
 PROMPT_CACHE_DIR = "--prompt_cache_dir="
 #: Prefix states a server keeps (least recently used forgotten first): for the default model ~40 MB a
 #: tool turn's system turn, ~3 MB a verdict's prompt. The default strategy opens 35 prefixes on the five
@@ -367,6 +367,7 @@ def add_middleware(app: Any) -> Any:
         headers = {k: v for k, v in response.headers.items() if k.lower() != "content-length"}
         return Response(with_cached_tokens(body), status_code=response.status_code, headers=headers)
 
+    app.add_middleware(JsonSchemaForm)
     return app
 
 

@@ -88,7 +88,8 @@ def openai_tool_choice(choice: ToolChoice) -> str | dict[str, Any]:
 
 #: Ways to ask an endpoint for JSON that fits a schema, in order: OpenAI's `json_schema` (and llama.cpp's
 #: llama-server), then `json_object` with the schema (llama-cpp-python's server, which refuses
-#: `json_schema` with HTTP 500 but constrains `json_object` to a schema), then none (the prompt alone).
+#: `json_schema` with HTTP 500 but constrains `json_object` to a schema; `dbgorilla.llm_server` takes both), then
+#: none (the prompt alone).
 SCHEMA_FORMS: tuple[str, ...] = ("json_schema", "json_object", "none")
 
 

@@ -39,5 +39,5 @@ def test_a_local_model_judges_two_questions(tmp_path: Path) -> None:
         assert line.reply is not None, line.error  # the endpoint answered (in the form it takes)
         assert (line.ranks is not None) != (line.error_kind == "parse")
     summary = json.loads((out / "judge.json").read_text())
-    assert summary["response_format"] == "json_object"  # llama-cpp-python refuses json_schema
+    assert summary["response_format"] == "json_schema"  # our server takes OpenAI's form (`llm_server.forms`)
     assert summary["judged"] + summary["parse_errors"] == 2 and summary["endpoint_errors"] == 0

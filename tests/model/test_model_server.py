@@ -60,6 +60,37 @@ def test_named_tool_choice_returns_a_well_formed_call(server: tuple[ModelService
     assert calls[0].function.arguments == json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
 
 
+def test_openai_s_json_schema_form_is_held_to_the_schema_as_json_object_is(
+    server: tuple[ModelService, dict[str, str]],
+) -> None:
+    """llama-cpp-python's server alone refuses `json_schema` with HTTP 500; ours asks it as `json_object` with
+    the schema (`dbgorilla.llm_server.forms`), so both forms are answered, alike, under the schema's grammar."""
+    service, _ = server
+    client = openai.OpenAI(base_url=service.base_url, api_key="not-needed", timeout=60, max_retries=0)
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["C", "F"]}},
+        "required": ["city", "unit"],
+    }
+    forms = [
+        {"type": "json_schema", "json_schema": {"name": "weather", "schema": schema}},
+        {"type": "json_object", "schema": schema},
+    ]
+    replies = []
+    for form in forms:
+        response = client.chat.completions.create(
+            model=TEST_MODEL,
+            messages=[{"role": "user", "content": "Which city and unit: Paris in celsius? Answer in JSON."}],
+            response_format=form,  # type: ignore[arg-type]
+            max_tokens=48,
+            temperature=0,
+        )
+        replies.append(response.choices[0].message.content or "")
+    fitted = json.loads(replies[0])
+    assert set(fitted) == {"city", "unit"} and fitted["unit"] in ("C", "F")
+    assert replies[0] == replies[1]
+
+
 def test_second_model_up_reuses_the_server(server: tuple[ModelService, dict[str, str]]) -> None:
     service, env = server
     pid = service.record().pid
