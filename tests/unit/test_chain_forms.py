@@ -589,3 +589,18 @@ def test_resorting_leaves_every_gold_sort_of_our_splits_as_it_is() -> None:
             assert resorted(case.query, gold, numbers) == (gold, ""), case.id
             sorted_calls += 1
     assert sorted_calls >= 10
+
+
+def test_a_rewrite_that_names_what_nothing_named_is_not_asked() -> None:
+    """The model copied its prompt's example ("Biology") into a rewrite; the follow-up is asked with the earlier
+    answer after it instead, and nothing is invented."""
+    from agent.strategies.rewrite import rewrite
+
+    earlier, follow_up = "In which district did Joly get her most votes?", "How many did she get there?"
+    copied = f"{earlier} The answer is 9378. How many did she get there in Biology?"
+    model = FunctionModel(lambda _messages, _info: ModelReply(content=json.dumps({"question": copied})))
+    asked, _, how = rewrite(model, earlier, "9378", follow_up)
+    assert "Biology" not in asked and "9378" in asked and how == "appended"
+    named = "How many votes did she get in 141-Côte-de-Liesse?"
+    model = FunctionModel(lambda _messages, _info: ModelReply(content=json.dumps({"question": named})))
+    assert rewrite(model, earlier, "141-Côte-de-Liesse", "How many votes did she get there?")[0] == named

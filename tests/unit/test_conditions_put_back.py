@@ -111,6 +111,7 @@ SITES = {"site": ["University Farm", "Duluth", "Morris"], "variety": ["Manchuria
         ("How many trials weren't labeled as Morris?", ["Morris"], None),  # a negated verb and its word
         ("How many trials that didn't have Velvet at Duluth?", ["Velvet"], None),
         ("How many trials were labeled as Morris?", [], None),
+        ("How many trials did Velvet win without a Morris?", ["Morris"], None),  # "without a majority"
     ],
 )
 def test_excluded_values_and_alternatives_are_read_where_the_question_names_them(

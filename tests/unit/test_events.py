@@ -64,3 +64,24 @@ def test_the_call_computes_the_sum_unless_it_conditions_or_groups_that_property(
     assert to_summed(question, summed, CRASHES) == (summed, ""), "a SUM already: nothing to say"
     averaged = "How many drivers were injured on average each week?"
     assert to_summed(averaged, maxed, CRASHES) == (maxed, ""), "a statistic the question writes stays the model's"
+
+
+def test_a_count_opened_by_a_number_property_s_name_reads_what_it_holds() -> None:
+    jobs = _collection(
+        "MonthlyWork", "Jobs by sector each month.", ("month", "date"), ("mining", "number"), ("farming", "number")
+    )
+    assert summed_property("How many mining jobs were there in May 2010?", jobs) == "mining"
+    assert summed_property("How many farming workers were there in 2011?", jobs) == "farming"
+    assert summed_property("How many mining does it have?", jobs) is None, "no noun of what it holds"
+    assert summed_property("How many months had over 700 mining jobs?", jobs) is None, "the objects are counted"
+
+
+def test_a_group_by_on_the_property_naming_the_objects_is_left_out() -> None:
+    from agent.strategies.events import groups_of_objects
+
+    wards = _collection("CityWards", "Wards of a city.", ("ward", "text"), ("voters", "int"), ("wardType", "text"))
+    call = {"integer_property_aggregation": {"property_name": "voters", "metrics": "MEAN"}, "groupby_property": "ward"}
+    kept, why = groups_of_objects(call, wards)
+    assert "groupby_property" not in kept and "ward" in why
+    by_kind = {**call, "groupby_property": "wardType"}  # groups of kinds of ward: asked for, kept
+    assert groups_of_objects(by_kind, wards) == (by_kind, "")
