@@ -144,6 +144,17 @@ def test_how_many_more_of_a_summed_count_differs_the_sums_not_the_objects() -> N
     assert done.answer.numbers == [abs(sums[0] - sums[1])]
 
 
+def test_a_difference_with_no_statistic_written_differs_what_the_named_number_holds() -> None:
+    """ "By how much did nonfarm employment fall between January 2008 and January 2010?" with the model's call
+    listing the months: the SUM of the one number property named, for each value (each month one object)."""
+    question = "By how much does the price differ between Thai and Greek places?"
+    listed = {"collection_name": NAME}
+    done = run(question, listed)
+    sums = [sum(p for p in prices(cuisine=c) if p is not None) for c in ("Thai", "Greek")]
+    assert done.answer.numbers == pytest.approx([abs(sums[0] - sums[1])])
+    assert done.strategy_notes["arithmetic"] == {"form": "difference", "calls": 2}
+
+
 def test_a_share_divides_the_call_s_count_by_its_population_s() -> None:
     call = {
         "collection_name": NAME,
